@@ -1,0 +1,184 @@
+import { and, assign, setup } from 'xstate';
+import { awaited } from '../src/awaited.js';
+import {
+  BLOCKED,
+  COMPARE_FAILED,
+  EMPTY_ANSWER,
+  EVIDENCE_DISAGREES,
+  INVALID_SCORE,
+  NO_EVIDENCE,
+  type Reason,
+  UNCERTAIN,
+  VERIFIED,
+} from '../src/constants.js';
+import {
+  belowThresholdDetail,
+  compareFailedDetail,
+  EMPTY_ANSWER_DETAIL,
+  FALSE_DETAIL,
+  invalidScoreDetail,
+  NO_EVIDENCE_DETAIL,
+  readScore,
+  type Score,
+} from '../src/scores.js';
+import type { TraceStep } from './checkpoint.js';
+
+/**
+ * The evidence gate of `checkWithEvidence()`: no model call and no retry. A blank
+ * answer or missing evidence cannot be judged; otherwise the caller's comparator (the
+ * `compare` actor) scores the answer against the evidence and `scoreGate` decides.
+ */
+
+export type EvidenceState = 'answerGate' | 'evidenceGate' | 'comparing' | 'scoreGate' | 'verified' | 'blocked' | 'uncertain';
+
+export type EvidenceStatus = typeof VERIFIED | typeof BLOCKED | typeof UNCERTAIN;
+
+export interface EvidenceInput {
+  /** The answer to judge; null when the caller had none. */
+  readonly answer: string | null;
+  /** Whether there is at least one piece of evidence. */
+  readonly hasEvidence: boolean;
+  /** Lowest agreement score accepted, in [0, 1]. */
+  readonly threshold: number;
+}
+
+export interface EvidenceContext extends EvidenceInput {
+  readonly score: Score | null;
+  readonly status: EvidenceStatus | null;
+  readonly reason: Reason | null;
+  readonly detail: string | null;
+  readonly trace: readonly TraceStep<EvidenceState>[];
+}
+
+export interface EvidenceOutput {
+  readonly status: EvidenceStatus;
+  readonly answer: string | null;
+  /** The agreement score for VERIFIED and BLOCKED (1 or 0 for a boolean verdict); null otherwise. */
+  readonly score: number | null;
+  readonly reason: Reason | null;
+  readonly detail: string | null;
+  readonly trace: readonly TraceStep<EvidenceState>[];
+}
+
+/** What the `compare` actor is asked to judge. */
+export interface Comparison {
+  readonly answer: string;
+}
+
+const enter = (state: EvidenceState) => ({ type: 'enter', params: { state } }) as const;
+
+export const evidenceMachine = setup({
+  types: {
+    input: {} as EvidenceInput,
+    context: {} as EvidenceContext,
+    output: {} as EvidenceOutput,
+  },
+  actors: {
+    /** Runs the caller's comparator. Resolves to what it returned; rejects with what it threw. */
+    compare: awaited<unknown, Comparison>(),
+  },
+  guards: {
+    answerIsBlank: ({ context }) => context.answer === null || context.answer.trim() === '',
+    hasNoEvidence: ({ context }) => !context.hasEvidence,
+    isVerdict: ({ context }) => context.score?.kind === 'boolean',
+    isScore: ({ context }) => context.score?.kind === 'number',
+    agrees: ({ context }) => (context.score?.kind === 'boolean' ? context.score.value === 1 : false),
+    meetsThreshold: ({ context }) =>
+      context.score?.kind === 'number' ? context.score.value >= context.threshold : false,
+  },
+  actions: {
+    enter: assign(({ context }, { state }: { state: EvidenceState }) => ({
+      trace: [...context.trace, { state, attempt: 0 }],
+    })),
+    recordScore: assign((_, { returned }: { returned: unknown }) => ({ score: readScore(returned) })),
+    verify: assign({ status: VERIFIED }),
+    block: assign(({ context }) => ({
+      status: BLOCKED,
+      reason: EVIDENCE_DISAGREES,
+      detail:
+        context.score?.kind === 'number' ? belowThresholdDetail(context.score.value, context.threshold) : FALSE_DETAIL,
+    })),
+    giveUp: assign((_, { reason, detail }: { reason: Reason; detail: string }) => ({
+      status: UNCERTAIN,
+      reason,
+      detail,
+    })),
+  },
+}).createMachine({
+  id: 'evidence',
+  context: ({ input }) => ({ ...input, score: null, status: null, reason: null, detail: null, trace: [] }),
+  initial: 'answerGate',
+  states: {
+    answerGate: {
+      entry: enter('answerGate'),
+      always: [
+        {
+          guard: 'answerIsBlank',
+          target: 'uncertain',
+          actions: { type: 'giveUp', params: { reason: EMPTY_ANSWER, detail: EMPTY_ANSWER_DETAIL } },
+        },
+        { target: 'evidenceGate' },
+      ],
+    },
+    evidenceGate: {
+      entry: enter('evidenceGate'),
+      always: [
+        {
+          guard: 'hasNoEvidence',
+          target: 'uncertain',
+          actions: { type: 'giveUp', params: { reason: NO_EVIDENCE, detail: NO_EVIDENCE_DETAIL } },
+        },
+        { target: 'comparing' },
+      ],
+    },
+    comparing: {
+      entry: enter('comparing'),
+      invoke: {
+        id: 'compare',
+        src: 'compare',
+        input: ({ context }) => ({ answer: context.answer ?? '' }),
+        onDone: {
+          target: 'scoreGate',
+          actions: { type: 'recordScore', params: ({ event }) => ({ returned: event.output }) },
+        },
+        onError: {
+          target: 'uncertain',
+          actions: {
+            type: 'giveUp',
+            params: ({ event }) => ({ reason: COMPARE_FAILED, detail: compareFailedDetail(event.error) }),
+          },
+        },
+      },
+    },
+    scoreGate: {
+      entry: enter('scoreGate'),
+      always: [
+        { guard: and(['isVerdict', 'agrees']), target: 'verified', actions: 'verify' },
+        { guard: 'isVerdict', target: 'blocked', actions: 'block' },
+        { guard: and(['isScore', 'meetsThreshold']), target: 'verified', actions: 'verify' },
+        { guard: 'isScore', target: 'blocked', actions: 'block' },
+        {
+          target: 'uncertain',
+          actions: {
+            type: 'giveUp',
+            params: ({ context }) => ({
+              reason: INVALID_SCORE,
+              detail: invalidScoreDetail(context.score?.kind === 'invalid' ? context.score.returned : undefined),
+            }),
+          },
+        },
+      ],
+    },
+    verified: { type: 'final', entry: enter('verified') },
+    blocked: { type: 'final', entry: enter('blocked') },
+    uncertain: { type: 'final', entry: enter('uncertain') },
+  },
+  output: ({ context }) => ({
+    status: context.status ?? UNCERTAIN,
+    answer: context.reason === EMPTY_ANSWER ? null : context.answer,
+    score: context.status !== UNCERTAIN && context.score && context.score.kind !== 'invalid' ? context.score.value : null,
+    reason: context.reason,
+    detail: context.detail,
+    trace: context.trace,
+  }),
+});

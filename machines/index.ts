@@ -1,0 +1,25 @@
+/**
+ * The machine definitions, for users who embed Booth in their own XState workflows or
+ * draw and inspect it. `check()`, `acheck()` and `checkWithEvidence()` run these same
+ * machines.
+ */
+export {
+  type CheckpointContext,
+  type CheckpointInput,
+  type CheckpointOutput,
+  type CheckpointState,
+  type CheckpointStatus,
+  checkpointMachine,
+  type ModelCall,
+  type TraceStep,
+  type ValidationRequest,
+} from './checkpoint.js';
+export {
+  type Comparison,
+  type EvidenceContext,
+  type EvidenceInput,
+  type EvidenceOutput,
+  type EvidenceState,
+  type EvidenceStatus,
+  evidenceMachine,
+} from './evidence.js';

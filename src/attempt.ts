@@ -1,0 +1,71 @@
+import type { JsonObject } from './json-objects.js';
+import { parseReply } from './parse.js';
+import type { Verdict } from './validation.js';
+import { describeThrown, describeValue } from './values.js';
+
+/** One call to the model and what Booth made of the reply. Frozen. */
+export interface Attempt {
+  /** The reply as received; for a failed call, `"<ErrorName>: <message>"`. */
+  readonly rawText: string;
+  /** The answer, stringified when the model gave a number or boolean; null unless parsed. */
+  readonly answer: string | null;
+  /** The model's self-reported confidence in [0, 1]; null unless parsed. */
+  readonly confidence: number | null;
+  readonly parseOk: boolean;
+  /** Why the call failed or the reply was rejected; null when parsed. */
+  readonly error: string | null;
+  /** `callFn` threw, or returned something that is not a string. */
+  readonly callFailed: boolean;
+  readonly ambiguous: boolean;
+  readonly interpretations: readonly string[];
+  readonly chosenInterpretation: string | null;
+  /** True when the validator passed or did not run. */
+  readonly passedValidation: boolean;
+  readonly validationError: string | null;
+  /** The decoded JSON object, uncoerced, extra keys included; null unless parsed. */
+  readonly parsed: JsonObject | null;
+}
+
+/** An attempt with every field in the documented order, so logs and JSON read the same every time. */
+function attempt(fields: Partial<Attempt> & Pick<Attempt, 'rawText'>): Attempt {
+  return {
+    rawText: fields.rawText,
+    answer: fields.answer ?? null,
+    confidence: fields.confidence ?? null,
+    parseOk: fields.parseOk ?? false,
+    error: fields.error ?? null,
+    callFailed: fields.callFailed ?? false,
+    ambiguous: fields.ambiguous ?? false,
+    interpretations: Object.freeze(fields.interpretations ?? []),
+    chosenInterpretation: fields.chosenInterpretation ?? null,
+    passedValidation: fields.passedValidation ?? true,
+    validationError: fields.validationError ?? null,
+    parsed: fields.parsed ?? null,
+  };
+}
+
+/** The draft of an attempt whose call has not returned. */
+export const NO_REPLY_YET: Attempt = Object.freeze(attempt({ rawText: '' }));
+
+/** The attempt a reply makes, parsed or not. */
+export function attemptFromReply(rawText: string): Attempt {
+  const reading = parseReply(rawText);
+  if (!reading.ok) return attempt({ rawText, error: reading.error });
+  return attempt({ ...reading, rawText, parseOk: true });
+}
+
+/** The attempt a throwing `callFn` makes. */
+export function attemptFromCallError(thrown: unknown): Attempt {
+  const { name, message } = describeThrown(thrown);
+  return attempt({ rawText: `${name}: ${message}`, error: message, callFailed: true });
+}
+
+/** The attempt a `callFn` makes that returned something other than a string. */
+export function attemptFromNonText(returned: unknown): Attempt {
+  const error = `callFn returned ${describeValue(returned)}, expected string`;
+  return attempt({ rawText: `TypeError: ${error}`, error, callFailed: true });
+}
+
+export function withVerdict(draft: Attempt, verdict: Verdict): Attempt {
+  return { ...draft, passedValidation: verdict.passed, validationError: verdict.error };
+}

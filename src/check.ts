@@ -1,0 +1,214 @@
+import type { Actor } from 'xstate';
+import { type CheckpointOutput, checkpointMachine } from '../machines/checkpoint.js';
+import type { Attempt } from './attempt.js';
+import { type Outcome, settle } from './awaited.js';
+import { failIfBroken, startRun } from './machine-run.js';
+import {
+  type AsyncCallFn,
+  type AsyncCheckOptions,
+  type CallFn,
+  type CallInfo,
+  type CheckOptions,
+  type CheckSettings,
+  readCheckArguments,
+} from './options.js';
+import { BoothResult } from './result.js';
+import { isThenable, swallowRejection } from './values.js';
+
+/**
+ * Asks the model through `callFn` and checks the reply: ambiguity first, then the
+ * validator, then confidence, reconsidering up to `maxRetries` times. Fully
+ * synchronous: `callFn` must return the model's text, not a Promise (use `acheck()`).
+ *
+ * @example
+ * const result = check((prompt) => model.complete(prompt), 'What is the boiling point of water at sea level in °C?');
+ * if (result.ok) console.log(result.answer);
+ */
+export function check(callFn: CallFn, prompt: string, options?: CheckOptions | null): BoothResult {
+  const settings = readCheckArguments('check', callFn, prompt, options);
+  const run = new CheckpointRun(prompt, settings);
+  try {
+    for (;;) {
+      const need = run.next();
+      switch (need.kind) {
+        case 'call':
+          need.deliver(callSynchronously(callFn, need.prompt, { attempt: need.attempt }));
+          break;
+        case 'validate':
+          need.deliver(runValidator(settings, need.answer));
+          break;
+        case 'report': {
+          const returned = settings.onAttempt?.(need.index, need.attempt);
+          if (isThenable(returned)) {
+            swallowRejection(returned);
+            throw new TypeError('`onAttempt` returned a Promise, but check() is synchronous; use acheck() to await it.');
+          }
+          break;
+        }
+        case 'done':
+          return toResult(need.output);
+      }
+    }
+  } finally {
+    run.stop();
+  }
+}
+
+/**
+ * The asynchronous `check()`: `callFn` may return the text or a Promise of it, and
+ * `onAttempt` is awaited. With `signal`, aborting rejects with `signal.reason` at once,
+ * without waiting for the call in flight, and no further call is made.
+ *
+ * @example
+ * const result = await acheck((prompt, { signal }) => llm(prompt, { signal }), question, { signal: AbortSignal.timeout(30_000) });
+ */
+export async function acheck(callFn: AsyncCallFn, prompt: string, options?: AsyncCheckOptions | null): Promise<BoothResult> {
+  const settings = readCheckArguments('acheck', callFn, prompt, options);
+  const { signal } = settings;
+  signal?.throwIfAborted();
+  const run = new CheckpointRun(prompt, settings);
+  try {
+    for (;;) {
+      const need = run.next();
+      switch (need.kind) {
+        case 'call': {
+          const info: CallInfo = signal ? { attempt: need.attempt, signal } : { attempt: need.attempt };
+          const outcome = await callAsynchronously(callFn, need.prompt, info, signal);
+          signal?.throwIfAborted();
+          need.deliver(outcome);
+          break;
+        }
+        case 'validate':
+          need.deliver(runValidator(settings, need.answer));
+          break;
+        case 'report': {
+          const returned = settings.onAttempt?.(need.index, need.attempt);
+          if (isThenable(returned)) await untilAborted(Promise.resolve(returned), signal);
+          signal?.throwIfAborted();
+          break;
+        }
+        case 'done':
+          return toResult(need.output);
+      }
+    }
+  } finally {
+    run.stop();
+  }
+}
+
+/** What the machine needs next from its interpreter. */
+type Need =
+  | { readonly kind: 'call'; readonly prompt: string; readonly attempt: number; deliver(outcome: Outcome): void }
+  | { readonly kind: 'validate'; readonly answer: string; deliver(outcome: Outcome): void }
+  | { readonly kind: 'report'; readonly index: number; readonly attempt: Attempt }
+  | { readonly kind: 'done'; readonly output: CheckpointOutput };
+
+/**
+ * One run of the checkpoint machine, seen from an interpreter: a sequence of needs.
+ * Each finished attempt is reported before anything else happens, so `onAttempt(n)`
+ * always runs before the call of attempt n + 1 and before the result is returned.
+ */
+class CheckpointRun {
+  readonly #actor: Actor<typeof checkpointMachine>;
+  #reported = 0;
+
+  constructor(prompt: string, settings: CheckSettings) {
+    this.#actor = startRun(checkpointMachine, {
+      prompt,
+      threshold: settings.threshold,
+      maxRetries: settings.maxRetries,
+      hasValidator: settings.validator !== null,
+    });
+  }
+
+  next(): Need {
+    const snapshot = this.#actor.getSnapshot();
+    failIfBroken(snapshot);
+    const { context, children } = snapshot;
+    const unreported = context.attempts[this.#reported];
+    if (unreported) return { kind: 'report', index: this.#reported++, attempt: unreported };
+    if (snapshot.status === 'done') return { kind: 'done', output: snapshot.output };
+    if (children.callModel) {
+      const actor = children.callModel;
+      return { kind: 'call', prompt: context.currentPrompt, attempt: context.attempt, deliver: (o) => settle(actor, o) };
+    }
+    if (children.validate) {
+      const actor = children.validate;
+      return { kind: 'validate', answer: context.draft.answer ?? '', deliver: (o) => settle(actor, o) };
+    }
+    throw new Error(`Booth internal error: the checkpoint machine is waiting in ${JSON.stringify(snapshot.value)} with nothing to wait for`);
+  }
+
+  stop(): void {
+    this.#actor.stop();
+  }
+}
+
+function callSynchronously(callFn: CallFn, prompt: string, info: CallInfo): Outcome {
+  let value: unknown;
+  try {
+    value = callFn(prompt, info);
+  } catch (error) {
+    return { ok: false, error };
+  }
+  if (isThenable(value)) {
+    swallowRejection(value);
+    throw new TypeError('`callFn` returned a Promise, but check() is synchronous; use acheck() for async model calls.');
+  }
+  return { ok: true, value };
+}
+
+async function callAsynchronously(
+  callFn: AsyncCallFn,
+  prompt: string,
+  info: CallInfo,
+  signal: AbortSignal | null,
+): Promise<Outcome> {
+  let value: unknown;
+  try {
+    value = callFn(prompt, info);
+  } catch (error) {
+    return { ok: false, error };
+  }
+  if (!isThenable(value)) return { ok: true, value };
+  const settled = Promise.resolve(value).then(
+    (resolved): Outcome => ({ ok: true, value: resolved }),
+    (error: unknown): Outcome => ({ ok: false, error }),
+  );
+  return untilAborted(settled, signal);
+}
+
+/** Settles like `promise`, or rejects with `signal.reason` as soon as the signal aborts. */
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal | null): Promise<T> {
+  if (!signal) return promise;
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    if (signal.aborted) return onAbort();
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
+}
+
+/** Validators are synchronous in both interpreters; a returned Promise is judged (and refused) by the machine. */
+function runValidator(settings: CheckSettings, answer: string): Outcome {
+  try {
+    const value = settings.validator?.(answer);
+    if (isThenable(value)) swallowRejection(value);
+    return { ok: true, value };
+  } catch (error) {
+    return { ok: false, error };
+  }
+}
+
+function toResult(output: CheckpointOutput): BoothResult {
+  return new BoothResult({ ...output, evidenceAgreement: null, reason: null, detail: null });
+}

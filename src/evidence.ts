@@ -1,0 +1,84 @@
+import { evidenceMachine } from '../machines/evidence.js';
+import { type Outcome, settle } from './awaited.js';
+import { failIfBroken, startRun } from './machine-run.js';
+import { type EvidenceOptions, readEvidenceOptions } from './options.js';
+import { BoothResult } from './result.js';
+import { describeValue, isAsyncFunction, isThenable, swallowRejection } from './values.js';
+
+/**
+ * Scores an answer against the caller's evidence: `true`/`false` for a pass/fail
+ * verdict, or a number from 0 to 1 compared with `evidenceThreshold`. Synchronous.
+ */
+export type CompareFn<E = unknown> = (answer: string, evidence: readonly E[]) => boolean | number;
+
+/**
+ * Checks an answer you already have against evidence you trust. No model call and no
+ * retry: VERIFIED when the comparator agrees, BLOCKED when it disagrees, UNCERTAIN
+ * when there is nothing to judge or the comparator fails.
+ *
+ * @example
+ * const result = checkWithEvidence(answer, sources, (a, docs) => docs.some((d) => d.includes(a)));
+ */
+export function checkWithEvidence<E>(
+  answer: string | null | undefined,
+  evidence: readonly E[] | null | undefined,
+  compareFn: CompareFn<E>,
+  options?: EvidenceOptions | null,
+): BoothResult {
+  const { evidenceThreshold } = readEvidenceOptions(options);
+  if (answer !== undefined && answer !== null && typeof answer !== 'string') {
+    throw new TypeError(`Expected \`answer\` to be a string, null or undefined, got ${describeValue(answer)}.`);
+  }
+  if (typeof compareFn !== 'function' || isAsyncFunction(compareFn)) {
+    throw new TypeError(
+      `Expected \`compareFn\` to be a synchronous function (answer, evidence) => boolean | number, got ${describeValue(compareFn)}.`,
+    );
+  }
+  if (evidence !== undefined && evidence !== null && !Array.isArray(evidence)) {
+    throw new TypeError(`Expected \`evidence\` to be an array, null or undefined, got ${describeValue(evidence)}.`);
+  }
+
+  const actor = startRun(evidenceMachine, {
+    answer: answer ?? null,
+    hasEvidence: Array.isArray(evidence) && evidence.length > 0,
+    threshold: evidenceThreshold,
+  });
+  try {
+    for (;;) {
+      const snapshot = actor.getSnapshot();
+      failIfBroken(snapshot);
+      if (snapshot.status === 'done') {
+        const { score, trace, ...output } = snapshot.output;
+        return new BoothResult({
+          ...output,
+          confidence: score,
+          evidenceAgreement: score,
+          trace,
+          attempts: [],
+          ambiguous: false,
+          interpretations: [],
+          parsed: null,
+        });
+      }
+      const comparison = snapshot.children.compare;
+      if (!comparison) throw new Error('Booth internal error: the evidence machine is waiting with nothing to wait for');
+      settle(comparison, compare(compareFn, snapshot.context.answer ?? '', evidence ?? []));
+    }
+  } finally {
+    actor.stop();
+  }
+}
+
+function compare<E>(compareFn: CompareFn<E>, answer: string, evidence: readonly E[]): Outcome {
+  let value: unknown;
+  try {
+    value = compareFn(answer, evidence);
+  } catch (error) {
+    return { ok: false, error };
+  }
+  if (isThenable(value)) {
+    swallowRejection(value);
+    throw new TypeError('`compareFn` returned a Promise; compare functions must be synchronous.');
+  }
+  return { ok: true, value };
+}

@@ -1,0 +1,27 @@
+export { acheck, check } from './check.js';
+export { checkWithEvidence, type CompareFn } from './evidence.js';
+export {
+  AMBIGUOUS,
+  BLOCKED,
+  COMPARE_FAILED,
+  CONFIDENCE_RETRY_MARKER,
+  DEFAULT_MAX_RETRIES,
+  DEFAULT_THRESHOLD,
+  EMPTY_ANSWER,
+  EVIDENCE_DISAGREES,
+  INVALID_SCORE,
+  NO_EVIDENCE,
+  PARSE_RETRY_MARKER,
+  type Reason,
+  REPAIRED,
+  type Status,
+  UNCERTAIN,
+  VALIDATION_RETRY_MARKER,
+  VERIFIED,
+} from './constants.js';
+export { BoothRejected, type Method, type Step } from './result.js';
+// The class is an implementation detail: results come only from the checks, so only its type is public.
+export type { BoothResult } from './result.js';
+export type { Attempt } from './attempt.js';
+export type { Validator } from './validation.js';
+export type { AsyncCallFn, AsyncCheckOptions, CallFn, CallInfo, CheckOptions, EvidenceOptions } from './options.js';

@@ -1,0 +1,166 @@
+import type { Attempt } from './attempt.js';
+import { DEFAULT_EVIDENCE_THRESHOLD, DEFAULT_MAX_RETRIES, DEFAULT_THRESHOLD } from './constants.js';
+import type { Validator } from './validation.js';
+import { describeValue, isAsyncFunction } from './values.js';
+
+/** What `callFn` learns about the call besides the prompt. */
+export interface CallInfo {
+  /** Index of the attempt, from 0. */
+  readonly attempt: number;
+  /** `acheck()` only, when the caller gave one: abort the request when it fires. */
+  readonly signal?: AbortSignal;
+}
+
+/** A synchronous model call for `check()`: prompt in, raw model text out. */
+export type CallFn = (prompt: string, info: CallInfo) => string;
+/** A model call for `acheck()`: returns the raw model text or a Promise of it. */
+export type AsyncCallFn = (prompt: string, info: CallInfo) => string | PromiseLike<string>;
+
+export interface CheckOptions {
+  /** Lowest self-reported confidence accepted, from 0 to 1. Default 0.7. */
+  threshold?: number | undefined;
+  /** Reconsiderations after the first attempt; at most `maxRetries + 1` calls. Default 1. */
+  maxRetries?: number | undefined;
+  /** Called with each finished attempt, before Booth decides what to do with it. Exceptions propagate. */
+  onAttempt?: ((index: number, attempt: Attempt) => void) | null | undefined;
+  /** Judges each parsed, unambiguous answer; a failure triggers a retry however confident the model was. */
+  validator?: Validator | null | undefined;
+}
+
+export interface AsyncCheckOptions extends Omit<CheckOptions, 'onAttempt'> {
+  /** Like `check()`'s, and awaited when it returns a Promise. */
+  onAttempt?: ((index: number, attempt: Attempt) => void | PromiseLike<void>) | null | undefined;
+  /** Aborting rejects `acheck()` with `signal.reason` at once and makes no further call. */
+  signal?: AbortSignal | null | undefined;
+}
+
+export interface EvidenceOptions {
+  /** Lowest agreement score accepted, from 0 to 1. Default 0.7. */
+  evidenceThreshold?: number | undefined;
+}
+
+export interface CheckSettings {
+  readonly threshold: number;
+  readonly maxRetries: number;
+  readonly onAttempt: ((index: number, attempt: Attempt) => unknown) | null;
+  readonly validator: ((answer: string) => unknown) | null;
+  readonly signal: AbortSignal | null;
+}
+
+type Entry = 'check' | 'acheck';
+
+const CHECK_KEYS = ['threshold', 'maxRetries', 'onAttempt', 'validator'] as const;
+const ACHECK_KEYS = [...CHECK_KEYS, 'signal'] as const;
+const EVIDENCE_KEYS = ['evidenceThreshold'] as const;
+
+/** Checks the arguments of `check()` / `acheck()` in the documented order, reading each option once. */
+export function readCheckArguments(entry: Entry, callFn: unknown, prompt: unknown, options: unknown): CheckSettings {
+  if (typeof prompt !== 'string') {
+    throw new TypeError(`Expected \`prompt\` to be a string, got ${describeValue(prompt)}.`);
+  }
+  if (typeof callFn !== 'function') {
+    throw new TypeError(
+      `Expected \`callFn\` to be a function (prompt, info) => ${entry === 'check' ? 'string' : 'string or Promise<string>'}, got ${describeValue(callFn)}.`,
+    );
+  }
+  if (entry === 'check' && isAsyncFunction(callFn)) {
+    throw new TypeError('check() is synchronous, but `callFn` is an async function; use acheck() for async model calls.');
+  }
+  const given = readShape(entry, options, entry === 'check' ? CHECK_KEYS : ACHECK_KEYS);
+  const threshold = unitInterval('threshold', given['threshold'], DEFAULT_THRESHOLD);
+  const maxRetries = retries(given['maxRetries']);
+  const onAttempt = optionalFunction('onAttempt', given['onAttempt']);
+  if (entry === 'check' && isAsyncFunction(onAttempt)) {
+    throw new TypeError(
+      'check() is synchronous, but `onAttempt` is an async function; make it synchronous or use acheck().',
+    );
+  }
+  const validator = optionalFunction('validator', given['validator']);
+  if (isAsyncFunction(validator)) {
+    throw new TypeError(
+      'Expected `validator` to be a synchronous function, got an async function; return true, false or [boolean, message] directly.',
+    );
+  }
+  return { threshold, maxRetries, onAttempt, validator, signal: abortSignal(given['signal']) };
+}
+
+/** Checks the options of `checkWithEvidence()`: shape first, then the threshold. */
+export function readEvidenceOptions(options: unknown): { readonly evidenceThreshold: number } {
+  const given = readShape('checkWithEvidence', options, EVIDENCE_KEYS);
+  return {
+    evidenceThreshold: unitInterval('evidenceThreshold', given['evidenceThreshold'], DEFAULT_EVIDENCE_THRESHOLD),
+  };
+}
+
+/**
+ * The options object as a map of the keys it sets. Unknown keys fail whatever their value,
+ * since a misspelt option silently ignored is a bug the caller cannot see.
+ */
+function readShape(entry: string, options: unknown, known: readonly string[]): Record<string, unknown> {
+  if (options === undefined || options === null) return {};
+  if (!isPlainObject(options)) {
+    throw new TypeError(`Expected \`options\` to be a plain object, got ${describeValue(options)}.`);
+  }
+  const given: Record<string, unknown> = Object.create(null);
+  for (const key of Object.keys(options)) {
+    if (!known.includes(key)) throw new TypeError(unknownOptionMessage(entry, key, known));
+    const value = (options as Record<string, unknown>)[key];
+    if (value !== undefined) given[key] = value;
+  }
+  return given;
+}
+
+function unknownOptionMessage(entry: string, key: string, known: readonly string[]): string {
+  if (entry === 'check' && key === 'signal') {
+    return 'Unknown option `signal` for check(): a synchronous check cannot be cancelled; use acheck(), which accepts `signal`.';
+  }
+  const wanted = key.replace(/[_-]+([a-z])/gi, (_, c: string) => c.toUpperCase()).toLowerCase();
+  const suggestion = known.find((name) => name.toLowerCase() === wanted);
+  if (suggestion) return `Unknown option \`${key}\` for ${entry}(); did you mean \`${suggestion}\`?`;
+  return `Unknown option \`${key}\` for ${entry}(); the options are ${known.map((name) => `\`${name}\``).join(', ')}.`;
+}
+
+/** Plain objects from any realm: their prototype is null or a realm's Object.prototype. */
+function isPlainObject(value: unknown): value is object {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  const proto: unknown = Object.getPrototypeOf(value);
+  return proto === null || Object.getPrototypeOf(proto) === null;
+}
+
+function unitInterval(name: string, value: unknown, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number') {
+    throw new TypeError(`Expected \`${name}\` to be a number from 0 to 1, got ${describeValue(value)}.`);
+  }
+  if (!(value >= 0 && value <= 1)) {
+    throw new RangeError(`Expected \`${name}\` to be from 0 to 1, got ${describeValue(value)}.`);
+  }
+  return value;
+}
+
+function retries(value: unknown): number {
+  if (value === undefined) return DEFAULT_MAX_RETRIES;
+  if (typeof value !== 'number' || !Number.isInteger(value)) {
+    throw new TypeError(`Expected \`maxRetries\` to be a whole number such as 0, 1 or 2, got ${describeValue(value)}.`);
+  }
+  if (value < 0) throw new RangeError(`Expected \`maxRetries\` to be 0 or more, got ${describeValue(value)}.`);
+  return value;
+}
+
+function optionalFunction(name: string, value: unknown): ((...args: unknown[]) => unknown) | null {
+  if (value === undefined || value === null) return null;
+  if (typeof value !== 'function') {
+    throw new TypeError(`Expected \`${name}\` to be a function, null or undefined, got ${describeValue(value)}.`);
+  }
+  return value as (...args: unknown[]) => unknown;
+}
+
+function abortSignal(value: unknown): AbortSignal | null {
+  if (value === undefined || value === null) return null;
+  if (!(value instanceof AbortSignal)) {
+    throw new TypeError(
+      `Expected \`signal\` to be an AbortSignal (for example AbortSignal.timeout(5000)), got ${describeValue(value)}.`,
+    );
+  }
+  return value;
+}

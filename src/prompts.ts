@@ -1,0 +1,79 @@
+import { CONFIDENCE_RETRY_MARKER, PARSE_RETRY_MARKER, VALIDATION_RETRY_MARKER } from './constants.js';
+
+/**
+ * The keys are listed in the order the model should write them: judging ambiguity
+ * first makes it commit to "is this answerable as asked?" before it answers.
+ */
+export const INSTRUCTIONS = [
+  'Respond with exactly one JSON object with these keys, in this order:',
+  '- "ambiguous": true when reasonable readings of the question lead to materially different answers (for example entities that share a name, different metrics, or different time periods); otherwise false.',
+  '- "interpretations": the distinct readings, as a list of strings; an empty list when the question is not ambiguous.',
+  '- "chosen_interpretation": when ambiguous, the most likely reading, the one your answer follows; null when not ambiguous.',
+  '- "answer": your answer; when the question is ambiguous, still answer it under the most likely reading.',
+  '- "confidence": your honest probability, from 0.0 to 1.0, that the answer is right, neither inflated nor deflated.',
+  'Output the JSON object only.',
+].join('\n');
+
+/** Which retry prompt follows a rejected attempt. */
+export type RetryKind = 'repeat' | 'parse' | 'validation' | 'confidence';
+
+export const GENERIC_VALIDATION_MESSAGE = 'the validator returned false';
+
+export function firstPrompt(prompt: string): string {
+  return `${prompt.trimEnd()}\n\n${INSTRUCTIONS}`;
+}
+
+/** What a retry prompt needs to know about the attempt it follows. */
+export interface PreviousAttempt {
+  readonly answer: string | null;
+  readonly confidence: number | null;
+  readonly error: string | null;
+  readonly validationError: string | null;
+}
+
+/**
+ * Retry prompts restate the original prompt rather than accumulate a conversation, so
+ * each attempt costs the same and a bad reply cannot leak into later ones. The previous
+ * answer is inserted as a JSON string literal so its quotes and newlines cannot break
+ * the prompt's structure.
+ */
+export function retryPrompt(prompt: string, kind: RetryKind, previous: PreviousAttempt): string {
+  if (kind === 'repeat') return firstPrompt(prompt);
+  return `${prompt.trimEnd()}\n\n${retryParagraph(kind, previous)}\n\n${INSTRUCTIONS}`;
+}
+
+function retryParagraph(kind: Exclude<RetryKind, 'repeat'>, previous: PreviousAttempt): string {
+  const answer = JSON.stringify(previous.answer ?? '');
+  switch (kind) {
+    case 'parse':
+      return (
+        `Your previous response ${PARSE_RETRY_MARKER}: ${previous.error ?? 'no JSON object was found'}. ` +
+        'Reply with the single JSON object described below and nothing else: no code fences, no commentary.'
+      );
+    case 'validation':
+      return (
+        `Your previous answer was ${answer}. It ${VALIDATION_RETRY_MARKER}: ` +
+        `${previous.validationError || GENERIC_VALIDATION_MESSAGE}. Give a corrected answer.`
+      );
+    case 'confidence':
+      return (
+        `Your previous answer was ${answer}, with confidence ${plainDecimal(previous.confidence ?? 0)}. ` +
+        `${CONFIDENCE_RETRY_MARKER}: if it is right, restate it; if it is not, correct it.`
+      );
+  }
+}
+
+/** A number in plain decimal notation: `1e-7` is written `0.0000001`. */
+export function plainDecimal(value: number): string {
+  const text = String(value);
+  const e = text.indexOf('e');
+  if (e === -1) return text;
+  const exponent = Number(text.slice(e + 1));
+  const sign = text.startsWith('-') ? '-' : '';
+  const digits = text.slice(sign.length, e).replace('.', '');
+  const point = text.slice(sign.length, e).indexOf('.');
+  const integerDigits = (point === -1 ? e - sign.length : point) + exponent;
+  if (integerDigits <= 0) return `${sign}0.${'0'.repeat(-integerDigits)}${digits}`;
+  if (integerDigits >= digits.length) return `${sign}${digits}${'0'.repeat(integerDigits - digits.length)}`;
+  return `${sign}${digits.slice(0, integerDigits)}.${digits.slice(integerDigits)}`;
+}

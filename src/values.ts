@@ -1,0 +1,94 @@
+/**
+ * Small facts about values handed to Booth by callers, models and callbacks.
+ * Everything here must cope with hostile values: getters that throw, objects from
+ * other realms, `toString` that throws.
+ */
+
+export interface ErrorDescription {
+  readonly name: string;
+  readonly message: string;
+}
+
+/**
+ * Name and message of anything thrown. An "error" is any object with a string
+ * `message` (so errors from other realms count); anything else counts as an `Error`
+ * whose message is `String(value)`.
+ */
+export function describeThrown(thrown: unknown): ErrorDescription {
+  if ((typeof thrown === 'object' && thrown !== null) || typeof thrown === 'function') {
+    try {
+      const { message, name } = thrown as { message?: unknown; name?: unknown };
+      if (typeof message === 'string') {
+        return { name: typeof name === 'string' ? name : 'Error', message };
+      }
+    } catch {
+      // A throwing getter makes it a non-error; fall through to String().
+    }
+  }
+  return { name: 'Error', message: printable(thrown) };
+}
+
+function printable(value: unknown): string {
+  try {
+    return String(value);
+  } catch {
+    return '<unprintable value>';
+  }
+}
+
+/** A thenable: an object or function with a callable `then`. */
+export function isThenable(value: unknown): value is PromiseLike<unknown> {
+  if ((typeof value !== 'object' || value === null) && typeof value !== 'function') return false;
+  try {
+    return typeof (value as { then?: unknown }).then === 'function';
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Marks a thenable's rejection as handled. Booth refuses Promises in synchronous
+ * places; refusing one must not leave an unhandled rejection behind.
+ */
+export function swallowRejection(thenable: PromiseLike<unknown>): void {
+  try {
+    thenable.then(undefined, () => {});
+  } catch {
+    // A `then` that throws cannot reject later either.
+  }
+}
+
+/**
+ * True for async functions and async arrows, bound or not, from any realm: their
+ * prototype chain holds `AsyncFunction.prototype`, recognisable by its toStringTag.
+ */
+export function isAsyncFunction(value: unknown): boolean {
+  if (typeof value !== 'function') return false;
+  for (let proto: unknown = Object.getPrototypeOf(value); proto; proto = Object.getPrototypeOf(proto)) {
+    if ((proto as { [Symbol.toStringTag]?: unknown })[Symbol.toStringTag] === 'AsyncFunction') return true;
+  }
+  return false;
+}
+
+/** A short description of a value for error messages: `1.5`, `"abc"`, `null`, `an array`. */
+export function describeValue(value: unknown): string {
+  switch (typeof value) {
+    case 'string':
+      return value.length > 60 ? `${JSON.stringify(value.slice(0, 60))}…` : JSON.stringify(value);
+    case 'number':
+    case 'boolean':
+    case 'bigint':
+      return `${String(value)}${typeof value === 'bigint' ? 'n' : ''}`;
+    case 'undefined':
+      return 'undefined';
+    case 'symbol':
+      return 'a symbol';
+    case 'function':
+      return isAsyncFunction(value) ? 'an async function' : 'a function';
+    default:
+      if (value === null) return 'null';
+      if (Array.isArray(value)) return 'an array';
+      if (isThenable(value)) return 'a Promise';
+      return 'an object';
+  }
+}
