@@ -10,9 +10,9 @@ import { verdictFromReturn, verdictFromThrow } from '../src/validation.js';
  * The checkpoint: every decision Booth makes about a model's replies lives here.
  *
  * Per attempt: `calling` waits for the model (the `callModel` actor); `parsing` reads
- * the reply; `ambiguityGate` returns an ambiguous question at once; `validationGate`
- * waits for the caller's validator (the `validate` actor) when there is one;
- * `confidenceGate` accepts a confident answer. A rejected attempt goes to
+ * the reply; `ambiguityGate` returns an ambiguous question at once; `validationGate`,
+ * entered only when the caller gave a validator, waits for its verdict (the `validate`
+ * actor); `confidenceGate` accepts a confident answer. A rejected attempt goes to
  * `reconsidering`, which picks the retry prompt, or to `uncertain` when no attempts
  * remain. Context holds only data, so a snapshot can be persisted as JSON.
  */
@@ -107,6 +107,7 @@ export const checkpointMachine = setup({
     isText: (_, params: { reply: unknown }) => typeof params.reply === 'string',
     parseFailed: ({ context }) => !context.draft.parseOk,
     isAmbiguous: ({ context }) => context.draft.ambiguous,
+    hasValidator: ({ context }) => context.hasValidator,
     passedValidation: ({ context }) => !context.awaitingVerdict && context.draft.passedValidation,
     failedValidation: ({ context }) => !context.awaitingVerdict && !context.draft.passedValidation,
     isConfident: ({ context }) => (context.draft.confidence ?? -1) >= context.threshold,
@@ -120,7 +121,7 @@ export const checkpointMachine = setup({
     recordReply: assign((_, { reply }: { reply: string }) => ({ draft: attemptFromReply(reply) })),
     recordNonText: assign((_, { reply }: { reply: unknown }) => ({ draft: attemptFromNonText(reply) })),
     recordCallError: assign((_, { error }: { error: unknown }) => ({ draft: attemptFromCallError(error) })),
-    awaitVerdict: assign(({ context }) => ({ awaitingVerdict: context.hasValidator })),
+    awaitVerdict: assign({ awaitingVerdict: true }),
     recordReturn: assign(({ context }, { returned }: { returned: unknown }) => ({
       draft: withVerdict(context.draft, verdictFromReturn(returned)),
       awaitingVerdict: false,
@@ -195,7 +196,11 @@ export const checkpointMachine = setup({
     },
     ambiguityGate: {
       entry: enter('ambiguityGate'),
-      always: [{ guard: 'isAmbiguous', target: 'ambiguous' }, { target: 'validationGate' }],
+      always: [
+        { guard: 'isAmbiguous', target: 'ambiguous' },
+        { guard: 'hasValidator', target: 'validationGate' },
+        { target: 'confidenceGate' },
+      ],
     },
     validationGate: {
       entry: [enter('validationGate'), 'awaitVerdict'],

@@ -1,0 +1,152 @@
+/**
+ * `npm run bench`: Booth's cost, measured side by side in one run.
+ *
+ * 1. Per-check time of check() and acheck() for three scenarios, next to a tight
+ *    hand-written loop that makes the same decisions with the same parser and prompt
+ *    builders, so the ratio is the price of the state machine itself.
+ * 2. Parse time of 10 KB, 1 MB and 10 MB replies (should grow linearly).
+ * 3. Heap bytes per in-flight acheck() with 10 000 pending.
+ *
+ * Figures are best-of-rounds on a shared machine: trust the ratios more than the times.
+ */
+import { attemptFromReply, type Attempt } from '../src/attempt.js';
+import { acheck, check } from '../src/index.js';
+import { parseReply } from '../src/parse.js';
+import { firstPrompt, type RetryKind, retryPrompt } from '../src/prompts.js';
+import { envelope } from '../tests/helpers.js';
+
+const SCENARIOS = {
+  verified: { replies: [envelope('Paris', 0.9)], maxRetries: 1 },
+  repaired: { replies: [envelope('Paris', 0.3), envelope('Paris', 0.9)], maxRetries: 1 },
+  uncertain: { replies: ['not json', 'still not json', 'no'], maxRetries: 2 },
+} as const;
+
+type Scenario = (typeof SCENARIOS)[keyof typeof SCENARIOS];
+
+/** The baseline: the checkpoint's decisions written as a plain loop, no state machine. */
+function handLoop(call: (prompt: string) => string, question: string, threshold: number, maxRetries: number) {
+  const attempts: Attempt[] = [];
+  let prompt = firstPrompt(question);
+  for (let index = 0; ; index += 1) {
+    const attempt = attemptFromReply(call(prompt));
+    attempts.push(attempt);
+    if (attempt.parseOk && attempt.ambiguous) return { status: 'AMBIGUOUS', attempts };
+    if (attempt.parseOk && (attempt.confidence ?? 0) >= threshold) {
+      return { status: index === 0 ? 'VERIFIED' : 'REPAIRED', attempts };
+    }
+    if (index >= maxRetries) return { status: 'UNCERTAIN', attempts };
+    const kind: RetryKind = attempt.parseOk ? 'confidence' : 'parse';
+    prompt = retryPrompt(question, kind, attempt);
+  }
+}
+
+function replier(replies: readonly string[]) {
+  let next = 0;
+  return {
+    reset: () => {
+      next = 0;
+    },
+    call: (_prompt: string) => replies[next++ % replies.length] ?? '',
+  };
+}
+
+function bestMicros(rounds: number, iterations: number, body: () => void): number {
+  let best = Number.POSITIVE_INFINITY;
+  for (let round = 0; round < rounds; round += 1) {
+    const start = process.hrtime.bigint();
+    for (let i = 0; i < iterations; i += 1) body();
+    best = Math.min(best, Number(process.hrtime.bigint() - start) / 1e3 / iterations);
+  }
+  return best;
+}
+
+async function bestMicrosAsync(rounds: number, iterations: number, body: () => Promise<unknown>): Promise<number> {
+  let best = Number.POSITIVE_INFINITY;
+  for (let round = 0; round < rounds; round += 1) {
+    const start = process.hrtime.bigint();
+    for (let i = 0; i < iterations; i += 1) await body();
+    best = Math.min(best, Number(process.hrtime.bigint() - start) / 1e3 / iterations);
+  }
+  return best;
+}
+
+async function perCheck(name: string, scenario: Scenario) {
+  const model = replier(scenario.replies);
+  const options = { maxRetries: scenario.maxRetries };
+  const loop = () => {
+    model.reset();
+    handLoop(model.call, 'What is the capital of France?', 0.7, scenario.maxRetries);
+  };
+  const sync = () => {
+    model.reset();
+    check(model.call, 'What is the capital of France?', options);
+  };
+  const async = () => {
+    model.reset();
+    return acheck(model.call, 'What is the capital of France?', options);
+  };
+  // Warm up all three before timing any, so the JIT treats them alike.
+  for (let i = 0; i < 2_000; i += 1) {
+    loop();
+    sync();
+    await async();
+  }
+  const loopUs = bestMicros(5, 50_000, loop);
+  const syncUs = bestMicros(5, 5_000, sync);
+  const asyncUs = await bestMicrosAsync(5, 5_000, async);
+  return { name, loopUs, syncUs, asyncUs };
+}
+
+function proseReply(bytes: number): string {
+  const line = 'The model thinks out loud {here: not json} and weighs {"partial": [1, 2,} options.\n';
+  const body = line.repeat(Math.ceil(bytes / line.length)).slice(0, bytes);
+  // The envelope sits mid-line with prose after it, so neither the whole reply nor its
+  // last line is the object: the parser has to walk every brace.
+  return `${body}Final: ${envelope('Paris', 0.9)} -- done.`;
+}
+
+function parseTimes() {
+  return [10_000, 1_000_000, 10_000_000].map((bytes) => {
+    const reply = proseReply(bytes);
+    if (!parseReply(reply).ok) throw new Error('benchmark reply did not parse');
+    const iterations = bytes >= 10_000_000 ? 3 : bytes >= 1_000_000 ? 10 : 500;
+    return { bytes, ms: bestMicros(3, iterations, () => parseReply(reply)) / 1e3 };
+  });
+}
+
+async function heapPerPendingCheck(count: number): Promise<number> {
+  const gc = globalThis.gc;
+  if (!gc) throw new Error('run with node --expose-gc');
+  const releases: Array<(text: string) => void> = [];
+  const call = () => new Promise<string>((resolve) => releases.push(resolve));
+  gc();
+  const before = process.memoryUsage().heapUsed;
+  const pending = Array.from({ length: count }, (_, i) => acheck(call, `question ${i}`));
+  await new Promise((resolve) => setImmediate(resolve));
+  gc();
+  const after = process.memoryUsage().heapUsed;
+  for (const release of releases) release(envelope('Paris', 0.9));
+  const results = await Promise.all(pending);
+  if (results.some((r) => r.status !== 'VERIFIED')) throw new Error('pending checks did not verify');
+  return (after - before) / count;
+}
+
+const fmt = (n: number, digits = 1) => n.toFixed(digits).padStart(9);
+
+console.log('Booth benchmark', process.version, '\n');
+console.log('Per check (µs, best of 5 rounds)   hand loop     check()    ×loop     acheck()   ×loop');
+for (const [name, scenario] of Object.entries(SCENARIOS)) {
+  const row = await perCheck(name, scenario);
+  console.log(
+    `  ${name.padEnd(33)}${fmt(row.loopUs, 2)}  ${fmt(row.syncUs)}  ${fmt(row.syncUs / row.loopUs)}  ${fmt(row.asyncUs)}  ${fmt(row.asyncUs / row.loopUs)}`,
+  );
+}
+
+console.log('\nParse time of a prose reply with the envelope buried mid-line');
+const parses = parseTimes();
+for (const { bytes, ms } of parses) console.log(`  ${String(bytes).padStart(10)} bytes ${fmt(ms, 2)} ms`);
+const [, oneMb, tenMb] = parses;
+if (oneMb && tenMb) console.log(`  10 MB / 1 MB: ${(tenMb.ms / oneMb.ms).toFixed(1)}× (linear is 10×)`);
+
+const perPending = await heapPerPendingCheck(10_000);
+console.log(`\nHeap per in-flight acheck() with 10 000 pending: ${Math.round(perPending)} bytes`);

@@ -1,0 +1,256 @@
+import { describe, expect, it } from 'vitest';
+import { decimalString, EMPTY_REPLY_ERROR, NO_OBJECT_ERROR, parseReply, type Reading } from '../src/parse.js';
+import { envelope } from './helpers.js';
+
+function read(text: string): Reading {
+  const result = parseReply(text);
+  if (!result.ok) throw new Error(`expected a reading, got error: ${result.error}`);
+  return result;
+}
+
+function errorOf(text: string): string {
+  const result = parseReply(text);
+  if (result.ok) throw new Error(`expected a parse failure, got answer ${result.answer}`);
+  return result.error;
+}
+
+describe('§4 candidates', () => {
+  it('§4.1 the whole reply, trimmed, when it starts with { and ends with }', () => {
+    expect(read(`  \n${envelope('Paris', 0.9)}\n\t `).answer).toBe('Paris');
+  });
+
+  it('§4.1 uses String.prototype.trim whitespace (no-break space, BOM)', () => {
+    expect(read(`\u00a0\ufeff${envelope('Paris', 0.9)}\u2003`).answer).toBe('Paris');
+  });
+
+  it('§4.2 two objects on separate lines: the last line wins', () => {
+    expect(read(`${envelope('first', 0.9)}\n${envelope('second', 0.9)}`).answer).toBe('second');
+  });
+
+  it('§4.2 lines end at \\r\\n, \\n or \\r', () => {
+    for (const newline of ['\r\n', '\n', '\r']) {
+      expect(read(`${envelope('first', 0.9)}${newline}${envelope('second', 0.9)}${newline}  `).answer).toBe('second');
+    }
+  });
+
+  it('§4.3 two objects on one line: the first wins', () => {
+    expect(read(`${envelope('first', 0.9)} ${envelope('second', 0.9)}`).answer).toBe('first');
+  });
+
+  it('§4.3 prose around the object is tolerated', () => {
+    expect(read(`Sure! Here it is: ${envelope('Paris', 0.9)} Hope that helps.`).answer).toBe('Paris');
+  });
+
+  it('§4.3 fenced ```json replies are tolerated', () => {
+    expect(read(`\`\`\`json\n${envelope('Paris', 0.9)}\n\`\`\``).answer).toBe('Paris');
+  });
+
+  it('§4.3 a wrapped envelope {"result": {…}} is recovered [differs: the parent is tried first]', () => {
+    const reply = `{"result": ${envelope('Paris', 0.9)}}`;
+    const reading = read(reply);
+    expect(reading.answer).toBe('Paris');
+    expect(Object.keys(reading.parsed)).not.toContain('result');
+  });
+
+  it('[differs] an acceptable outer object wins over a nested one', () => {
+    const reply = JSON.stringify({ answer: 'outer', confidence: 0.8, details: { answer: 'inner', confidence: 0.9 } });
+    expect(read(`note: ${reply} end`).answer).toBe('outer');
+  });
+
+  it('§4.3 the object a standard parser reads from a { is used, ignoring what follows', () => {
+    expect(read(`x ${envelope('Paris', 0.9)}}}} trailing`).answer).toBe('Paris');
+  });
+
+  it('§4.3 objects are tried in order of where they start, a rejected one does not stop the search', () => {
+    const reply = `{"answer": "no confidence"} then {"answer": "ok", "confidence": 0.5}`;
+    expect(read(reply).answer).toBe('ok');
+  });
+
+  it('§4.3 a complete object inside one whose decode failed is still found', () => {
+    const reply = `{"broken": ${envelope('Paris', 0.9)}, oops}`;
+    expect(read(reply).answer).toBe('Paris');
+  });
+
+  it('§4.3 an object that starts inside a JSON string is read afresh', () => {
+    const inner = '{"answer": "hidden", "confidence": 0.9}';
+    const reply = `{"note": "${inner.replaceAll('"', "'")}", "x": 1} ${'{"a":"{}"}'}`;
+    // The fresh look at the `{` inside "{}" reads an empty object (rejected), then nothing else is left.
+    expect(errorOf(reply)).toMatch(/missing/);
+  });
+
+  it('§4 invalid JSON is skipped: single quotes, trailing commas, comments', () => {
+    for (const bad of ["{'answer': 'x', 'confidence': 0.9}", '{"answer": "x", "confidence": 0.9,}', '{"answer": "x", /* c */ "confidence": 0.9}']) {
+      expect(errorOf(bad)).toBe(NO_OBJECT_ERROR);
+    }
+  });
+
+  it('§4 NaN and Infinity tokens are invalid JSON [differs]', () => {
+    expect(errorOf('{"answer": "x", "confidence": NaN}')).toBe(NO_OBJECT_ERROR);
+    expect(errorOf('{"answer": "x", "confidence": Infinity}')).toBe(NO_OBJECT_ERROR);
+    expect(errorOf('{"answer": "x", "confidence": -Infinity}')).toBe(NO_OBJECT_ERROR);
+  });
+
+  it('§4 a candidate that is valid JSON but not an object is skipped', () => {
+    expect(errorOf('["answer", 0.9]')).toBe(NO_OBJECT_ERROR);
+    expect(errorOf('"just a string"')).toBe(NO_OBJECT_ERROR);
+  });
+
+  it('§4 the error is the reason of the first candidate that decoded to an object', () => {
+    const reply = `{"answer": "x"}\n{"answer": "y", "confidence": true}`;
+    // The last line is tried first (candidate 2) and rejected for its boolean confidence.
+    expect(errorOf(reply)).toMatch(/boolean/);
+    expect(errorOf(`{"confidence": 0.9} and {"answer": "x", "confidence": 2}`)).toMatch(/missing/);
+  });
+
+  it('§4 no JSON object → an error saying so; empty or blank reply → "empty"', () => {
+    expect(errorOf('I think it is Paris.')).toMatch(/JSON/);
+    expect(errorOf('')).toBe(EMPTY_REPLY_ERROR);
+    expect(errorOf(' \n\t ')).toMatch(/empty/);
+  });
+
+  it('§4 standard JSON escapes decode exactly as JSON.parse does', () => {
+    const answer = 'quote " backslash \\ slash / \b\f\n\r\t é \u2028 😀 \ud800';
+    const reply = envelope(answer, 0.9);
+    expect(read(reply).answer).toBe(JSON.parse(reply).answer);
+    expect(read('{"answer": "\\u00e9\\uD83D\\uDE00", "confidence": 1}').answer).toBe('é😀');
+  });
+
+  it('§4 strict numbers: leading zeros, bare dots and plus signs are invalid', () => {
+    for (const confidence of ['01', '.5', '5.', '+1', '1e', '-']) {
+      expect(errorOf(`{"answer": "x", "confidence": ${confidence}}`)).toBe(NO_OBJECT_ERROR);
+    }
+    expect(read('{"answer": "x", "confidence": 5e-1}').confidence).toBe(0.5);
+    expect(read('{"answer": "x", "confidence": 0.0}').confidence).toBe(0);
+  });
+
+  it('§4 control characters inside strings are invalid JSON', () => {
+    expect(errorOf('{"answer": "a\u0001b", "confidence": 0.9}')).toBe(NO_OBJECT_ERROR);
+  });
+
+  it('§4 duplicate keys: the last one wins, as in JSON.parse', () => {
+    expect(read('{"answer": "a", "answer": "b", "confidence": 0.9}').answer).toBe('b');
+  });
+});
+
+describe('§4 rules', () => {
+  it('§4.r1 answer or confidence missing or null → rejected as missing', () => {
+    for (const object of [{ confidence: 0.9 }, { answer: 'x' }, { answer: null, confidence: 0.9 }, { answer: 'x', confidence: null }]) {
+      const error = errorOf(JSON.stringify(object));
+      expect(error).toMatch(/missing/);
+      expect(error).toMatch(/answer/);
+      expect(error).toMatch(/confidence/);
+    }
+  });
+
+  it('§4.r2 an object or array answer is rejected', () => {
+    expect(errorOf(envelope({ city: 'Paris' }, 0.9))).toMatch(/answer/);
+    expect(errorOf(envelope(['Paris'], 0.9))).toMatch(/answer/);
+  });
+
+  it('§4.r2 a number or boolean answer becomes String(value) [differs: true, not True]', () => {
+    expect(read(envelope(42, 0.9)).answer).toBe('42');
+    expect(read(envelope(1.5, 0.9)).answer).toBe('1.5');
+    expect(read(envelope(true, 0.9)).answer).toBe('true');
+    expect(read(envelope(false, 0.9)).answer).toBe('false');
+  });
+
+  it('§4.r3 a boolean confidence is rejected', () => {
+    expect(errorOf(envelope('x', true))).toMatch(/boolean/);
+  });
+
+  it('§4.r4 a numeric string confidence is accepted', () => {
+    for (const [text, value] of [
+      ['0.5', 0.5],
+      [' 0.5 ', 0.5],
+      ['+.5', 0.5],
+      ['1.', 1],
+      ['5e-1', 0.5],
+      ['1E0', 1],
+      ['-0', -0],
+    ] as const) {
+      expect(read(envelope('x', text)).confidence).toBe(value);
+    }
+  });
+
+  it('§4.r4 anything else is rejected, and Number() is never the judge [differs: no underscores, no non-ASCII digits]', () => {
+    for (const confidence of ['', ' ', '0x1', '0.5_0', '١', '.', 'Infinity', '1e', '0.5.0', 'half', [0.5], { v: 0.5 }]) {
+      expect(errorOf(envelope('x', confidence))).toMatch(/confidence/);
+    }
+  });
+
+  it('§4.r5 confidence not finite or outside [0, 1] is rejected, never clamped', () => {
+    for (const confidence of [1.5, -0.1, '2', '1e400']) {
+      expect(errorOf(envelope('x', confidence))).toMatch(/range/);
+    }
+    expect(errorOf('{"answer": "x", "confidence": 1e400}')).toMatch(/range/);
+    expect(read(envelope('x', 1)).confidence).toBe(1);
+    expect(read(envelope('x', 0)).confidence).toBe(0);
+  });
+
+  it('§4.r6 ambiguous: absent → false, boolean kept, "true"/"false" strings in any case', () => {
+    expect(read('{"answer": "x", "confidence": 0.9}').ambiguous).toBe(false);
+    expect(read(envelope('x', 0.9, { ambiguous: true })).ambiguous).toBe(true);
+    expect(read(envelope('x', 0.9, { ambiguous: ' TRUE ' })).ambiguous).toBe(true);
+    expect(read(envelope('x', 0.9, { ambiguous: 'False' })).ambiguous).toBe(false);
+  });
+
+  it('§4.r6 any other ambiguous value, null included, is rejected', () => {
+    for (const ambiguous of ['yes', 1, 0, [], {}]) {
+      expect(errorOf(envelope('x', 0.9, { ambiguous }))).toMatch(/ambiguous/);
+    }
+    expect(errorOf('{"ambiguous": null, "answer": "x", "confidence": 0.9}')).toMatch(/ambiguous/);
+  });
+
+  it('§4.r7 an empty or whitespace answer is rejected unless ambiguous', () => {
+    expect(errorOf(envelope('', 0.9))).toMatch(/empty/);
+    expect(errorOf(envelope(' \n ', 0.9))).toMatch(/empty/);
+    expect(read(envelope('', 0.9, { ambiguous: true })).answer).toBe('');
+  });
+
+  it('§4.r8 interpretations: strings kept, other items JSON-encoded, non-arrays → []', () => {
+    expect(read(envelope('x', 0.9, { interpretations: ['a', 1, null, { b: 2 }, [3]] })).interpretations).toEqual([
+      'a',
+      '1',
+      'null',
+      '{"b":2}',
+      '[3]',
+    ]);
+    expect(read(envelope('x', 0.9, { interpretations: 'a, b' })).interpretations).toEqual([]);
+  });
+
+  it('§4.r8 chosen_interpretation: null when absent or null, strings kept, other values JSON-encoded', () => {
+    expect(read('{"answer": "x", "confidence": 0.9}').chosenInterpretation).toBeNull();
+    expect(read(envelope('x', 0.9, { chosen_interpretation: 'the city' })).chosenInterpretation).toBe('the city');
+    expect(read(envelope('x', 0.9, { chosen_interpretation: 0 })).chosenInterpretation).toBe('0');
+    expect(read(envelope('x', 0.9, { chosen_interpretation: { a: 1 } })).chosenInterpretation).toBe('{"a":1}');
+  });
+
+  it('§4.r9 the decoded object is kept uncoerced, extra keys included', () => {
+    const reading = read('{"answer": 42, "confidence": "0.9", "source": "atlas", "ambiguous": "false"}');
+    expect(reading.parsed).toEqual({ answer: 42, confidence: '0.9', source: 'atlas', ambiguous: 'false' });
+  });
+
+  it('§4.r9 a "__proto__" key stays a plain own property and never reaches a prototype', () => {
+    const reading = read('{"__proto__": {"polluted": true}, "answer": "x", "confidence": 0.9}');
+    expect(Object.getPrototypeOf(reading.parsed)).toBe(Object.prototype);
+    expect(Object.hasOwn(reading.parsed, '__proto__')).toBe(true);
+    expect(reading.parsed).toEqual(JSON.parse('{"__proto__": {"polluted": true}, "answer": "x", "confidence": 0.9}'));
+    expect(({} as Record<string, unknown>)['polluted']).toBeUndefined();
+  });
+
+  it('§4.r9 the decoded object is frozen, so callbacks cannot change what Booth decided on', () => {
+    const reading = read('{"answer": "x", "confidence": 0.9, "list": [1, {"a": 1}]}');
+    expect(Object.isFrozen(reading.parsed)).toBe(true);
+    expect(Object.isFrozen(reading.parsed['list'])).toBe(true);
+  });
+});
+
+describe('§4.r4 decimalString', () => {
+  it('accepts exactly the documented pattern', () => {
+    const pattern = /^\s*[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?\s*$/;
+    const samples = ['1', '-1', '+1', '1.', '.1', '1.1', '1e5', '1E-5', '1e+5', '.', '+', 'e5', '1e', '1.1.1', ' 1 ', '1 1', '--1', '0x10', '1_0'];
+    for (const sample of samples) {
+      expect(decimalString(sample) !== undefined, sample).toBe(pattern.test(sample));
+    }
+  });
+});
