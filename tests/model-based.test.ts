@@ -1,0 +1,120 @@
+import type { AnyEventObject } from 'xstate';
+import { getShortestPaths } from 'xstate/graph';
+import { describe, expect, it } from 'vitest';
+import { checkpointMachine } from '../machines/checkpoint.js';
+import { acheck, check, type Validator } from '../src/index.js';
+import { envelope, type Step } from './helpers.js';
+
+/**
+ * Model-based tests: enumerate the machine's paths with XState's graph utilities, one
+ * sample event per guard outcome, then replay every path that ends in a final state
+ * through check() and acheck(). The interpreters must reach the same final state, with
+ * the same trace and attempts, as the pure transitions did.
+ */
+
+const modelDone = (output: unknown) => ({ type: 'xstate.done.actor.callModel', output });
+const modelError = (error: unknown) => ({ type: 'xstate.error.actor.callModel', error });
+const validatorDone = (output: unknown) => ({ type: 'xstate.done.actor.validate', output });
+const validatorError = (error: unknown) => ({ type: 'xstate.error.actor.validate', error });
+
+const MODEL_EVENTS = [
+  modelDone(envelope('Paris', 0.9)), // confident
+  modelDone(envelope('Paris', 0.2)), // low confidence
+  modelDone(envelope('', 0.6, { ambiguous: true, interpretations: ['a', 'b'] })), // ambiguous
+  modelDone('no json here'), // parse failure
+  modelDone(null), // non-string return
+  modelError(new Error('timeout')), // failed call
+];
+const VALIDATOR_EVENTS = [validatorDone(true), validatorDone([false, 'rejected']), validatorError(new Error('bug'))];
+
+function finalPaths(maxRetries: number, hasValidator: boolean) {
+  const paths = getShortestPaths(checkpointMachine, {
+    input: { prompt: 'Capital of France?', threshold: 0.7, maxRetries, hasValidator },
+    events: (snapshot) => {
+      if (snapshot.status !== 'active') return [];
+      if (snapshot.value === 'calling') return MODEL_EVENTS as AnyEventObject[];
+      if (snapshot.value === 'validationGate') return VALIDATOR_EVENTS as AnyEventObject[];
+      return [];
+    },
+  });
+  return paths.filter((path) => path.state.status === 'done');
+}
+
+/** Turns a path's events into a scripted model and a scripted validator. */
+function scriptOf(events: readonly AnyEventObject[]) {
+  const replies: Step[] = [];
+  const verdicts: Array<() => unknown> = [];
+  for (const event of events) {
+    if (event.type === 'xstate.done.actor.callModel') replies.push({ returns: event['output'] });
+    if (event.type === 'xstate.error.actor.callModel') replies.push({ throws: event['error'] });
+    if (event.type === 'xstate.done.actor.validate') verdicts.push(() => event['output']);
+    if (event.type === 'xstate.error.actor.validate') {
+      verdicts.push(() => {
+        throw event['error'];
+      });
+    }
+  }
+  const reply = (index: number) => {
+    const step = replies[index];
+    if (!step || typeof step === 'string') throw new Error('script exhausted');
+    if ('throws' in step) throw step.throws;
+    return step.returns as string;
+  };
+  const validator = () => {
+    const next = verdicts.shift();
+    if (!next) throw new Error('validator script exhausted');
+    return next();
+  };
+  return { reply, validator: validator as Validator, verdicts };
+}
+
+/** Final paths per maxRetries: 2 ending outcomes per attempt, `retrying` outcomes that continue. */
+function expectedFinalPaths(maxRetries: number, retrying: number): number {
+  let total = retrying ** (maxRetries + 1);
+  for (let k = 0; k <= maxRetries; k += 1) total += 2 * retrying ** k;
+  return total;
+}
+
+describe('model-based: every path of the checkpoint machine, through both interpreters', () => {
+  for (const hasValidator of [false, true]) {
+    for (const maxRetries of [0, 1, 2]) {
+      it(`maxRetries ${maxRetries}, ${hasValidator ? 'with' : 'without'} a validator`, async () => {
+        const paths = finalPaths(maxRetries, hasValidator);
+        // Without a validator an attempt ends the run 2 ways (accepted, ambiguous) and continues 4;
+        // a validator turns the confident and low replies into 3 outcomes each: 2 ways end, 8 continue.
+        expect(paths).toHaveLength(expectedFinalPaths(maxRetries, hasValidator ? 8 : 4));
+        const statuses = new Set<string>();
+        for (const path of paths) {
+          const events = path.steps.map((step) => step.event);
+          const expected = path.state.output;
+          if (!expected) throw new Error('final path without output');
+          statuses.add(expected.status);
+
+          const options = (script: ReturnType<typeof scriptOf>) => ({
+            maxRetries,
+            ...(hasValidator ? { validator: script.validator } : {}),
+          });
+          const syncScript = scriptOf(events);
+          const sync = check((_, { attempt }) => syncScript.reply(attempt), 'Capital of France?', options(syncScript));
+          const asyncScript = scriptOf(events);
+          const async = await acheck(
+            async (_, { attempt }) => asyncScript.reply(attempt),
+            'Capital of France?',
+            options(asyncScript),
+          );
+
+          for (const result of [sync, async]) {
+            expect(result.status).toBe(expected.status);
+            expect(result.trace).toEqual(expected.trace);
+            expect(result.attempts).toEqual(expected.attempts);
+            expect(result.answer).toBe(expected.answer);
+          }
+          expect(syncScript.verdicts).toHaveLength(0);
+        }
+        expect([...statuses].sort()).toEqual(
+          maxRetries === 0 ? ['AMBIGUOUS', 'UNCERTAIN', 'VERIFIED'] : ['AMBIGUOUS', 'REPAIRED', 'UNCERTAIN', 'VERIFIED'],
+        );
+      });
+    }
+  }
+});
