@@ -29,7 +29,7 @@ export interface CheckOptions {
 
 export interface AsyncCheckOptions extends Omit<CheckOptions, 'onAttempt'> {
   /** Like `check()`'s, and awaited when it returns a Promise. */
-  onAttempt?: ((index: number, attempt: Attempt) => void | PromiseLike<void>) | null | undefined;
+  onAttempt?: ((index: number, attempt: Attempt) => void | PromiseLike<unknown>) | null | undefined;
   /** Aborting rejects `acheck()` with `signal.reason` at once and makes no further call. */
   signal?: AbortSignal | null | undefined;
 }
