@@ -48,13 +48,11 @@ interface ObjectFrame {
 }
 type Frame = ObjectFrame | JsonValue[];
 
-/** Thrown internally when the text at hand is not standard JSON. */
-class NotJson {}
-const NOT_JSON = new NotJson();
-
 export class JsonObjectReader {
   readonly #text: string;
   readonly #known = new Map<number, ReadResult>();
+  /** The last string, literal or number read; saves allocating a tuple per value. */
+  #scalar: JsonValue = null;
 
   constructor(text: string) {
     this.#text = text;
@@ -65,16 +63,14 @@ export class JsonObjectReader {
     const known = this.#known.get(start);
     if (known) return known;
     const frames: Frame[] = [];
-    try {
-      this.#decode(start, frames);
-    } catch (error) {
-      if (error !== NOT_JSON) throw error;
+    if (!this.#decode(start, frames)) {
       for (const frame of frames) if (!Array.isArray(frame)) this.#known.set(frame.start, FAILED);
     }
     return this.#known.get(start) ?? FAILED;
   }
 
-  #decode(start: number, frames: Frame[]): void {
+  /** Decodes the value at `start`; false when the text there is not standard JSON. */
+  #decode(start: number, frames: Frame[]): boolean {
     const text = this.#text;
     let i = start;
     for (;;) {
@@ -85,7 +81,7 @@ export class JsonObjectReader {
       if (c === Code.OpenBrace) {
         const known = this.#known.get(i);
         if (known) {
-          if (!known.ok) throw NOT_JSON;
+          if (!known.ok) return false;
           value = known.value;
           i = known.end;
         } else {
@@ -94,6 +90,7 @@ export class JsonObjectReader {
           i = skipSpace(text, i + 1);
           if (text.charCodeAt(i) !== Code.CloseBrace) {
             i = this.#readKey(frame, i);
+            if (i < 0) return false;
             continue;
           }
           i += 1;
@@ -108,16 +105,16 @@ export class JsonObjectReader {
         }
         i += 1;
         value = Object.freeze([]);
-      } else if (c === Code.Quote) {
-        [value, i] = readString(text, i);
       } else {
-        [value, i] = readScalar(text, i);
+        i = c === Code.Quote ? this.#readString(i) : this.#readScalar(i);
+        if (i < 0) return false;
+        value = this.#scalar;
       }
 
       // Hand the value to the enclosing containers, closing those that end here.
       for (;;) {
         const frame = frames.at(-1);
-        if (frame === undefined) return;
+        if (frame === undefined) return true;
         i = skipSpace(text, i);
         const next = text.charCodeAt(i);
         if (Array.isArray(frame)) {
@@ -126,16 +123,17 @@ export class JsonObjectReader {
             i += 1;
             break;
           }
-          if (next !== Code.CloseBracket) throw NOT_JSON;
+          if (next !== Code.CloseBracket) return false;
           i += 1;
           value = Object.freeze(frame);
         } else {
           setOwn(frame.object, frame.key, value);
           if (next === Code.Comma) {
             i = this.#readKey(frame, skipSpace(text, i + 1));
+            if (i < 0) return false;
             break;
           }
-          if (next !== Code.CloseBrace) throw NOT_JSON;
+          if (next !== Code.CloseBrace) return false;
           i += 1;
           value = this.#close(frame, i);
         }
@@ -144,14 +142,64 @@ export class JsonObjectReader {
     }
   }
 
-  /** Reads `"key" :` at i into the frame; returns where the value starts. */
+  /** Reads `"key" :` at i into the frame; returns where the value starts, or -1. */
   #readKey(frame: ObjectFrame, i: number): number {
-    if (this.#text.charCodeAt(i) !== Code.Quote) throw NOT_JSON;
-    const [key, after] = readString(this.#text, i);
+    if (this.#text.charCodeAt(i) !== Code.Quote) return -1;
+    const after = this.#readString(i);
+    if (after < 0) return -1;
     const colon = skipSpace(this.#text, after);
-    if (this.#text.charCodeAt(colon) !== Code.Colon) throw NOT_JSON;
-    frame.key = key;
+    if (this.#text.charCodeAt(colon) !== Code.Colon) return -1;
+    frame.key = this.#scalar as string;
     return colon + 1;
+  }
+
+  /**
+   * Reads the JSON string whose opening quote is at i into `#scalar`; returns the index
+   * after it, or -1. Failures return -1 rather than throw: a reply can hold hundreds of
+   * thousands of braces that open nothing, and a throw each would dominate the parse.
+   */
+  #readString(i: number): number {
+    const text = this.#text;
+    let out = '';
+    let runStart = i + 1;
+    for (let j = runStart; ; j += 1) {
+      const c = text.charCodeAt(j);
+      if (c === Code.Quote) {
+        this.#scalar = out + text.slice(runStart, j);
+        return j + 1;
+      }
+      if (c < 0x20 || Number.isNaN(c)) return -1;
+      if (c !== Code.Backslash) continue;
+      out += text.slice(runStart, j);
+      const escape = text.charAt(j + 1);
+      if (escape === 'u') {
+        const hex = text.slice(j + 2, j + 6);
+        if (!isHex4(hex)) return -1;
+        out += String.fromCharCode(parseInt(hex, 16));
+        j += 5;
+      } else {
+        const decoded = ESCAPES[escape];
+        if (decoded === undefined) return -1;
+        out += decoded;
+        j += 1;
+      }
+      runStart = j + 1;
+    }
+  }
+
+  /** Reads `true`, `false`, `null` or a number at i into `#scalar`; returns the index after it, or -1. */
+  #readScalar(i: number): number {
+    const text = this.#text;
+    if (text.startsWith('true', i)) return this.#found(true, i + 4);
+    if (text.startsWith('false', i)) return this.#found(false, i + 5);
+    if (text.startsWith('null', i)) return this.#found(null, i + 4);
+    const end = numberEnd(text, i);
+    return end < 0 ? -1 : this.#found(Number(text.slice(i, end)), end);
+  }
+
+  #found(value: JsonValue, end: number): number {
+    this.#scalar = value;
+    return end;
   }
 
   #close(frame: ObjectFrame, end: number): JsonObject {
@@ -192,32 +240,6 @@ const ESCAPES: Readonly<Record<string, string>> = {
   t: '\t',
 };
 
-/** Reads the JSON string whose opening quote is at i; returns it and the index after it. */
-function readString(text: string, i: number): [string, number] {
-  let out = '';
-  let runStart = i + 1;
-  for (let j = runStart; ; j += 1) {
-    const c = text.charCodeAt(j);
-    if (c === Code.Quote) return [out + text.slice(runStart, j), j + 1];
-    if (c < 0x20 || Number.isNaN(c)) throw NOT_JSON;
-    if (c !== Code.Backslash) continue;
-    out += text.slice(runStart, j);
-    const escape = text.charAt(j + 1);
-    if (escape === 'u') {
-      const hex = text.slice(j + 2, j + 6);
-      if (!isHex4(hex)) throw NOT_JSON;
-      out += String.fromCharCode(parseInt(hex, 16));
-      j += 5;
-    } else {
-      const decoded = ESCAPES[escape];
-      if (decoded === undefined) throw NOT_JSON;
-      out += decoded;
-      j += 1;
-    }
-    runStart = j + 1;
-  }
-}
-
 function isHex4(hex: string): boolean {
   if (hex.length !== 4) return false;
   for (let k = 0; k < 4; k += 1) {
@@ -227,23 +249,14 @@ function isHex4(hex: string): boolean {
   return true;
 }
 
-/** Reads `true`, `false`, `null` or a number at i. */
-function readScalar(text: string, i: number): [JsonValue, number] {
-  if (text.startsWith('true', i)) return [true, i + 4];
-  if (text.startsWith('false', i)) return [false, i + 5];
-  if (text.startsWith('null', i)) return [null, i + 4];
-  const end = numberEnd(text, i);
-  return [Number(text.slice(i, end)), end];
-}
-
-/** End of the JSON number at i: -?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)? */
+/** End of the JSON number at i, -?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?, or -1. */
 function numberEnd(text: string, i: number): number {
   let j = i;
   if (text.charCodeAt(j) === Code.Minus) j += 1;
   if (text.charCodeAt(j) === Code.Zero) j += 1;
   else j = digits(text, j);
-  if (text.charCodeAt(j) === Code.Dot) j = digits(text, j + 1);
-  const e = text.charCodeAt(j);
+  if (j >= 0 && text.charCodeAt(j) === Code.Dot) j = digits(text, j + 1);
+  const e = j >= 0 ? text.charCodeAt(j) : 0;
   if (e === Code.LowerE || e === Code.UpperE) {
     j += 1;
     const sign = text.charCodeAt(j);
@@ -253,12 +266,11 @@ function numberEnd(text: string, i: number): number {
   return j;
 }
 
-/** End of the run of one or more ASCII digits at i. */
+/** End of the run of one or more ASCII digits at i, or -1 when there is none. */
 function digits(text: string, i: number): number {
   let j = i;
   while (isDigit(text.charCodeAt(j))) j += 1;
-  if (j === i) throw NOT_JSON;
-  return j;
+  return j === i ? -1 : j;
 }
 
 export function isDigit(c: number): boolean {
