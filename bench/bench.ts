@@ -23,7 +23,34 @@ const SCENARIOS = {
 
 type Scenario = (typeof SCENARIOS)[keyof typeof SCENARIOS];
 
-/** The baseline: the checkpoint's decisions written as a plain loop, no state machine. */
+/**
+ * The tight baseline: the same decisions as plainly as JavaScript allows: JSON.parse on
+ * the trimmed reply, the three checks that matter, string concatenation for prompts.
+ */
+function tightLoop(call: (prompt: string) => string, question: string, threshold: number, maxRetries: number) {
+  const attempts: Array<{ answer: string | null; confidence: number | null }> = [];
+  let prompt = question;
+  for (let index = 0; ; index += 1) {
+    let reply: { answer?: unknown; confidence?: unknown; ambiguous?: unknown } | null = null;
+    const text = call(prompt).trim();
+    // Only text that can be an object goes to JSON.parse: a throw per bad reply would swamp the loop.
+    if (text.startsWith('{') && text.endsWith('}')) {
+      try {
+        reply = JSON.parse(text);
+      } catch {
+        reply = null;
+      }
+    }
+    const parsed = reply !== null && typeof reply.answer === 'string' && typeof reply.confidence === 'number';
+    attempts.push(parsed ? { answer: reply?.answer as string, confidence: reply?.confidence as number } : { answer: null, confidence: null });
+    if (parsed && reply?.ambiguous === true) return { status: 'AMBIGUOUS', attempts };
+    if (parsed && (reply?.confidence as number) >= threshold) return { status: index === 0 ? 'VERIFIED' : 'REPAIRED', attempts };
+    if (index >= maxRetries) return { status: 'UNCERTAIN', attempts };
+    prompt = `${question}\n\n${parsed ? 'Reconsider your previous answer.' : 'Your previous response could not be parsed.'}`;
+  }
+}
+
+/** The same-helpers baseline: the decisions as a plain loop over Booth's own parser and prompt builders. */
 function handLoop(call: (prompt: string) => string, question: string, threshold: number, maxRetries: number) {
   const attempts: Attempt[] = [];
   let prompt = firstPrompt(question);
@@ -73,6 +100,10 @@ async function bestMicrosAsync(rounds: number, iterations: number, body: () => P
 async function perCheck(name: string, scenario: Scenario) {
   const model = replier(scenario.replies);
   const options = { maxRetries: scenario.maxRetries };
+  const tight = () => {
+    model.reset();
+    tightLoop(model.call, 'What is the capital of France?', 0.7, scenario.maxRetries);
+  };
   const loop = () => {
     model.reset();
     handLoop(model.call, 'What is the capital of France?', 0.7, scenario.maxRetries);
@@ -87,14 +118,16 @@ async function perCheck(name: string, scenario: Scenario) {
   };
   // Warm up all three before timing any, so the JIT treats them alike.
   for (let i = 0; i < 2_000; i += 1) {
+    tight();
     loop();
     sync();
     await async();
   }
+  const tightUs = bestMicros(5, 200_000, tight);
   const loopUs = bestMicros(5, 50_000, loop);
   const syncUs = bestMicros(5, 5_000, sync);
   const asyncUs = await bestMicrosAsync(5, 5_000, async);
-  return { name, loopUs, syncUs, asyncUs };
+  return { name, tightUs, loopUs, syncUs, asyncUs };
 }
 
 function proseReply(bytes: number): string {
@@ -134,12 +167,13 @@ async function heapPerPendingCheck(count: number): Promise<number> {
 const fmt = (n: number, digits = 1) => n.toFixed(digits).padStart(9);
 
 console.log('Booth benchmark', process.version, '\n');
-console.log('Per check (µs, best of 5 rounds)   hand loop     check()    ×loop     acheck()   ×loop');
+console.log('Per check, µs (best of 5 rounds); × = ratio to the tight loop, (×) to the same-helpers loop');
+console.log(`  ${'scenario'.padEnd(10)}${'tight'.padStart(9)}${'helpers'.padStart(9)}${'check()'.padStart(9)}${'×'.padStart(7)}${'(×)'.padStart(7)}${'acheck()'.padStart(10)}${'×'.padStart(7)}${'(×)'.padStart(7)}`);
 for (const [name, scenario] of Object.entries(SCENARIOS)) {
-  const row = await perCheck(name, scenario);
-  console.log(
-    `  ${name.padEnd(33)}${fmt(row.loopUs, 2)}  ${fmt(row.syncUs)}  ${fmt(row.syncUs / row.loopUs)}  ${fmt(row.asyncUs)}  ${fmt(row.asyncUs / row.loopUs)}`,
-  );
+  const r = await perCheck(name, scenario);
+  const cells = [r.tightUs, r.loopUs, r.syncUs, r.syncUs / r.tightUs, r.syncUs / r.loopUs, r.asyncUs, r.asyncUs / r.tightUs, r.asyncUs / r.loopUs];
+  const widths = [9, 9, 9, 7, 7, 10, 7, 7];
+  console.log(`  ${name.padEnd(10)}${cells.map((c, i) => c.toFixed(i < 2 ? 2 : 1).padStart(widths[i] ?? 9)).join('')}`);
 }
 
 console.log('\nParse time of a prose reply with the envelope buried mid-line');

@@ -1,6 +1,5 @@
 import { and, assign, setup } from 'xstate';
 import { type Attempt, NO_REPLY_YET, attemptFromCallError, attemptFromNonText, attemptFromReply, withVerdict } from '../src/attempt.js';
-import { awaited } from '../src/awaited.js';
 import { AMBIGUOUS, REPAIRED, UNCERTAIN, VERIFIED } from '../src/constants.js';
 import type { JsonObject } from '../src/json-objects.js';
 import { firstPrompt, type RetryKind, retryPrompt } from '../src/prompts.js';
@@ -9,12 +8,16 @@ import { verdictFromReturn, verdictFromThrow } from '../src/validation.js';
 /**
  * The checkpoint: every decision Booth makes about a model's replies lives here.
  *
- * Per attempt: `calling` waits for the model (the `callModel` actor); `parsing` reads
- * the reply; `ambiguityGate` returns an ambiguous question at once; `validationGate`,
- * entered only when the caller gave a validator, waits for its verdict (the `validate`
- * actor); `confidenceGate` accepts a confident answer. A rejected attempt goes to
+ * Per attempt: `calling` waits for the model's reply to `context.currentPrompt`;
+ * `parsing` reads it; `ambiguityGate` returns an ambiguous question at once;
+ * `validationGate`, entered only when the caller gave a validator, waits for its
+ * verdict; `confidenceGate` accepts a confident answer. A rejected attempt goes to
  * `reconsidering`, which picks the retry prompt, or to `uncertain` when no attempts
- * remain. Context holds only data, so a snapshot can be persisted as JSON.
+ * remain.
+ *
+ * The machine performs no effects: whoever runs it calls the model and the validator
+ * and reports back with events. That keeps it pure data (a snapshot persists as JSON)
+ * and lets one machine serve the synchronous `check()` and the asynchronous `acheck()`.
  */
 
 export type CheckpointState =
@@ -75,16 +78,17 @@ export interface CheckpointOutput {
   readonly trace: readonly TraceStep[];
 }
 
-/** What the `callModel` actor is asked to do. */
-export interface ModelCall {
-  readonly prompt: string;
-  readonly attempt: number;
-}
-
-/** What the `validate` actor is asked to judge. */
-export interface ValidationRequest {
-  readonly answer: string;
-}
+/**
+ * What the world tells the machine. While `calling`, the model's reply to
+ * `context.currentPrompt` (any value: the machine judges non-strings) or what the call
+ * threw; while in `validationGate`, what the validator returned for `context.draft.answer`
+ * or what it threw.
+ */
+export type CheckpointEvent =
+  | { readonly type: 'model.replied'; readonly reply: unknown }
+  | { readonly type: 'model.failed'; readonly error: unknown }
+  | { readonly type: 'validator.returned'; readonly value: unknown }
+  | { readonly type: 'validator.threw'; readonly error: unknown };
 
 const enter = (state: CheckpointState) => ({ type: 'enter', params: { state } }) as const;
 const conclude = (status: CheckpointStatus) => ({ type: 'conclude', params: { status } }) as const;
@@ -95,12 +99,7 @@ export const checkpointMachine = setup({
     input: {} as CheckpointInput,
     context: {} as CheckpointContext,
     output: {} as CheckpointOutput,
-  },
-  actors: {
-    /** Calls the model. Resolves to its raw reply; rejects with whatever the call threw. */
-    callModel: awaited<unknown, ModelCall>(),
-    /** Runs the caller's validator. Resolves to what it returned; rejects with what it threw. */
-    validate: awaited<unknown, ValidationRequest>(),
+    events: {} as CheckpointEvent,
   },
   guards: {
     canRetry: ({ context }) => context.attempt < context.maxRetries,
@@ -157,26 +156,23 @@ export const checkpointMachine = setup({
   }),
   initial: 'calling',
   states: {
-    calling: {
+      calling: {
       entry: enter('calling'),
-      invoke: {
-        id: 'callModel',
-        src: 'callModel',
-        input: ({ context }) => ({ prompt: context.currentPrompt, attempt: context.attempt }),
-        onDone: [
+      on: {
+        'model.replied': [
           {
-            guard: { type: 'isText', params: ({ event }) => ({ reply: event.output }) },
+            guard: { type: 'isText', params: ({ event }) => ({ reply: event.reply }) },
             target: 'parsing',
-            actions: { type: 'recordReply', params: ({ event }) => ({ reply: event.output as string }) },
+            actions: { type: 'recordReply', params: ({ event }) => ({ reply: event.reply as string }) },
           },
           {
             guard: 'canRetry',
             target: 'reconsidering',
-            actions: { type: 'recordNonText', params: ({ event }) => ({ reply: event.output }) },
+            actions: { type: 'recordNonText', params: ({ event }) => ({ reply: event.reply }) },
           },
-          { target: 'uncertain', actions: { type: 'recordNonText', params: ({ event }) => ({ reply: event.output }) } },
+          { target: 'uncertain', actions: { type: 'recordNonText', params: ({ event }) => ({ reply: event.reply }) } },
         ],
-        onError: [
+        'model.failed': [
           {
             guard: 'canRetry',
             target: 'reconsidering',
@@ -204,12 +200,9 @@ export const checkpointMachine = setup({
     },
     validationGate: {
       entry: [enter('validationGate'), 'awaitVerdict'],
-      invoke: {
-        id: 'validate',
-        src: 'validate',
-        input: ({ context }) => ({ answer: context.draft.answer ?? '' }),
-        onDone: { actions: { type: 'recordReturn', params: ({ event }) => ({ returned: event.output }) } },
-        onError: { actions: { type: 'recordThrow', params: ({ event }) => ({ thrown: event.error }) } },
+      on: {
+        'validator.returned': { actions: { type: 'recordReturn', params: ({ event }) => ({ returned: event.value }) } },
+        'validator.threw': { actions: { type: 'recordThrow', params: ({ event }) => ({ thrown: event.error }) } },
       },
       always: [
         { guard: 'passedValidation', target: 'confidenceGate' },

@@ -1,5 +1,4 @@
 import { and, assign, setup } from 'xstate';
-import { awaited } from '../src/awaited.js';
 import {
   BLOCKED,
   COMPARE_FAILED,
@@ -25,8 +24,8 @@ import type { TraceStep } from './checkpoint.js';
 
 /**
  * The evidence gate of `checkWithEvidence()`: no model call and no retry. A blank
- * answer or missing evidence cannot be judged; otherwise the caller's comparator (the
- * `compare` actor) scores the answer against the evidence and `scoreGate` decides.
+ * answer or missing evidence cannot be judged; otherwise `comparing` waits for the
+ * caller's comparator to score the answer against the evidence, and `scoreGate` decides.
  */
 
 export type EvidenceState = 'answerGate' | 'evidenceGate' | 'comparing' | 'scoreGate' | 'verified' | 'blocked' | 'uncertain';
@@ -60,10 +59,10 @@ export interface EvidenceOutput {
   readonly trace: readonly TraceStep<EvidenceState>[];
 }
 
-/** What the `compare` actor is asked to judge. */
-export interface Comparison {
-  readonly answer: string;
-}
+/** What the world tells the machine while `comparing`: what the comparator returned, or threw. */
+export type EvidenceEvent =
+  | { readonly type: 'comparator.returned'; readonly value: unknown }
+  | { readonly type: 'comparator.threw'; readonly error: unknown };
 
 const enter = (state: EvidenceState) => ({ type: 'enter', params: { state } }) as const;
 
@@ -72,10 +71,7 @@ export const evidenceMachine = setup({
     input: {} as EvidenceInput,
     context: {} as EvidenceContext,
     output: {} as EvidenceOutput,
-  },
-  actors: {
-    /** Runs the caller's comparator. Resolves to what it returned; rejects with what it threw. */
-    compare: awaited<unknown, Comparison>(),
+    events: {} as EvidenceEvent,
   },
   guards: {
     answerIsBlank: ({ context }) => context.answer === null || context.answer.trim() === '',
@@ -133,15 +129,12 @@ export const evidenceMachine = setup({
     },
     comparing: {
       entry: enter('comparing'),
-      invoke: {
-        id: 'compare',
-        src: 'compare',
-        input: ({ context }) => ({ answer: context.answer ?? '' }),
-        onDone: {
+      on: {
+        'comparator.returned': {
           target: 'scoreGate',
-          actions: { type: 'recordScore', params: ({ event }) => ({ returned: event.output }) },
+          actions: { type: 'recordScore', params: ({ event }) => ({ returned: event.value }) },
         },
-        onError: {
+        'comparator.threw': {
           target: 'uncertain',
           actions: {
             type: 'giveUp',

@@ -5,18 +5,17 @@
  */
 export {
   type CheckpointContext,
+  type CheckpointEvent,
   type CheckpointInput,
   type CheckpointOutput,
   type CheckpointState,
   type CheckpointStatus,
   checkpointMachine,
-  type ModelCall,
   type TraceStep,
-  type ValidationRequest,
 } from './checkpoint.js';
 export {
-  type Comparison,
   type EvidenceContext,
+  type EvidenceEvent,
   type EvidenceInput,
   type EvidenceOutput,
   type EvidenceState,

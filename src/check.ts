@@ -1,7 +1,6 @@
 import type { Actor } from 'xstate';
-import { type CheckpointOutput, checkpointMachine } from '../machines/checkpoint.js';
+import { type CheckpointEvent, type CheckpointOutput, checkpointMachine } from '../machines/checkpoint.js';
 import type { Attempt } from './attempt.js';
-import { type Outcome, settle } from './awaited.js';
 import { failIfBroken, startRun } from './machine-run.js';
 import {
   type AsyncCallFn,
@@ -98,8 +97,8 @@ export async function acheck(callFn: AsyncCallFn, prompt: string, options?: Asyn
 
 /** What the machine needs next from its interpreter. */
 type Need =
-  | { readonly kind: 'call'; readonly prompt: string; readonly attempt: number; deliver(outcome: Outcome): void }
-  | { readonly kind: 'validate'; readonly answer: string; deliver(outcome: Outcome): void }
+  | { readonly kind: 'call'; readonly prompt: string; readonly attempt: number; deliver(event: CheckpointEvent): void }
+  | { readonly kind: 'validate'; readonly answer: string; deliver(event: CheckpointEvent): void }
   | { readonly kind: 'report'; readonly index: number; readonly attempt: Attempt }
   | { readonly kind: 'done'; readonly output: CheckpointOutput };
 
@@ -110,6 +109,7 @@ type Need =
  */
 class CheckpointRun {
   readonly #actor: Actor<typeof checkpointMachine>;
+  readonly #deliver = (event: CheckpointEvent) => this.#actor.send(event);
   #reported = 0;
 
   constructor(prompt: string, settings: CheckSettings) {
@@ -124,19 +124,17 @@ class CheckpointRun {
   next(): Need {
     const snapshot = this.#actor.getSnapshot();
     failIfBroken(snapshot);
-    const { context, children } = snapshot;
+    const { context } = snapshot;
     const unreported = context.attempts[this.#reported];
     if (unreported) return { kind: 'report', index: this.#reported++, attempt: unreported };
     if (snapshot.status === 'done') return { kind: 'done', output: snapshot.output };
-    if (children.callModel) {
-      const actor = children.callModel;
-      return { kind: 'call', prompt: context.currentPrompt, attempt: context.attempt, deliver: (o) => settle(actor, o) };
+    if (snapshot.value === 'calling') {
+      return { kind: 'call', prompt: context.currentPrompt, attempt: context.attempt, deliver: this.#deliver };
     }
-    if (children.validate) {
-      const actor = children.validate;
-      return { kind: 'validate', answer: context.draft.answer ?? '', deliver: (o) => settle(actor, o) };
+    if (snapshot.value === 'validationGate') {
+      return { kind: 'validate', answer: context.draft.answer ?? '', deliver: this.#deliver };
     }
-    throw new Error(`Booth internal error: the checkpoint machine is waiting in ${JSON.stringify(snapshot.value)} with nothing to wait for`);
+    throw new Error(`Booth internal error: the checkpoint machine rests in ${JSON.stringify(snapshot.value)}`);
   }
 
   stop(): void {
@@ -144,18 +142,18 @@ class CheckpointRun {
   }
 }
 
-function callSynchronously(callFn: CallFn, prompt: string, info: CallInfo): Outcome {
-  let value: unknown;
+function callSynchronously(callFn: CallFn, prompt: string, info: CallInfo): CheckpointEvent {
+  let reply: unknown;
   try {
-    value = callFn(prompt, info);
+    reply = callFn(prompt, info);
   } catch (error) {
-    return { ok: false, error };
+    return { type: 'model.failed', error };
   }
-  if (isThenable(value)) {
-    swallowRejection(value);
+  if (isThenable(reply)) {
+    swallowRejection(reply);
     throw new TypeError('`callFn` returned a Promise, but check() is synchronous; use acheck() for async model calls.');
   }
-  return { ok: true, value };
+  return { type: 'model.replied', reply };
 }
 
 async function callAsynchronously(
@@ -163,17 +161,17 @@ async function callAsynchronously(
   prompt: string,
   info: CallInfo,
   signal: AbortSignal | null,
-): Promise<Outcome> {
-  let value: unknown;
+): Promise<CheckpointEvent> {
+  let reply: unknown;
   try {
-    value = callFn(prompt, info);
+    reply = callFn(prompt, info);
   } catch (error) {
-    return { ok: false, error };
+    return { type: 'model.failed', error };
   }
-  if (!isThenable(value)) return { ok: true, value };
-  const settled = Promise.resolve(value).then(
-    (resolved): Outcome => ({ ok: true, value: resolved }),
-    (error: unknown): Outcome => ({ ok: false, error }),
+  if (!isThenable(reply)) return { type: 'model.replied', reply };
+  const settled = Promise.resolve(reply).then(
+    (resolved): CheckpointEvent => ({ type: 'model.replied', reply: resolved }),
+    (error: unknown): CheckpointEvent => ({ type: 'model.failed', error }),
   );
   return untilAborted(settled, signal);
 }
@@ -199,13 +197,13 @@ function untilAborted<T>(promise: Promise<T>, signal: AbortSignal | null): Promi
 }
 
 /** Validators are synchronous in both interpreters; a returned Promise is judged (and refused) by the machine. */
-function runValidator(settings: CheckSettings, answer: string): Outcome {
+function runValidator(settings: CheckSettings, answer: string): CheckpointEvent {
   try {
     const value = settings.validator?.(answer);
     if (isThenable(value)) swallowRejection(value);
-    return { ok: true, value };
+    return { type: 'validator.returned', value };
   } catch (error) {
-    return { ok: false, error };
+    return { type: 'validator.threw', error };
   }
 }
 

@@ -1,5 +1,4 @@
-import { evidenceMachine } from '../machines/evidence.js';
-import { type Outcome, settle } from './awaited.js';
+import { type EvidenceEvent, evidenceMachine } from '../machines/evidence.js';
 import { failIfBroken, startRun } from './machine-run.js';
 import { type EvidenceOptions, readEvidenceOptions } from './options.js';
 import { BoothResult } from './result.js';
@@ -60,25 +59,26 @@ export function checkWithEvidence<E>(
           parsed: null,
         });
       }
-      const comparison = snapshot.children.compare;
-      if (!comparison) throw new Error('Booth internal error: the evidence machine is waiting with nothing to wait for');
-      settle(comparison, compare(compareFn, snapshot.context.answer ?? '', evidence ?? []));
+      if (snapshot.value !== 'comparing') {
+        throw new Error(`Booth internal error: the evidence machine rests in ${JSON.stringify(snapshot.value)}`);
+      }
+      actor.send(compare(compareFn, snapshot.context.answer ?? '', evidence ?? []));
     }
   } finally {
     actor.stop();
   }
 }
 
-function compare<E>(compareFn: CompareFn<E>, answer: string, evidence: readonly E[]): Outcome {
+function compare<E>(compareFn: CompareFn<E>, answer: string, evidence: readonly E[]): EvidenceEvent {
   let value: unknown;
   try {
     value = compareFn(answer, evidence);
   } catch (error) {
-    return { ok: false, error };
+    return { type: 'comparator.threw', error };
   }
   if (isThenable(value)) {
     swallowRejection(value);
     throw new TypeError('`compareFn` returned a Promise; compare functions must be synchronous.');
   }
-  return { ok: true, value };
+  return { type: 'comparator.returned', value };
 }

@@ -1,7 +1,6 @@
-import type { AnyEventObject } from 'xstate';
 import { getShortestPaths } from 'xstate/graph';
 import { describe, expect, it } from 'vitest';
-import { checkpointMachine } from '../machines/checkpoint.js';
+import { type CheckpointEvent, checkpointMachine } from '../machines/checkpoint.js';
 import { acheck, check, type Validator } from '../src/index.js';
 import { envelope, type Step } from './helpers.js';
 
@@ -12,12 +11,12 @@ import { envelope, type Step } from './helpers.js';
  * the same trace and attempts, as the pure transitions did.
  */
 
-const modelDone = (output: unknown) => ({ type: 'xstate.done.actor.callModel', output });
-const modelError = (error: unknown) => ({ type: 'xstate.error.actor.callModel', error });
-const validatorDone = (output: unknown) => ({ type: 'xstate.done.actor.validate', output });
-const validatorError = (error: unknown) => ({ type: 'xstate.error.actor.validate', error });
+const modelDone = (reply: unknown): CheckpointEvent => ({ type: 'model.replied', reply });
+const modelError = (error: unknown): CheckpointEvent => ({ type: 'model.failed', error });
+const validatorDone = (value: unknown): CheckpointEvent => ({ type: 'validator.returned', value });
+const validatorError = (error: unknown): CheckpointEvent => ({ type: 'validator.threw', error });
 
-const MODEL_EVENTS = [
+const MODEL_EVENTS: CheckpointEvent[] = [
   modelDone(envelope('Paris', 0.9)), // confident
   modelDone(envelope('Paris', 0.2)), // low confidence
   modelDone(envelope('', 0.6, { ambiguous: true, interpretations: ['a', 'b'] })), // ambiguous
@@ -25,15 +24,15 @@ const MODEL_EVENTS = [
   modelDone(null), // non-string return
   modelError(new Error('timeout')), // failed call
 ];
-const VALIDATOR_EVENTS = [validatorDone(true), validatorDone([false, 'rejected']), validatorError(new Error('bug'))];
+const VALIDATOR_EVENTS: CheckpointEvent[] = [validatorDone(true), validatorDone([false, 'rejected']), validatorError(new Error('bug'))];
 
 function finalPaths(maxRetries: number, hasValidator: boolean) {
   const paths = getShortestPaths(checkpointMachine, {
     input: { prompt: 'Capital of France?', threshold: 0.7, maxRetries, hasValidator },
     events: (snapshot) => {
       if (snapshot.status !== 'active') return [];
-      if (snapshot.value === 'calling') return MODEL_EVENTS as AnyEventObject[];
-      if (snapshot.value === 'validationGate') return VALIDATOR_EVENTS as AnyEventObject[];
+      if (snapshot.value === 'calling') return MODEL_EVENTS;
+      if (snapshot.value === 'validationGate') return VALIDATOR_EVENTS;
       return [];
     },
   });
@@ -41,16 +40,16 @@ function finalPaths(maxRetries: number, hasValidator: boolean) {
 }
 
 /** Turns a path's events into a scripted model and a scripted validator. */
-function scriptOf(events: readonly AnyEventObject[]) {
+function scriptOf(events: readonly { type: string }[]) {
   const replies: Step[] = [];
   const verdicts: Array<() => unknown> = [];
-  for (const event of events) {
-    if (event.type === 'xstate.done.actor.callModel') replies.push({ returns: event['output'] });
-    if (event.type === 'xstate.error.actor.callModel') replies.push({ throws: event['error'] });
-    if (event.type === 'xstate.done.actor.validate') verdicts.push(() => event['output']);
-    if (event.type === 'xstate.error.actor.validate') {
+  for (const event of events as CheckpointEvent[]) {
+    if (event.type === 'model.replied') replies.push({ returns: event.reply });
+    if (event.type === 'model.failed') replies.push({ throws: event.error });
+    if (event.type === 'validator.returned') verdicts.push(() => event.value);
+    if (event.type === 'validator.threw') {
       verdicts.push(() => {
-        throw event['error'];
+        throw event.error;
       });
     }
   }
