@@ -12,13 +12,23 @@
 import { attemptFromReply, type Attempt } from '../src/attempt.js';
 import { acheck, check } from '../src/index.js';
 import { parseReply } from '../src/parse.js';
-import { firstPrompt, type RetryKind, retryPrompt } from '../src/prompts.js';
+import { firstPrompt, INSTRUCTIONS, type RetryKind, retryPrompt } from '../src/prompts.js';
 import { envelope } from '../tests/helpers.js';
 
 const SCENARIOS = {
   verified: { replies: [envelope('Paris', 0.9)], maxRetries: 1 },
   repaired: { replies: [envelope('Paris', 0.3), envelope('Paris', 0.9)], maxRetries: 1 },
-  uncertain: { replies: ['not json', 'still not json', 'no'], maxRetries: 2 },
+  // What unparseable model output usually is: JSON that is almost right.
+  uncertain: {
+    replies: [
+      '{"answer": "Paris", "confidence": 0.9,}',
+      "{'answer': 'Paris', 'confidence': 0.9}",
+      '{"answer": "Paris", "confidence": high}',
+    ],
+    maxRetries: 2,
+  },
+  // The cheapest case for the tight loop: no brace, so it never even calls JSON.parse.
+  'uncertain, prose': { replies: ['I believe it is Paris.', 'Paris, probably.', 'I cannot answer in JSON.'], maxRetries: 2 },
 } as const;
 
 type Scenario = (typeof SCENARIOS)[keyof typeof SCENARIOS];
@@ -29,7 +39,7 @@ type Scenario = (typeof SCENARIOS)[keyof typeof SCENARIOS];
  */
 function tightLoop(call: (prompt: string) => string, question: string, threshold: number, maxRetries: number) {
   const attempts: Array<{ answer: string | null; confidence: number | null }> = [];
-  let prompt = question;
+  let prompt = `${question}\n\n${INSTRUCTIONS}`;
   for (let index = 0; ; index += 1) {
     let reply: { answer?: unknown; confidence?: unknown; ambiguous?: unknown } | null = null;
     const text = call(prompt).trim();
@@ -46,7 +56,9 @@ function tightLoop(call: (prompt: string) => string, question: string, threshold
     if (parsed && reply?.ambiguous === true) return { status: 'AMBIGUOUS', attempts };
     if (parsed && (reply?.confidence as number) >= threshold) return { status: index === 0 ? 'VERIFIED' : 'REPAIRED', attempts };
     if (index >= maxRetries) return { status: 'UNCERTAIN', attempts };
-    prompt = `${question}\n\n${parsed ? 'Reconsider your previous answer.' : 'Your previous response could not be parsed.'}`;
+    prompt = parsed
+      ? `${question}\n\nYour previous answer was ${JSON.stringify(reply?.answer)}, with confidence ${reply?.confidence}. Reconsider your previous answer.\n\n${INSTRUCTIONS}`
+      : `${question}\n\nYour previous response could not be parsed. Reply with the JSON object only.\n\n${INSTRUCTIONS}`;
   }
 }
 
@@ -168,12 +180,12 @@ const fmt = (n: number, digits = 1) => n.toFixed(digits).padStart(9);
 
 console.log('Booth benchmark', process.version, '\n');
 console.log('Per check, µs (best of 5 rounds); × = ratio to the tight loop, (×) to the same-helpers loop');
-console.log(`  ${'scenario'.padEnd(10)}${'tight'.padStart(9)}${'helpers'.padStart(9)}${'check()'.padStart(9)}${'×'.padStart(7)}${'(×)'.padStart(7)}${'acheck()'.padStart(10)}${'×'.padStart(7)}${'(×)'.padStart(7)}`);
+console.log(`  ${'scenario'.padEnd(16)}${'tight'.padStart(9)}${'helpers'.padStart(9)}${'check()'.padStart(9)}${'×'.padStart(7)}${'(×)'.padStart(7)}${'acheck()'.padStart(10)}${'×'.padStart(7)}${'(×)'.padStart(7)}`);
 for (const [name, scenario] of Object.entries(SCENARIOS)) {
   const r = await perCheck(name, scenario);
   const cells = [r.tightUs, r.loopUs, r.syncUs, r.syncUs / r.tightUs, r.syncUs / r.loopUs, r.asyncUs, r.asyncUs / r.tightUs, r.asyncUs / r.loopUs];
   const widths = [9, 9, 9, 7, 7, 10, 7, 7];
-  console.log(`  ${name.padEnd(10)}${cells.map((c, i) => c.toFixed(i < 2 ? 2 : 1).padStart(widths[i] ?? 9)).join('')}`);
+  console.log(`  ${name.padEnd(16)}${cells.map((c, i) => c.toFixed(i < 2 ? 2 : 1).padStart(widths[i] ?? 9)).join('')}`);
 }
 
 console.log('\nParse time of a prose reply with the envelope buried mid-line');

@@ -50,23 +50,34 @@ type Frame = ObjectFrame | JsonValue[];
 
 export class JsonObjectReader {
   readonly #text: string;
-  readonly #known = new Map<number, ReadResult>();
+  /** Decoded objects by start position. */
+  readonly #decoded = new Map<number, ReadResult>();
+  /**
+   * Start positions known not to hold an object: most braces in prose open nothing, and
+   * a byte each keeps a 10 MB reply from growing a Map of hundreds of thousands of entries.
+   */
+  readonly #failed: Uint8Array;
   /** The last string, literal or number read; saves allocating a tuple per value. */
   #scalar: JsonValue = null;
 
   constructor(text: string) {
     this.#text = text;
+    this.#failed = new Uint8Array(text.length);
   }
 
   /** The object a standard JSON parser reads from `start` (which holds a `{`). */
   read(start: number): ReadResult {
-    const known = this.#known.get(start);
+    const known = this.#known(start);
     if (known) return known;
     const frames: Frame[] = [];
     if (!this.#decode(start, frames)) {
-      for (const frame of frames) if (!Array.isArray(frame)) this.#known.set(frame.start, FAILED);
+      for (const frame of frames) if (!Array.isArray(frame)) this.#failed[frame.start] = 1;
     }
-    return this.#known.get(start) ?? FAILED;
+    return this.#known(start) ?? FAILED;
+  }
+
+  #known(start: number): ReadResult | undefined {
+    return this.#failed[start] === 1 ? FAILED : this.#decoded.get(start);
   }
 
   /** Decodes the value at `start`; false when the text there is not standard JSON. */
@@ -79,7 +90,7 @@ export class JsonObjectReader {
       i = skipSpace(text, i);
       const c = text.charCodeAt(i);
       if (c === Code.OpenBrace) {
-        const known = this.#known.get(i);
+        const known = this.#known(i);
         if (known) {
           if (!known.ok) return false;
           value = known.value;
@@ -204,7 +215,7 @@ export class JsonObjectReader {
 
   #close(frame: ObjectFrame, end: number): JsonObject {
     const value = Object.freeze(frame.object);
-    this.#known.set(frame.start, { ok: true, end, value });
+    this.#decoded.set(frame.start, { ok: true, end, value });
     return value;
   }
 }

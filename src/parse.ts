@@ -61,15 +61,21 @@ export function parseReply(text: string): Reading | Unreadable {
 
 const OPEN_BRACE = 123;
 const CLOSE_BRACE = 125;
+const LINE_FEED = 10;
+const CARRIAGE_RETURN = 13;
 
 /**
  * Start of the trimmed last non-empty line. `end` is the end of the trimmed reply, so
  * that line is the one holding `end - 1`; lines end at `\r\n`, `\n` or `\r`.
  */
 function lastLineStart(text: string, start: number, end: number): number {
-  const lineStart = Math.max(text.lastIndexOf('\n', end - 1), text.lastIndexOf('\r', end - 1)) + 1;
-  const line = text.slice(Math.max(lineStart, start), end);
-  return end - line.trimStart().length;
+  let lineStart = end - 1;
+  while (lineStart > start) {
+    const c = text.charCodeAt(lineStart - 1);
+    if (c === LINE_FEED || c === CARRIAGE_RETURN) break;
+    lineStart -= 1;
+  }
+  return end - text.slice(lineStart, end).trimStart().length;
 }
 
 /** Applies the envelope rules to one decoded object, in the order the spec gives them. */
