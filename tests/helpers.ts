@@ -1,38 +1,22 @@
-/** A well-formed reply, keys in the order Booth asks for. */
-export function envelope(
-  answer: unknown,
-  confidence: unknown,
-  extra: { ambiguous?: unknown; interpretations?: unknown; chosen_interpretation?: unknown } = {},
-): string {
-  return JSON.stringify({
-    ambiguous: extra.ambiguous ?? false,
-    interpretations: extra.interpretations ?? [],
-    chosen_interpretation: extra.chosen_interpretation ?? null,
-    answer,
-    confidence,
-  });
-}
+import { type ScriptStep, scriptedModel } from '../src/testing.js';
 
-/** One scripted model step: a reply, a value to throw, or a non-string value to return. */
-export type Step = string | { readonly throws: unknown } | { readonly returns: unknown };
+export { envelope } from '../src/testing.js';
+export type Step = ScriptStep;
 
-/** A model that answers from a script and records every prompt it was sent. */
+/** A scripted model that also records the attempt index of each call. */
 export function scripted(steps: readonly Step[]) {
-  const prompts: string[] = [];
+  const model = scriptedModel(steps);
   const attempts: number[] = [];
-  const reply = (prompt: string, info: { attempt: number }): unknown => {
-    prompts.push(prompt);
-    attempts.push(info.attempt);
-    const step = steps[prompts.length - 1];
-    if (step === undefined) throw new Error(`scripted model: no step ${prompts.length - 1}`);
-    if (typeof step === 'string') return step;
-    if ('throws' in step) throw step.throws;
-    return step.returns;
-  };
   return {
-    prompts,
+    prompts: model.prompts,
     attempts,
-    sync: (prompt: string, info: { attempt: number }) => reply(prompt, info) as string,
-    async: async (prompt: string, info: { attempt: number }) => reply(prompt, info) as string,
+    sync: (prompt: string, info: { attempt: number }) => {
+      attempts.push(info.attempt);
+      return model.sync(prompt);
+    },
+    async: async (prompt: string, info: { attempt: number }) => {
+      attempts.push(info.attempt);
+      return model.async(prompt);
+    },
   };
 }

@@ -1,0 +1,112 @@
+/**
+ * The main job on the built-in offline default: a scripted model (no network) answers a
+ * handful of questions through check(), acheck() and checkWithEvidence(), so that every
+ * status appears. `npm run demo` runs it.
+ */
+import { pathToFileURL } from 'node:url';
+import type { Attempt } from './attempt.js';
+import { acheck, check } from './check.js';
+import { checkWithEvidence } from './evidence.js';
+import type { BoothResult } from './result.js';
+import { envelope, type ScriptStep, scriptedModel } from './testing.js';
+
+interface Case {
+  readonly title: string;
+  readonly question: string;
+  run(question: string): BoothResult | Promise<BoothResult>;
+}
+
+const onlyYear = (answer: string) => /^\d{4}$/.test(answer) || ([false, 'answer with the year only, as four digits'] as const);
+
+const CASES: readonly Case[] = [
+  {
+    title: 'accepted on the first reply',
+    question: 'What is the boiling point of water at sea level, in degrees Celsius?',
+    run: (q) => check(scriptedModel([envelope('100', 0.97)]).sync, q),
+  },
+  {
+    title: 'a low-confidence reply, reconsidered',
+    question: 'In which year did the Hubble Space Telescope launch?',
+    run: (q) => acheck(scriptedModel([envelope('1991', 0.45), envelope('1990', 0.9)], { delayMs: 5 }).async, q),
+  },
+  {
+    title: 'a question with several readings, returned at once',
+    question: 'How big is Mercury?',
+    run: (q) =>
+      check(
+        scriptedModel([
+          envelope('4,879 km in diameter', 0.8, {
+            ambiguous: true,
+            interpretations: ['Mercury the planet', 'mercury the element', 'Freddie Mercury'],
+            chosen_interpretation: 'Mercury the planet',
+          }),
+        ]).sync,
+        q,
+      ),
+  },
+  {
+    title: 'replies that never parse',
+    question: 'List the prime numbers below 20.',
+    run: (q) => {
+      const steps: ScriptStep[] = ['2, 3, 5, 7, 11, 13, 17, 19', "{'answer': '2, 3, 5, 7, 11, 13, 17, 19'}", '```json\n{"answer": "2, 3, 5, 7, 11, 13, 17, 19", "confidence": "very high"}\n```'];
+      return acheck(scriptedModel(steps).async, q, { maxRetries: 2 });
+    },
+  },
+  {
+    title: 'a validator failure, then a repair',
+    question: 'In which year did the Berlin Wall fall?',
+    run: (q) => check(scriptedModel([envelope('November 1989', 0.95), envelope('1989', 0.95)]).sync, q, { validator: onlyYear }),
+  },
+  {
+    title: 'an answer checked against evidence',
+    question: 'What is the capital of Australia?',
+    run: () =>
+      checkWithEvidence(
+        'Sydney',
+        ['Canberra is the capital city of Australia.', 'Sydney is the largest city in Australia.'],
+        (answer, evidence) => evidence.some((doc) => doc.includes(`${answer} is the capital`)),
+      ),
+  },
+];
+
+function describeAttempt(attempt: Attempt, index: number): string {
+  const head = `    attempt ${index}: `;
+  if (attempt.callFailed) return `${head}call failed: ${attempt.error}`;
+  if (!attempt.parseOk) return `${head}unparseable: ${attempt.error}`;
+  const said = `${JSON.stringify(attempt.answer)} at confidence ${attempt.confidence}`;
+  if (attempt.ambiguous) return `${head}${said}, ambiguous`;
+  if (!attempt.passedValidation) return `${head}${said}, failed validation: ${attempt.validationError}`;
+  return `${head}${said}`;
+}
+
+function describe(result: BoothResult): string[] {
+  const lines = [
+    `  status      ${result.status}${result.reason ? ` (${result.reason}: ${result.detail})` : ''}`,
+    `  answer      ${result.answer === null ? '—' : JSON.stringify(result.answer)}`,
+    `  confidence  ${result.confidence ?? '—'}`,
+  ];
+  if (result.interpretations.length > 0) lines.push(`  readings    ${result.interpretations.join(' | ')}`);
+  lines.push(`  attempts    ${result.nAttempts}`);
+  lines.push(...result.attempts.map(describeAttempt));
+  lines.push(`  trace       ${result.trace.map((step) => step.state).join(' → ')}`);
+  return lines;
+}
+
+export async function runDemo(print: (line: string) => void): Promise<readonly BoothResult[]> {
+  print('Booth demo: a scripted model answers six questions; no network is used.');
+  print('VERIFIED and REPAIRED mean an acceptance condition was met, never that the answer is true.');
+  const results: BoothResult[] = [];
+  for (const [index, { title, question, run }] of CASES.entries()) {
+    const result = await run(question);
+    results.push(result);
+    print('');
+    print(`${index + 1}. ${title}`);
+    print(`  question    ${question}`);
+    for (const line of describe(result)) print(line);
+  }
+  return results;
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  await runDemo((line) => console.log(line));
+}

@@ -1,0 +1,23 @@
+import { describe, expect, it } from 'vitest';
+import { runDemo } from '../src/demo.js';
+
+describe('npm run demo', () => {
+  it('shows every status, with answers, attempts and traces', async () => {
+    const lines: string[] = [];
+    const results = await runDemo((line) => lines.push(line));
+    expect(results.map((r) => r.status)).toEqual(['VERIFIED', 'REPAIRED', 'AMBIGUOUS', 'UNCERTAIN', 'REPAIRED', 'BLOCKED']);
+    const output = lines.join('\n');
+    for (const status of ['VERIFIED', 'REPAIRED', 'AMBIGUOUS', 'UNCERTAIN', 'BLOCKED']) expect(output).toContain(`status      ${status}`);
+    expect(output).toContain('readings    Mercury the planet | mercury the element | Freddie Mercury');
+    expect(output).toContain('failed validation: answer with the year only');
+    expect(output).toContain('trace       calling → parsing → ambiguityGate → confidenceGate → verified');
+    expect(output).toMatch(/never that the answer is true/);
+  });
+
+  it('repairs after a low-confidence reply and after a validator failure', async () => {
+    const results = await runDemo(() => {});
+    expect(results[1]?.attempts.map((a) => a.confidence)).toEqual([0.45, 0.9]);
+    expect(results[4]?.attempts.map((a) => a.passedValidation)).toEqual([false, true]);
+    expect(results[3]?.method).toBe('parse_failure');
+  });
+});
