@@ -93,6 +93,8 @@ export type CheckpointEvent =
 const enter = (state: CheckpointState) => ({ type: 'enter', params: { state } }) as const;
 const conclude = (status: CheckpointStatus) => ({ type: 'conclude', params: { status } }) as const;
 const retryWith = (kind: RetryKind) => ({ type: 'prepareRetry', params: { kind } }) as const;
+/** The finished attempts with the draft committed: frozen, so no callback can change what was decided. */
+const withDraft = (context: CheckpointContext): readonly Attempt[] => [...context.attempts, Object.freeze(context.draft)];
 
 export const checkpointMachine = setup({
   types: {
@@ -117,7 +119,8 @@ export const checkpointMachine = setup({
     enter: assign(({ context }, { state }: { state: CheckpointState }) => ({
       trace: [...context.trace, { state, attempt: context.attempt }],
     })),
-    recordReply: assign((_, { reply }: { reply: string }) => ({ draft: attemptFromReply(reply) })),
+    recordReply: assign((_, { reply }: { reply: string }) => ({ draft: { ...NO_REPLY_YET, rawText: reply } })),
+    parse: assign(({ context }) => ({ draft: attemptFromReply(context.draft.rawText) })),
     recordNonText: assign((_, { reply }: { reply: unknown }) => ({ draft: attemptFromNonText(reply) })),
     recordCallError: assign((_, { error }: { error: unknown }) => ({ draft: attemptFromCallError(error) })),
     awaitVerdict: assign({ awaitingVerdict: true }),
@@ -129,15 +132,12 @@ export const checkpointMachine = setup({
       draft: withVerdict(context.draft, verdictFromThrow(thrown)),
       awaitingVerdict: false,
     })),
-    commitAttempt: assign(({ context }) => ({ attempts: [...context.attempts, Object.freeze(context.draft)] })),
+    commitAttempt: assign(({ context }) => ({ attempts: withDraft(context) })),
     prepareRetry: assign(({ context }, { kind }: { kind: RetryKind }) => ({
       attempt: context.attempt + 1,
       currentPrompt: retryPrompt(context.prompt, kind, context.draft),
     })),
-    conclude: assign(({ context }, { status }: { status: CheckpointStatus }) => ({
-      attempts: [...context.attempts, Object.freeze(context.draft)],
-      status,
-    })),
+    conclude: assign(({ context }, { status }: { status: CheckpointStatus }) => ({ attempts: withDraft(context), status })),
   },
 }).createMachine({
   id: 'checkpoint',
@@ -156,7 +156,7 @@ export const checkpointMachine = setup({
   }),
   initial: 'calling',
   states: {
-      calling: {
+    calling: {
       entry: enter('calling'),
       on: {
         'model.replied': [
@@ -183,7 +183,7 @@ export const checkpointMachine = setup({
       },
     },
     parsing: {
-      entry: enter('parsing'),
+      entry: [enter('parsing'), 'parse'],
       always: [
         { guard: and(['parseFailed', 'canRetry']), target: 'reconsidering' },
         { guard: 'parseFailed', target: 'uncertain' },

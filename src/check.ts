@@ -31,10 +31,10 @@ export function check(callFn: CallFn, prompt: string, options?: CheckOptions | n
       const need = run.next();
       switch (need.kind) {
         case 'call':
-          need.deliver(callSynchronously(callFn, need.prompt, { attempt: need.attempt }));
+          run.send(callSynchronously(callFn, need.prompt, { attempt: need.attempt }));
           break;
         case 'validate':
-          need.deliver(runValidator(settings, need.answer));
+          run.send(runValidator(settings, need.answer));
           break;
         case 'report': {
           const returned = settings.onAttempt?.(need.index, need.attempt);
@@ -74,11 +74,11 @@ export async function acheck(callFn: AsyncCallFn, prompt: string, options?: Asyn
           const info: CallInfo = signal ? { attempt: need.attempt, signal } : { attempt: need.attempt };
           const outcome = await callAsynchronously(callFn, need.prompt, info, signal);
           signal?.throwIfAborted();
-          need.deliver(outcome);
+          run.send(outcome);
           break;
         }
         case 'validate':
-          need.deliver(runValidator(settings, need.answer));
+          run.send(runValidator(settings, need.answer));
           break;
         case 'report': {
           const returned = settings.onAttempt?.(need.index, need.attempt);
@@ -97,8 +97,8 @@ export async function acheck(callFn: AsyncCallFn, prompt: string, options?: Asyn
 
 /** What the machine needs next from its interpreter. */
 type Need =
-  | { readonly kind: 'call'; readonly prompt: string; readonly attempt: number; deliver(event: CheckpointEvent): void }
-  | { readonly kind: 'validate'; readonly answer: string; deliver(event: CheckpointEvent): void }
+  | { readonly kind: 'call'; readonly prompt: string; readonly attempt: number }
+  | { readonly kind: 'validate'; readonly answer: string }
   | { readonly kind: 'report'; readonly index: number; readonly attempt: Attempt }
   | { readonly kind: 'done'; readonly output: CheckpointOutput };
 
@@ -109,7 +109,6 @@ type Need =
  */
 class CheckpointRun {
   readonly #actor: Actor<typeof checkpointMachine>;
-  readonly #deliver = (event: CheckpointEvent) => this.#actor.send(event);
   #reported = 0;
 
   constructor(prompt: string, settings: CheckSettings) {
@@ -129,12 +128,15 @@ class CheckpointRun {
     if (unreported) return { kind: 'report', index: this.#reported++, attempt: unreported };
     if (snapshot.status === 'done') return { kind: 'done', output: snapshot.output };
     if (snapshot.value === 'calling') {
-      return { kind: 'call', prompt: context.currentPrompt, attempt: context.attempt, deliver: this.#deliver };
+      return { kind: 'call', prompt: context.currentPrompt, attempt: context.attempt };
     }
-    if (snapshot.value === 'validationGate') {
-      return { kind: 'validate', answer: context.draft.answer ?? '', deliver: this.#deliver };
-    }
+    if (snapshot.value === 'validationGate') return { kind: 'validate', answer: context.draft.answer ?? '' };
     throw new Error(`Booth internal error: the checkpoint machine rests in ${JSON.stringify(snapshot.value)}`);
+  }
+
+  /** Tells the machine what the model or the validator did; it decides synchronously. */
+  send(event: CheckpointEvent): void {
+    this.#actor.send(event);
   }
 
   stop(): void {
