@@ -2,13 +2,13 @@ import { and, assign, setup } from 'xstate';
 import { type Attempt, NO_REPLY_YET, attemptFromCallError, attemptFromNonText, attemptFromReply, withVerdict } from '../src/attempt.js';
 import { AMBIGUOUS, REPAIRED, UNCERTAIN, VERIFIED } from '../src/constants.js';
 import type { JsonObject } from '../src/json-objects.js';
-import { firstPrompt, type RetryKind, retryPrompt } from '../src/prompts.js';
+import { firstPrompt, type RetryKind, retryPrompt, type SentPrompt } from '../src/prompts.js';
 import { verdictFromReturn, verdictFromThrow } from '../src/validation.js';
 
 /**
  * The checkpoint: every decision Booth makes about a model's replies lives here.
  *
- * Per attempt: `calling` waits for the model's reply to `context.currentPrompt`;
+ * Per attempt: `calling` waits for the model's reply to the last prompt sent;
  * `parsing` reads it; `ambiguityGate` returns an ambiguous question at once;
  * `validationGate`, entered only when the caller gave a validator, waits for its
  * verdict; `confidenceGate` accepts a confident answer. A rejected attempt goes to
@@ -54,8 +54,8 @@ export interface CheckpointInput {
 export interface CheckpointContext extends CheckpointInput {
   /** Index of the attempt under way, from 0. */
   readonly attempt: number;
-  /** The prompt sent for the attempt under way. */
-  readonly currentPrompt: string;
+  /** The prompts sent so far, one per attempt: the last is the one the model is answering. */
+  readonly prompts: readonly SentPrompt[];
   /** The attempt under way, completed step by step; once committed, the latest attempt. */
   readonly draft: Attempt;
   /** True while the validator's verdict on the draft is outstanding. */
@@ -75,13 +75,13 @@ export interface CheckpointOutput {
   readonly interpretations: readonly string[];
   readonly parsed: JsonObject | null;
   readonly attempts: readonly Attempt[];
+  readonly prompts: readonly SentPrompt[];
   readonly trace: readonly TraceStep[];
 }
 
 /**
- * What the world tells the machine. While `calling`, the model's reply to
- * `context.currentPrompt` (any value: the machine judges non-strings) or what the call
- * threw; while in `validationGate`, what the validator returned for `context.draft.answer`
+ * What the world tells the machine. While `calling`, the model's reply to the last of
+ * `context.prompts` (any value: the machine judges non-strings) or what the call threw; while in `validationGate`, what the validator returned for `context.draft.answer`
  * or what it threw.
  */
 export type CheckpointEvent =
@@ -135,7 +135,7 @@ export const checkpointMachine = setup({
     commitAttempt: assign(({ context }) => ({ attempts: withDraft(context) })),
     prepareRetry: assign(({ context }, { kind }: { kind: RetryKind }) => ({
       attempt: context.attempt + 1,
-      currentPrompt: retryPrompt(context.prompt, kind, context.draft),
+      prompts: [...context.prompts, Object.freeze({ kind, text: retryPrompt(context.prompt, kind, context.draft) })],
     })),
     conclude: assign(({ context }, { status }: { status: CheckpointStatus }) => ({ attempts: withDraft(context), status })),
   },
@@ -147,7 +147,7 @@ export const checkpointMachine = setup({
     maxRetries: input.maxRetries,
     hasValidator: input.hasValidator,
     attempt: 0,
-    currentPrompt: firstPrompt(input.prompt),
+    prompts: [Object.freeze({ kind: 'first' as const, text: firstPrompt(input.prompt) })],
     draft: NO_REPLY_YET,
     awaitingVerdict: false,
     attempts: [],
@@ -242,7 +242,7 @@ export const checkpointMachine = setup({
  */
 function summarize(context: CheckpointContext): CheckpointOutput {
   const status = context.status ?? UNCERTAIN;
-  const { attempts, trace } = context;
+  const { attempts, prompts, trace } = context;
   const last = attempts.at(-1);
   const reported = status === UNCERTAIN ? attempts.findLast((a) => a.parseOk) : last;
   return {
@@ -253,6 +253,7 @@ function summarize(context: CheckpointContext): CheckpointOutput {
     interpretations: status === AMBIGUOUS && last ? last.interpretations : [],
     parsed: reported?.parsed ?? null,
     attempts,
+    prompts,
     trace,
   };
 }

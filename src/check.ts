@@ -112,12 +112,13 @@ class CheckpointRun {
   #reported = 0;
 
   constructor(prompt: string, settings: CheckSettings) {
-    this.#actor = startRun(checkpointMachine, {
+    const input = {
       prompt,
       threshold: settings.threshold,
       maxRetries: settings.maxRetries,
       hasValidator: settings.validator !== null,
-    });
+    };
+    this.#actor = startRun(checkpointMachine, input, settings.inspect);
   }
 
   next(): Need {
@@ -127,9 +128,8 @@ class CheckpointRun {
     const unreported = context.attempts[this.#reported];
     if (unreported) return { kind: 'report', index: this.#reported++, attempt: unreported };
     if (snapshot.status === 'done') return { kind: 'done', output: snapshot.output };
-    if (snapshot.value === 'calling') {
-      return { kind: 'call', prompt: context.currentPrompt, attempt: context.attempt };
-    }
+    const prompt = context.prompts[context.attempt];
+    if (snapshot.value === 'calling' && prompt) return { kind: 'call', prompt: prompt.text, attempt: context.attempt };
     if (snapshot.value === 'validationGate') return { kind: 'validate', answer: context.draft.answer ?? '' };
     throw new Error(`Booth internal error: the checkpoint machine rests in ${JSON.stringify(snapshot.value)}`);
   }

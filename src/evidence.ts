@@ -54,6 +54,7 @@ export function checkWithEvidence<E>(
           evidenceAgreement: score,
           trace,
           attempts: [],
+          prompts: [],
           ambiguous: false,
           interpretations: [],
           parsed: null,

@@ -24,4 +24,13 @@ export { BoothRejected, type Method, type Step } from './result.js';
 export type { BoothResult } from './result.js';
 export type { Attempt } from './attempt.js';
 export type { Validator } from './validation.js';
-export type { AsyncCallFn, AsyncCheckOptions, CallFn, CallInfo, CheckOptions, EvidenceOptions } from './options.js';
+export type { SentPrompt } from './prompts.js';
+export type {
+  AsyncCallFn,
+  AsyncCheckOptions,
+  CallFn,
+  CallInfo,
+  CheckOptions,
+  EvidenceOptions,
+  Inspector,
+} from './options.js';

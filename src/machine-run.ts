@@ -1,4 +1,5 @@
 import { type Actor, type AnyStateMachine, createActor, type InputFrom } from 'xstate';
+import type { Inspector } from './options.js';
 
 /**
  * Starts a machine for one run. The error observer matters: without one, XState
@@ -6,8 +7,13 @@ import { type Actor, type AnyStateMachine, createActor, type InputFrom } from 'x
  * crash the process long after the caller moved on. With it, the actor just stops in
  * an `error` snapshot, which `failIfBroken()` turns into a throw at the call site.
  */
-export function startRun<TMachine extends AnyStateMachine>(machine: TMachine, input: InputFrom<TMachine>): Actor<TMachine> {
-  const actor = createActor(machine, { input });
+export function startRun<TMachine extends AnyStateMachine>(
+  machine: TMachine,
+  input: InputFrom<TMachine>,
+  inspect: Inspector | null = null,
+): Actor<TMachine> {
+  // Inspection is attached only when asked for: XState does no inspection work otherwise.
+  const actor = createActor(machine, inspect ? { input, inspect } : { input });
   actor.subscribe({ error: () => {} });
   actor.start();
   return actor;

@@ -1,3 +1,4 @@
+import type { InspectionEvent, Observer } from 'xstate';
 import type { Attempt } from './attempt.js';
 import { DEFAULT_EVIDENCE_THRESHOLD, DEFAULT_MAX_RETRIES, DEFAULT_THRESHOLD } from './constants.js';
 import type { Validator } from './validation.js';
@@ -25,7 +26,15 @@ export interface CheckOptions {
   onAttempt?: ((index: number, attempt: Attempt) => void) | null | undefined;
   /** Judges each parsed, unambiguous answer; a failure triggers a retry however confident the model was. */
   validator?: Validator | null | undefined;
+  /**
+   * An XState inspection observer attached to the machine's actor: it sees every event,
+   * snapshot and microstep of the run, e.g. `@statelyai/inspect`'s `inspector.inspect`.
+   */
+  inspect?: Inspector | null | undefined;
 }
+
+/** What XState's `createActor(…, { inspect })` accepts. */
+export type Inspector = Observer<InspectionEvent> | ((event: InspectionEvent) => void);
 
 export interface AsyncCheckOptions extends Omit<CheckOptions, 'onAttempt'> {
   /** Like `check()`'s, and awaited when it returns a Promise. */
@@ -45,11 +54,12 @@ export interface CheckSettings {
   readonly onAttempt: ((index: number, attempt: Attempt) => unknown) | null;
   readonly validator: ((answer: string) => unknown) | null;
   readonly signal: AbortSignal | null;
+  readonly inspect: Inspector | null;
 }
 
 type Entry = 'check' | 'acheck';
 
-const CHECK_KEYS = ['threshold', 'maxRetries', 'onAttempt', 'validator'] as const;
+const CHECK_KEYS = ['threshold', 'maxRetries', 'onAttempt', 'validator', 'inspect'] as const;
 const ACHECK_KEYS = [...CHECK_KEYS, 'signal'] as const;
 const EVIDENCE_KEYS = ['evidenceThreshold'] as const;
 
@@ -81,7 +91,8 @@ export function readCheckArguments(entry: Entry, callFn: unknown, prompt: unknow
       'Expected `validator` to be a synchronous function, got an async function; return true, false or [boolean, message] directly.',
     );
   }
-  return { threshold, maxRetries, onAttempt, validator, signal: abortSignal(given['signal']) };
+  const inspect = inspector(given['inspect']);
+  return { threshold, maxRetries, onAttempt, validator, inspect, signal: abortSignal(given['signal']) };
 }
 
 /** Checks the options of `checkWithEvidence()`: shape first, then the threshold. */
@@ -153,6 +164,18 @@ function optionalFunction(name: string, value: unknown): ((...args: unknown[]) =
     throw new TypeError(`Expected \`${name}\` to be a function, null or undefined, got ${describeValue(value)}.`);
   }
   return value as (...args: unknown[]) => unknown;
+}
+
+function inspector(value: unknown): Inspector | null {
+  if (value === undefined || value === null) return null;
+  if (typeof value === 'function') return value as Inspector;
+  const observer = value as Partial<Record<'next' | 'error' | 'complete', unknown>>;
+  if (typeof value === 'object' && ['next', 'error', 'complete'].some((key) => typeof observer[key as 'next'] === 'function')) {
+    return value as Inspector;
+  }
+  throw new TypeError(
+    `Expected \`inspect\` to be an inspection callback or observer ({ next(event) {…} }), got ${describeValue(value)}.`,
+  );
 }
 
 function abortSignal(value: unknown): AbortSignal | null {

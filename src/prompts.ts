@@ -17,6 +17,12 @@ export const INSTRUCTIONS = [
 /** Which retry prompt follows a rejected attempt. */
 export type RetryKind = 'repeat' | 'parse' | 'validation' | 'confidence';
 
+/** A prompt Booth sent the model, and why: the first one, or which kind of retry. */
+export interface SentPrompt {
+  readonly kind: 'first' | RetryKind;
+  readonly text: string;
+}
+
 export const GENERIC_VALIDATION_MESSAGE = 'the validator returned false';
 
 export function firstPrompt(prompt: string): string {

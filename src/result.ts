@@ -11,6 +11,7 @@ import {
   VERIFIED,
 } from './constants.js';
 import type { JsonObject } from './json-objects.js';
+import type { SentPrompt } from './prompts.js';
 
 /** Which acceptance condition decided the result. */
 export type Method = 'ambiguity' | 'evidence' | 'parse_failure' | 'validation' | 'confidence';
@@ -28,6 +29,7 @@ export interface ResultFields {
   readonly parsed: JsonObject | null;
   readonly reason: Reason | null;
   readonly detail: string | null;
+  readonly prompts: readonly SentPrompt[];
   readonly trace: readonly Step[];
 }
 
@@ -47,6 +49,8 @@ export class BoothResult implements ResultFields {
   readonly parsed: JsonObject | null;
   readonly reason: Reason | null;
   readonly detail: string | null;
+  /** The prompt sent for each attempt, in order, with its kind: `first`, or the kind of retry. */
+  readonly prompts: readonly SentPrompt[];
   /** The states the machine entered, in order, with the attempt under way at each. */
   readonly trace: readonly Step[];
 
@@ -62,6 +66,7 @@ export class BoothResult implements ResultFields {
     this.parsed = fields.parsed;
     this.reason = fields.reason;
     this.detail = fields.detail;
+    this.prompts = Object.freeze(fields.prompts);
     this.trace = Object.freeze(fields.trace);
     Object.freeze(this);
   }
@@ -129,6 +134,7 @@ export class BoothResult implements ResultFields {
       parsed: this.parsed,
       reason: this.reason,
       detail: this.detail,
+      prompts: this.prompts,
       trace: this.trace,
       nAttempts: this.nAttempts,
       ok: this.ok,

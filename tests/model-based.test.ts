@@ -106,6 +106,7 @@ describe('model-based: every path of the checkpoint machine, through both interp
             expect(result.status).toBe(expected.status);
             expect(result.trace).toEqual(expected.trace);
             expect(result.attempts).toEqual(expected.attempts);
+            expect(result.prompts).toEqual(expected.prompts);
             expect(result.answer).toBe(expected.answer);
           }
           expect(syncScript.verdicts).toHaveLength(0);

@@ -122,6 +122,7 @@ describe('§8 results', () => {
         'parsed',
         'reason',
         'detail',
+        'prompts',
         'trace',
         'nAttempts',
         'ok',
@@ -134,6 +135,15 @@ describe('§8 results', () => {
     expect(json['attempts']).toHaveLength(2);
     expect(json).toMatchObject({ ok: true, method: 'confidence', nAttempts: 2, status: 'REPAIRED' });
     expect(Object.getPrototypeOf(result.toJSON())).toBe(Object.prototype);
+  });
+
+  it('records the prompt sent for each attempt, with its kind', () => {
+    const model = scripted([{ throws: new Error('x') }, 'junk', envelope('a', 0.2), envelope('a', 0.9)]);
+    const result = check(model.sync, 'q', { maxRetries: 3 });
+    expect(result.prompts.map((p) => p.kind)).toEqual(['first', 'repeat', 'parse', 'confidence']);
+    expect(result.prompts.map((p) => p.text)).toEqual(model.prompts);
+    expect(result.prompts.every((p) => Object.isFrozen(p))).toBe(true);
+    expect(check(() => envelope('a', 0.9), 'q', { validator: () => false, maxRetries: 1 }).prompts[1]?.kind).toBe('validation');
   });
 
   it('§7 results are frozen, their attempts too', () => {
