@@ -1,0 +1,91 @@
+import type { AnyStateMachine } from 'xstate';
+
+/**
+ * The drawable shape of a machine, read from its own state nodes: every state, and every
+ * transition with its event and guard, eventless (`always`) ones included. XState's
+ * `toDirectedGraph` leaves `always` edges out, and they are most of Booth's decisions.
+ */
+export interface MachineGraph {
+  readonly id: string;
+  readonly initial: string;
+  readonly states: readonly GraphState[];
+  /** One edge per pair of states; parallel transitions are merged into its labels. */
+  readonly edges: readonly GraphEdge[];
+}
+
+export interface GraphState {
+  readonly name: string;
+  readonly final: boolean;
+}
+
+export interface GraphEdge {
+  readonly from: string;
+  readonly to: string;
+  /** One label per transition: its event and/or guard, e.g. `model.replied [isText]`, `[else]`. */
+  readonly labels: readonly string[];
+}
+
+interface TransitionLike {
+  readonly target?: ReadonlyArray<{ readonly key: string }> | undefined;
+  readonly eventType: string;
+  readonly guard?: unknown;
+}
+
+export function machineGraph(machine: AnyStateMachine): MachineGraph {
+  const root = machine.root;
+  const states: GraphState[] = [];
+  const edges = new Map<string, { from: string; to: string; labels: string[] }>();
+  for (const node of Object.values(root.states)) {
+    states.push({ name: node.key, final: node.type === 'final' });
+    const lists: TransitionLike[][] = [...node.transitions.values(), ...(node.always ? [node.always] : [])];
+    for (const list of lists) {
+      const guarded = list.some((t) => t.guard !== undefined);
+      for (const transition of list) {
+        // A targetless transition records something without leaving the state: a self-loop.
+        const to = transition.target?.[0]?.key ?? node.key;
+        const key = edgeKey(node.key, to);
+        const edge = edges.get(key) ?? { from: node.key, to, labels: [] };
+        edge.labels.push(transitionLabel(transition, guarded));
+        edges.set(key, edge);
+      }
+    }
+  }
+  const initial = typeof root.config.initial === 'string' ? root.config.initial : (states[0]?.name ?? '');
+  return { id: machine.id, initial, states, edges: [...edges.values()] };
+}
+
+function transitionLabel(transition: TransitionLike, hasGuardedSiblings: boolean): string {
+  const guard = transition.guard === undefined ? (hasGuardedSiblings ? 'else' : undefined) : guardName(transition.guard);
+  const parts = [transition.eventType, guard === undefined ? '' : `[${guard}]`].filter(Boolean);
+  return parts.length > 0 ? parts.join(' ') : 'always';
+}
+
+/** Names a guard as the machine spells it: `canRetry`, `parseFailed and canRetry`, `not isAmbiguous`. */
+function guardName(guard: unknown): string {
+  if (typeof guard === 'string') return guard;
+  if (typeof guard === 'function') {
+    const inner = ((guard as { guards?: unknown[] }).guards ?? []).map(guardName);
+    const name = (guard as { name: string }).name;
+    if (name === 'not') return `not ${inner.join(', ')}`;
+    if (name === 'and' || name === 'or') return inner.join(` ${name} `);
+    return name || 'inline guard';
+  }
+  if (typeof guard === 'object' && guard !== null && typeof (guard as { type?: unknown }).type === 'string') {
+    return (guard as { type: string }).type;
+  }
+  return 'guard';
+}
+
+/** How often the run moved along each edge, from the trace of states it entered. */
+export function edgeCounts(trace: readonly { readonly state: string }[]): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (let i = 1; i < trace.length; i += 1) {
+    const key = edgeKey(trace[i - 1]?.state ?? '', trace[i]?.state ?? '');
+    counts.set(key, (counts.get(key) ?? 0) + 1);
+  }
+  return counts;
+}
+
+export function edgeKey(from: string, to: string): string {
+  return `${from}\u0000${to}`;
+}

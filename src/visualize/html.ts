@@ -1,0 +1,100 @@
+import type { Attempt } from '../attempt.js';
+import type { BoothResult } from '../result.js';
+import { promptKindName } from './sequence.js';
+
+const STYLE = `
+  :root { color-scheme: light; --ink: #1d2330; --muted: #5b6475; --line: #d9dde5; --red: #c0392b; --ok: #1e7b4a; --warn: #9a6a00; }
+  * { box-sizing: border-box; }
+  body { margin: 0; padding: 24px 32px 48px; font: 14px/1.5 system-ui, -apple-system, "Segoe UI", sans-serif; color: var(--ink); background: #f7f8fa; }
+  h1 { margin: 0 0 4px; font-size: 28px; }
+  h2 { margin: 32px 0 8px; font-size: 17px; }
+  .status-VERIFIED, .status-REPAIRED { color: var(--ok); }
+  .status-AMBIGUOUS, .status-UNCERTAIN { color: var(--warn); }
+  .status-BLOCKED { color: var(--red); }
+  .summary { display: flex; flex-wrap: wrap; gap: 8px 24px; margin: 8px 0; color: var(--muted); }
+  .summary b { color: var(--ink); font-weight: 600; }
+  .caveat { color: var(--muted); font-size: 12px; }
+  figure { margin: 0; padding: 12px; overflow-x: auto; background: #fff; border: 1px solid var(--line); border-radius: 8px; }
+  figure svg { max-width: 100%; height: auto; }
+  table { width: 100%; border-collapse: collapse; background: #fff; border: 1px solid var(--line); }
+  th, td { padding: 6px 10px; border-bottom: 1px solid var(--line); text-align: left; vertical-align: top; }
+  th { background: #eef0f4; font-weight: 600; }
+  td.error { color: var(--red); }
+  pre { margin: 6px 0 0; padding: 8px; max-height: 320px; overflow: auto; white-space: pre-wrap; word-break: break-word; background: #f1f3f6; border-radius: 4px; font: 12px/1.45 ui-monospace, Menlo, Consolas, monospace; }
+  details summary { cursor: pointer; color: var(--muted); }
+  ol.trace { padding-left: 20px; columns: 3; }
+`;
+
+/** The page of `toHtml()`: inline SVG and CSS, no script, nothing fetched. */
+export function renderHtml(result: BoothResult, svg: string): string {
+  const answer = result.answer === null ? '—' : JSON.stringify(result.answer);
+  const summary = [
+    ['answer', answer],
+    ['confidence', result.confidence === null ? '—' : String(result.confidence)],
+    ['method', result.method],
+    ['attempts', String(result.nAttempts)],
+    ...(result.reason ? [['reason', `${result.reason}: ${result.detail ?? ''}`]] : []),
+    ...(result.interpretations.length > 0 ? [['readings', result.interpretations.join(' | ')]] : []),
+  ];
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Booth trace: ${escape(result.status)}</title>
+<style>${STYLE}</style>
+</head>
+<body>
+<header>
+<h1 id="status" class="status-${escape(result.status)}">${escape(result.status)}</h1>
+<div class="summary">${summary.map(([k, v]) => `<span>${escape(k ?? '')} <b>${escape(v ?? '')}</b></span>`).join('')}</div>
+<p class="caveat">VERIFIED and REPAIRED mean an acceptance condition was met, never that the answer is true.</p>
+</header>
+<h2>Path through the machine</h2>
+<figure id="diagram">${inlineSvg(svg)}</figure>
+${result.attempts.length > 0 ? attemptsTable(result.attempts) : ''}
+${result.prompts.length > 0 ? promptsList(result) : ''}
+<h2>Trace</h2>
+<ol class="trace" id="trace">${result.trace.map((s) => `<li>${escape(s.state)} <small>(attempt ${s.attempt})</small></li>`).join('')}</ol>
+</body>
+</html>
+`;
+}
+
+function attemptsTable(attempts: readonly Attempt[]): string {
+  const rows = attempts.map(
+    (a, i) => `<tr data-attempt="${i}">
+<td>${i}</td>
+<td>${a.answer === null ? '—' : escape(JSON.stringify(a.answer))}${a.ambiguous ? ' <small>(ambiguous)</small>' : ''}</td>
+<td>${a.confidence === null ? '—' : a.confidence}</td>
+<td class="error">${a.callFailed ? escape(a.error ?? '') : ''}</td>
+<td class="error">${!a.callFailed && !a.parseOk ? escape(a.error ?? '') : ''}</td>
+<td class="error">${a.passedValidation ? '' : escape(a.validationError ?? '')}</td>
+<td><details><summary>${a.rawText.length} characters</summary><pre>${escape(a.rawText)}</pre></details></td>
+</tr>`,
+  );
+  return `<h2>Attempts</h2>
+<table id="attempts">
+<thead><tr><th>#</th><th>answer</th><th>confidence</th><th>call failure</th><th>parse error</th><th>validation error</th><th>raw reply</th></tr></thead>
+<tbody>${rows.join('\n')}</tbody>
+</table>`;
+}
+
+function promptsList(result: BoothResult): string {
+  const items = result.prompts.map(
+    (p, i) => `<details><summary>attempt ${i}: ${escape(promptKindName(p.kind))}</summary><pre>${escape(p.text)}</pre></details>`,
+  );
+  return `<h2>Prompts sent</h2>\n<div id="prompts">${items.join('\n')}</div>`;
+}
+
+/** Graphviz's SVG without its XML prolog and DOCTYPE, which only belong at the top of a file. */
+function inlineSvg(svg: string): string {
+  const start = svg.indexOf('<svg');
+  return start === -1 ? '' : svg.slice(start);
+}
+
+const HTML_ESCAPES: Readonly<Record<string, string>> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+
+function escape(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => HTML_ESCAPES[c] ?? c);
+}

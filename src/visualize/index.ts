@@ -1,0 +1,88 @@
+/**
+ * Pictures of Booth's machines and of single runs: Mermaid, Graphviz DOT, SVG (rendered
+ * without a browser by Graphviz compiled to WebAssembly), a Mermaid sequence diagram of
+ * the conversation, and a self-contained HTML trace page.
+ */
+import { instance, type Viz } from '@viz-js/viz';
+import type { AnyStateMachine } from 'xstate';
+import { checkpointMachine } from '../../machines/checkpoint.js';
+import { evidenceMachine } from '../../machines/evidence.js';
+import type { BoothResult } from '../result.js';
+import { edgeCounts, type MachineGraph, machineGraph } from './graph.js';
+import { renderHtml } from './html.js';
+import { dot, flowchart, type Path, stateDiagram } from './render.js';
+import { sequence } from './sequence.js';
+
+export { type GraphEdge, type GraphState, type MachineGraph, machineGraph } from './graph.js';
+
+const graphs = new WeakMap<AnyStateMachine, MachineGraph>();
+
+function graphOf(machine: AnyStateMachine): MachineGraph {
+  let graph = graphs.get(machine);
+  if (!graph) {
+    graph = machineGraph(machine);
+    graphs.set(machine, graph);
+  }
+  return graph;
+}
+
+/** The machine a result came from: its trace starts in that machine's initial state. */
+function graphOfResult(result: BoothResult): MachineGraph {
+  const first = result.trace[0]?.state;
+  return graphOf(first === graphOf(evidenceMachine).initial ? evidenceMachine : checkpointMachine);
+}
+
+function pathOf(result: BoothResult): Path {
+  return { counts: edgeCounts(result.trace), visited: new Set(result.trace.map((step) => step.state)) };
+}
+
+let viz: Promise<Viz> | undefined;
+
+/** Renders DOT to SVG with Graphviz compiled to WebAssembly: no browser, no native binary. */
+export async function dotToSvg(source: string): Promise<string> {
+  viz ??= instance();
+  return (await viz).renderString(source, { format: 'svg', engine: 'dot' });
+}
+
+/** A Mermaid `stateDiagram-v2` of any XState v5 machine, `always` transitions and guards included. */
+export function machineToMermaid(machine: AnyStateMachine): string {
+  return stateDiagram(graphOf(machine));
+}
+
+/** A Graphviz DOT graph of any XState v5 machine. */
+export function machineToDot(machine: AnyStateMachine): string {
+  return dot(graphOf(machine));
+}
+
+/** An SVG picture of any XState v5 machine. */
+export function machineToSvg(machine: AnyStateMachine): Promise<string> {
+  return dotToSvg(machineToDot(machine));
+}
+
+/** The run's machine as a Mermaid flowchart, the path it took in red, each edge with how many times. */
+export function toMermaid(result: BoothResult): string {
+  return flowchart(graphOfResult(result), pathOf(result));
+}
+
+/** The run's machine as Graphviz DOT, the path it took in red, each edge with how many times. */
+export function toDot(result: BoothResult): string {
+  return dot(graphOfResult(result), pathOf(result));
+}
+
+/** `toDot(result)` rendered to SVG. */
+export function toSvg(result: BoothResult): Promise<string> {
+  return dotToSvg(toDot(result));
+}
+
+/** A Mermaid sequence diagram of the conversation: prompt kind, reply, gates and verdict per attempt. */
+export function toSequence(result: BoothResult): string {
+  return sequence(result);
+}
+
+/**
+ * One self-contained HTML page for the run — highlighted diagram, attempts, prompts and
+ * verdict — with no network access, external script or font: it opens offline.
+ */
+export async function toHtml(result: BoothResult): Promise<string> {
+  return renderHtml(result, await toSvg(result));
+}

@@ -1,0 +1,76 @@
+import { edgeKey, type MachineGraph } from './graph.js';
+
+/** A run drawn on its machine: how often each edge was taken, and which states were entered. */
+export interface Path {
+  readonly counts: ReadonlyMap<string, number>;
+  readonly visited: ReadonlySet<string>;
+}
+
+const NO_PATH: Path = { counts: new Map(), visited: new Set() };
+
+/** Mermaid `stateDiagram-v2` of a machine, the form GitHub renders in a README. */
+export function stateDiagram(graph: MachineGraph): string {
+  const lines = ['stateDiagram-v2', `  [*] --> ${graph.initial}`];
+  for (const edge of graph.edges) {
+    lines.push(`  ${edge.from} --> ${edge.to} : ${mermaidText(edge.labels.join(' / '))}`);
+  }
+  for (const state of graph.states) if (state.final) lines.push(`  ${state.name} --> [*]`);
+  return `${lines.join('\n')}\n`;
+}
+
+/**
+ * Mermaid flowchart of a machine with a run's path highlighted. A flowchart, because
+ * only flowcharts can style single edges (`linkStyle`).
+ */
+export function flowchart(graph: MachineGraph, path: Path = NO_PATH): string {
+  const lines = ['flowchart LR', '  start(( )) --> ' + graph.initial];
+  for (const state of graph.states) {
+    lines.push(state.final ? `  ${state.name}(((${state.name})))` : `  ${state.name}([${state.name}])`);
+  }
+  const taken: number[] = [];
+  graph.edges.forEach((edge, index) => {
+    const count = path.counts.get(edgeKey(edge.from, edge.to)) ?? 0;
+    const label = mermaidText(edge.labels.join(' / ') + (count > 0 ? ` ×${count}` : ''));
+    lines.push(`  ${edge.from} -->|"${label}"| ${edge.to}`);
+    // linkStyle counts links in order of definition; the start arrow is link 0.
+    if (count > 0) taken.push(index + 1);
+  });
+  lines.push('  classDef visited fill:#fde2e1,stroke:#c0392b,stroke-width:2px');
+  const visited = graph.states.filter((s) => path.visited.has(s.name)).map((s) => s.name);
+  if (visited.length > 0) lines.push(`  class ${visited.join(',')} visited`);
+  if (taken.length > 0) lines.push(`  linkStyle ${taken.join(',')} stroke:#c0392b,stroke-width:3px`);
+  return `${lines.join('\n')}\n`;
+}
+
+/** Graphviz DOT of a machine; with a path, taken edges are red and labelled with their count. */
+export function dot(graph: MachineGraph, path: Path = NO_PATH): string {
+  const lines = [
+    `digraph ${JSON.stringify(graph.id)} {`,
+    '  rankdir=LR;',
+    '  bgcolor="transparent";',
+    '  node [shape=box, style="rounded,filled", fillcolor="#ffffff", fontname="Helvetica", fontsize=11];',
+    '  edge [fontname="Helvetica", fontsize=9, color="#555555"];',
+    '  start [shape=point, width=0.15, label=""];',
+    `  start -> ${JSON.stringify(graph.initial)};`,
+  ];
+  for (const state of graph.states) {
+    const attributes = [state.final ? 'shape=doublecircle, style=filled' : ''];
+    if (path.visited.has(state.name)) attributes.push('fillcolor="#fde2e1", color="#c0392b", penwidth=2, class="visited"');
+    lines.push(`  ${JSON.stringify(state.name)} [${attributes.filter(Boolean).join(', ')}];`);
+  }
+  for (const edge of graph.edges) {
+    const count = path.counts.get(edgeKey(edge.from, edge.to)) ?? 0;
+    const label = edge.labels.join('\n') + (count > 0 ? `\n×${count}` : '');
+    const style = count > 0 ? ', color="#c0392b", fontcolor="#c0392b", penwidth=2.5, class="taken"' : '';
+    lines.push(`  ${JSON.stringify(edge.from)} -> ${JSON.stringify(edge.to)} [label=${JSON.stringify(label)}${style}];`);
+  }
+  lines.push('}');
+  return `${lines.join('\n')}\n`;
+}
+
+const MERMAID_ENTITIES: Readonly<Record<string, string>> = { '#': '#35;', ';': '#59;', '"': '#quot;', '<': '#lt;', '>': '#gt;' };
+
+/** Mermaid treats `;`, `#`, quotes and angle brackets specially in labels; spell them as entities. */
+export function mermaidText(text: string): string {
+  return text.replace(/[\r\n]+/g, ' ').replace(/[#;"<>]/g, (c) => MERMAID_ENTITIES[c] ?? c);
+}
