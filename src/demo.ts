@@ -3,12 +3,15 @@
  * handful of questions through check(), acheck() and checkWithEvidence(), so that every
  * status appears. `npm run demo` runs it.
  */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Attempt } from './attempt.js';
 import { acheck, check } from './check.js';
 import { checkWithEvidence } from './evidence.js';
 import type { BoothResult } from './result.js';
 import { envelope, type ScriptStep, scriptedModel } from './testing.js';
+import { toHtml } from './visualize/index.js';
 
 interface Case {
   readonly title: string;
@@ -92,9 +95,11 @@ function describe(result: BoothResult): string[] {
   return lines;
 }
 
-export async function runDemo(print: (line: string) => void): Promise<readonly BoothResult[]> {
+/** Runs the demo, printing each result; with `traceDir`, also writes each run's HTML trace there. */
+export async function runDemo(print: (line: string) => void, traceDir?: string): Promise<readonly BoothResult[]> {
   print('Booth demo: a scripted model answers six questions; no network is used.');
   print('VERIFIED and REPAIRED mean an acceptance condition was met, never that the answer is true.');
+  if (traceDir) mkdirSync(traceDir, { recursive: true });
   const results: BoothResult[] = [];
   for (const [index, { title, question, run }] of CASES.entries()) {
     const result = await run(question);
@@ -103,10 +108,16 @@ export async function runDemo(print: (line: string) => void): Promise<readonly B
     print(`${index + 1}. ${title}`);
     print(`  question    ${question}`);
     for (const line of describe(result)) print(line);
+    if (traceDir) {
+      const file = join(traceDir, `${index + 1}-${result.status.toLowerCase()}.html`);
+      writeFileSync(file, await toHtml(result));
+      print(`  html        ${file}`);
+    }
   }
+  if (traceDir) print(`\nOpen the HTML traces in ${traceDir} in any browser; they need no network.`);
   return results;
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  await runDemo((line) => console.log(line));
+  await runDemo((line) => console.log(line), resolve('booth-demo-traces'));
 }

@@ -1,3 +1,6 @@
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runDemo } from '../src/demo.js';
 
@@ -12,6 +15,16 @@ describe('npm run demo', () => {
     expect(output).toContain('failed validation: answer with the year only');
     expect(output).toContain('trace       calling → parsing → ambiguityGate → confidenceGate → verified');
     expect(output).toMatch(/never that the answer is true/);
+  });
+
+  it('writes the HTML trace of each run to the folder it names', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'booth-demo-'));
+    const lines: string[] = [];
+    await runDemo((line) => lines.push(line), dir);
+    const files = readdirSync(dir).sort();
+    expect(files).toEqual(['1-verified.html', '2-repaired.html', '3-ambiguous.html', '4-uncertain.html', '5-repaired.html', '6-blocked.html']);
+    expect(readFileSync(join(dir, '6-blocked.html'), 'utf8')).toContain('>BLOCKED</h1>');
+    expect(lines.join('\n')).toContain(`Open the HTML traces in ${dir}`);
   });
 
   it('repairs after a low-confidence reply and after a validator failure', async () => {

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import * as machines from '../machines/index.js';
 import * as booth from '../src/index.js';
+import * as visualize from '../src/visualize/index.js';
 
 const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
 
@@ -16,7 +17,9 @@ describe('README', () => {
   });
 
   it('documents every runtime export', () => {
-    for (const name of [...Object.keys(booth), ...Object.keys(machines)]) expect(readme, name).toContain(`\`${name}\``);
+    for (const name of [...Object.keys(booth), ...Object.keys(machines), ...Object.keys(visualize)]) {
+      expect(readme, name).toContain(`\`${name}\``);
+    }
   });
 
   it('lists the marker phrases as exported', () => {

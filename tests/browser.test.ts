@@ -1,0 +1,98 @@
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { type Browser, chromium } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { checkpointMachine } from '../machines/checkpoint.js';
+import { check } from '../src/index.js';
+import { machineToMermaid, toHtml, toMermaid, toSequence } from '../src/visualize/index.js';
+import { envelope, scripted } from './helpers.js';
+
+/**
+ * The HTML trace in a real browser: Debian's Chromium, driven by playwright-core, with
+ * every request other than file: and data: blocked. CI installs Chromium; elsewhere the
+ * suite runs when /usr/bin/chromium exists.
+ */
+const CHROMIUM = '/usr/bin/chromium';
+const available = existsSync(CHROMIUM);
+if (!available && process.env['CI']) throw new Error(`${CHROMIUM} is missing: .ci/run installs it with apt-get`);
+
+const OUTPUT = new URL('../test-output/', import.meta.url);
+
+describe.runIf(available)('in a browser, offline', () => {
+  let browser: Browser;
+
+  beforeAll(async () => {
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      headless: true,
+      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--no-first-run'],
+    });
+    mkdirSync(OUTPUT, { recursive: true });
+  }, 30_000);
+
+  afterAll(async () => {
+    await browser?.close();
+  });
+
+  it('the HTML trace of a REPAIRED run shows its status, both attempts and the highlighted path', async () => {
+    const result = check(scripted([envelope('Lyon', 0.3), envelope('Paris', 0.9)]).sync, 'What is the capital of France?');
+    const file = new URL('repaired.html', OUTPUT);
+    writeFileSync(file, await toHtml(result));
+
+    const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+    const leaked: string[] = [];
+    const consoleErrors: string[] = [];
+    page.on('console', (message) => {
+      if (message.type() === 'error') consoleErrors.push(message.text());
+    });
+    page.on('pageerror', (error) => consoleErrors.push(error.message));
+    await page.route('**/*', (route) => {
+      const url = route.request().url();
+      if (url.startsWith('file:') || url.startsWith('data:')) return route.continue();
+      leaked.push(url);
+      return route.abort();
+    });
+    await page.goto(file.href);
+
+    await expect.poll(() => page.locator('#status').textContent()).toBe('REPAIRED');
+    expect(await page.locator('#attempts tbody tr').count()).toBe(2);
+    expect(await page.locator('tr[data-attempt="0"]').isVisible()).toBe(true);
+    expect(await page.locator('tr[data-attempt="1"]').isVisible()).toBe(true);
+    expect(await page.locator('tr[data-attempt="1"] td').nth(1).textContent()).toBe('"Paris"');
+
+    const taken = page.locator('#diagram svg g.edge.taken');
+    expect(await taken.count()).toBe(6);
+    for (const edge of await taken.all()) expect(await edge.isVisible()).toBe(true);
+    const stroke = await taken.first().locator('path').first().getAttribute('stroke');
+    expect(stroke).toBe('#c0392b');
+    expect(await page.locator('#diagram svg g.node.visited').count()).toBe(6);
+
+    // The raw reply is collapsed until asked for.
+    const raw = page.locator('tr[data-attempt="0"] details pre');
+    expect(await raw.isVisible()).toBe(false);
+    await page.locator('tr[data-attempt="0"] details summary').click();
+    expect(await raw.isVisible()).toBe(true);
+
+    await page.screenshot({ path: new URL('repaired.png', OUTPUT).pathname, fullPage: true });
+    expect(leaked).toEqual([]);
+    expect(consoleErrors).toEqual([]);
+  }, 30_000);
+
+  it('Mermaid renders every diagram Booth writes', async () => {
+    const result = check(scripted(['junk', envelope('Paris', 0.9)]).sync, 'q');
+    const diagrams = [machineToMermaid(checkpointMachine), toMermaid(result), toSequence(result)];
+    const page = await browser.newPage();
+    await page.setContent('<!doctype html><body></body>');
+    await page.addScriptTag({ content: readFileSync(new URL('../node_modules/mermaid/dist/mermaid.min.js', import.meta.url), 'utf8') });
+    const rendered = await page.evaluate(async (sources) => {
+      const mermaid = (globalThis as unknown as { mermaid: { initialize(o: object): void; render(id: string, s: string): Promise<{ svg: string }> } }).mermaid;
+      mermaid.initialize({ startOnLoad: false });
+      const out: string[] = [];
+      for (const [i, source] of sources.entries()) out.push((await mermaid.render(`d${i}`, source)).svg);
+      return out;
+    }, diagrams);
+    expect(rendered).toHaveLength(3);
+    for (const svg of rendered) expect(svg).toMatch(/^<svg[\s\S]*<\/svg>$/);
+    expect(rendered[0]).toContain('confidenceGate');
+    expect(rendered[2]).toContain('parse retry');
+  }, 60_000);
+});
