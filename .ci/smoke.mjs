@@ -12,3 +12,12 @@ for (const [name, booth] of [['esm', esm], ['cjs', cjs]]) {
 }
 if (checkpointMachine.id !== 'checkpoint') throw new Error('machine entry point is broken');
 console.log('smoke: esm and cjs builds run a check; the machine entry point loads');
+
+const visualize = await import('../dist/visualize.js');
+const visualizeCjs = require('../dist/visualize.cjs');
+for (const [name, v] of [['esm', visualize], ['cjs', visualizeCjs]]) {
+  const result = esm.check(() => 'no json', 'q', { maxRetries: 0 });
+  const html = await v.toHtml(result);
+  if (!html.includes('>UNCERTAIN</h1>') || !html.includes('<svg')) throw new Error(`${name} visualize build is broken`);
+}
+console.log('smoke: esm and cjs visualize builds draw a run');
