@@ -188,6 +188,22 @@ for (const [name, scenario] of Object.entries(SCENARIOS)) {
   console.log(`  ${name.padEnd(16)}${cells.map((c, i) => c.toFixed(i < 2 ? 2 : 1).padStart(widths[i] ?? 9)).join('')}`);
 }
 
+// Inspection is attached only when asked for: the rows above ran without it.
+{
+  const model = replier(SCENARIOS.repaired.replies);
+  const run = (inspect?: () => void) => {
+    model.reset();
+    check(model.call, 'What is the capital of France?', inspect ? { inspect } : {});
+  };
+  for (let i = 0; i < 2_000; i += 1) {
+    run();
+    run(() => {});
+  }
+  const plain = bestMicros(5, 5_000, () => run());
+  const inspected = bestMicros(5, 5_000, () => run(() => {}));
+  console.log(`\ncheck(), repaired, µs: without inspect ${plain.toFixed(1)}, with a no-op inspect observer ${inspected.toFixed(1)} (${(inspected / plain).toFixed(2)}×)`);
+}
+
 console.log('\nParse time of a prose reply with the envelope buried mid-line');
 const parses = parseTimes();
 for (const { bytes, ms } of parses) console.log(`  ${String(bytes).padStart(10)} bytes ${fmt(ms, 2)} ms`);
