@@ -67,7 +67,7 @@ function handLoop(call: (prompt: string) => string, question: string, threshold:
   const attempts: Attempt[] = [];
   let prompt = firstPrompt(question);
   for (let index = 0; ; index += 1) {
-    const attempt = attemptFromReply(call(prompt));
+    const attempt = attemptFromReply(call(prompt), []);
     attempts.push(attempt);
     if (attempt.parseOk && attempt.ambiguous) return { status: 'AMBIGUOUS', attempts };
     if (attempt.parseOk && (attempt.confidence ?? 0) >= threshold) {

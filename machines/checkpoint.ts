@@ -1,27 +1,39 @@
-import { and, assign, setup } from 'xstate';
-import { type Attempt, NO_REPLY_YET, attemptFromCallError, attemptFromNonText, attemptFromReply, withVerdict } from '../src/attempt.js';
-import { AMBIGUOUS, REPAIRED, UNCERTAIN, VERIFIED } from '../src/constants.js';
+import { and, assign, type DoneActorEvent, type ErrorActorEvent, type EventObject, enqueueActions, fromPromise, raise, setup, stopChild } from 'xstate';
+import {
+  type Attempt,
+  attemptFromCallError,
+  attemptFromNonText,
+  attemptFromReply,
+  NO_REPLY_YET,
+  timeoutError,
+  withVerdict,
+} from '../src/attempt.js';
+import { backoffDelay, type CallRetryPolicy, type CallTry, isTransient, retryAfterOf } from '../src/call-retries.js';
+import { AMBIGUOUS, DEFAULT_MAX_RETRIES, DEFAULT_THRESHOLD, REPAIRED, UNCERTAIN, VERIFIED } from '../src/constants.js';
 import type { JsonObject } from '../src/json-objects.js';
 import { firstPrompt, type RetryKind, retryPrompt, type SentPrompt } from '../src/prompts.js';
-import { verdictFromReturn, verdictFromThrow } from '../src/validation.js';
+import { type Validator, verdictFromReturn, verdictFromThrow } from '../src/validation.js';
+import { describeThrown } from '../src/values.js';
 
 /**
  * The checkpoint: every decision Booth makes about a model's replies lives here.
  *
- * Per attempt: `calling` waits for the model's reply to the last prompt sent;
- * `parsing` reads it; `ambiguityGate` returns an ambiguous question at once;
- * `validationGate`, entered only when the caller gave a validator, waits for its
- * verdict; `confidenceGate` accepts a confident answer. A rejected attempt goes to
- * `reconsidering`, which picks the retry prompt, or to `uncertain` when no attempts
- * remain.
+ * Per attempt: `calling` waits for the model's reply to the last prompt sent (a failed
+ * call may first go `backingOff` and try again); `parsing` reads it; `ambiguityGate`
+ * returns an ambiguous question at once; `validationGate`, entered only when there is a
+ * validator, waits for its verdict; `confidenceGate` accepts a confident answer. A
+ * rejected attempt goes to `reconsidering`, which picks the retry prompt, or to
+ * `uncertain` when no attempts (or no time) remain.
  *
- * The machine performs no effects: whoever runs it calls the model and the validator
- * and reports back with events. That keeps it pure data (a snapshot persists as JSON)
- * and lets one machine serve the synchronous `check()` and the asynchronous `acheck()`.
+ * Who calls the model and the validator is the runner's choice (`input.effects`):
+ * `check()` and `acheck()` do it themselves and report back with events, which keeps the
+ * machine pure data; a parent workflow lets the machine spawn its `callModel` and
+ * `validate` actors. Both paths meet in the same events, so every decision is made once.
  */
 
 export type CheckpointState =
   | 'calling'
+  | 'backingOff'
   | 'parsing'
   | 'ambiguityGate'
   | 'validationGate'
@@ -40,22 +52,57 @@ export interface TraceStep<TState extends string = CheckpointState> {
   readonly attempt: number;
 }
 
+/** A model call as a plain function: the prompt in, the raw text (or a Promise of it) out. */
+export type ModelFn = (prompt: string, info: { readonly attempt: number; readonly signal: AbortSignal }) => unknown;
+
 export interface CheckpointInput {
-  /** The caller's question, as given. */
+  /** The question, as the caller wrote it. */
   readonly prompt: string;
-  /** Lowest confidence accepted, in [0, 1]. */
-  readonly threshold: number;
-  /** Reconsiderations allowed after the first attempt: at most `maxRetries + 1` calls. */
-  readonly maxRetries: number;
-  /** Whether a validator will judge parsed, unambiguous answers. */
-  readonly hasValidator: boolean;
+  /** Lowest confidence accepted, from 0 to 1. Default 0.7. */
+  readonly threshold?: number;
+  /** Reconsiderations allowed after the first attempt: at most `maxRetries + 1` attempts. Default 1. */
+  readonly maxRetries?: number;
+  /**
+   * `'actors'` (the default, for workflows): the machine spawns its `callModel` actor for
+   * each call and its `validate` actor for each verdict. `'events'`: whoever runs the
+   * machine sends `model.replied` / `model.failed` and `validator.returned` /
+   * `validator.threw` itself, as `check()` and `acheck()` do.
+   */
+  readonly effects?: 'actors' | 'events';
+  /** The model, for the default `callModel` actor; or `.provide()` your own `callModel` actor. */
+  readonly model?: ModelFn;
+  /** A validator function for the default `validate` actor, or `true` when a provided `validate` actor judges. */
+  readonly validator?: Validator | boolean;
+  /** A call that takes longer fails as timed out. */
+  readonly timeoutMs?: number | null;
+  /** When this many ms have passed since the run began, no new call starts and the run ends UNCERTAIN. */
+  readonly deadlineMs?: number | null;
+  /** Retry failed calls (not bad answers) with jittered exponential backoff. */
+  readonly callRetries?: CallRetryPolicy | null;
 }
 
-export interface CheckpointContext extends CheckpointInput {
+export interface CheckpointContext {
+  readonly prompt: string;
+  readonly threshold: number;
+  readonly maxRetries: number;
+  readonly effects: 'actors' | 'events';
+  /** Only in workflows given a plain function: functions do not survive persistence. */
+  readonly model: ModelFn | null;
+  readonly validator: Validator | null;
+  readonly hasValidator: boolean;
+  readonly timeoutMs: number | null;
+  /** Epoch ms after which no new call starts; null without a deadline. */
+  readonly deadlineAt: number | null;
+  readonly deadlineMs: number | null;
+  readonly callRetries: CallRetryPolicy | null;
   /** Index of the attempt under way, from 0. */
   readonly attempt: number;
   /** The prompts sent so far, one per attempt: the last is the one the model is answering. */
   readonly prompts: readonly SentPrompt[];
+  /** The calls made for the attempt under way, so far. */
+  readonly tries: readonly CallTry[];
+  /** The wait chosen before the next try. */
+  readonly backoffMs: number;
   /** The attempt under way, completed step by step; once committed, the latest attempt. */
   readonly draft: Attempt;
   /** True while the validator's verdict on the draft is outstanding. */
@@ -81,20 +128,43 @@ export interface CheckpointOutput {
 
 /**
  * What the world tells the machine. While `calling`, the model's reply to the last of
- * `context.prompts` (any value: the machine judges non-strings) or what the call threw; while in `validationGate`, what the validator returned for `context.draft.answer`
- * or what it threw.
+ * `context.prompts` (any value: the machine judges non-strings) or what the call threw;
+ * while in `validationGate`, what the validator returned for `context.draft.answer` or
+ * what it threw.
  */
 export type CheckpointEvent =
   | { readonly type: 'model.replied'; readonly reply: unknown }
   | { readonly type: 'model.failed'; readonly error: unknown }
   | { readonly type: 'validator.returned'; readonly value: unknown }
-  | { readonly type: 'validator.threw'; readonly error: unknown };
+  | { readonly type: 'validator.threw'; readonly error: unknown }
+  /** Sent once after a persisted snapshot is restored: it re-arms the state's timers, which do not persist. */
+  | { readonly type: 'booth.resumed' };
+
+/** What the `callModel` actor is asked. */
+export interface ModelCall {
+  readonly prompt: string;
+  readonly attempt: number;
+  readonly model: ModelFn | null;
+}
+
+/** What the `validate` actor is asked. */
+export interface ValidationRequest {
+  readonly answer: string;
+  readonly validator: Validator | null;
+}
+
+/** A delay for `after` that never comes in practice: XState delays must be numbers. */
+const NEVER_MS = 2 ** 31 - 1;
 
 const enter = (state: CheckpointState) => ({ type: 'enter', params: { state } }) as const;
 const conclude = (status: CheckpointStatus) => ({ type: 'conclude', params: { status } }) as const;
 const retryWith = (kind: RetryKind) => ({ type: 'prepareRetry', params: { kind } }) as const;
 /** The finished attempts with the draft committed: frozen, so no callback can change what was decided. */
 const withDraft = (context: CheckpointContext): readonly Attempt[] => [...context.attempts, Object.freeze(context.draft)];
+// Spawned actors' done and error events are not part of the machine's typed events.
+const outputOf = (event: EventObject): unknown => (event as DoneActorEvent).output;
+const errorOf = (event: EventObject): unknown => (event as ErrorActorEvent).error;
+const timeLeft = (context: CheckpointContext) => context.deadlineAt === null || Date.now() < context.deadlineAt;
 
 export const checkpointMachine = setup({
   types: {
@@ -103,9 +173,30 @@ export const checkpointMachine = setup({
     output: {} as CheckpointOutput,
     events: {} as CheckpointEvent,
   },
+  actors: {
+    /** Calls the model once. The default runs `input.model`; provide a `fromPromise` of your own instead. */
+    callModel: fromPromise<unknown, ModelCall>(async ({ input, signal }) => {
+      if (!input.model) throw new TypeError('No model: pass `model` in the input or provide a `callModel` actor.');
+      return input.model(input.prompt, { attempt: input.attempt, signal });
+    }),
+    /** Judges one answer. The default runs `input.validator`; provide a `fromPromise` of your own instead. */
+    validate: fromPromise<unknown, ValidationRequest>(async ({ input }) => {
+      if (!input.validator) throw new TypeError('No validator: pass `validator` in the input or provide a `validate` actor.');
+      return input.validator(input.answer);
+    }),
+  },
+  delays: {
+    callTimeout: ({ context }) => context.timeoutMs ?? NEVER_MS,
+    backoff: ({ context }) => context.backoffMs,
+    deadline: ({ context }) => (context.deadlineAt === null ? NEVER_MS : Math.max(0, context.deadlineAt - Date.now())),
+  },
   guards: {
-    canRetry: ({ context }) => context.attempt < context.maxRetries,
-    isText: (_, params: { reply: unknown }) => typeof params.reply === 'string',
+    canRetry: ({ context }) => context.attempt < context.maxRetries && timeLeft(context),
+    canRetryCall: ({ context }, { error }: { error: unknown }) =>
+      context.callRetries !== null && context.tries.length < context.callRetries.retries && isTransient(error) && timeLeft(context),
+    hasTimeout: ({ context }) => context.timeoutMs !== null,
+    hasDeadline: ({ context }) => context.deadlineAt !== null,
+    isText: (_, { reply }: { reply: unknown }) => typeof reply === 'string',
     parseFailed: ({ context }) => !context.draft.parseOk,
     isAmbiguous: ({ context }) => context.draft.ambiguous,
     hasValidator: ({ context }) => context.hasValidator,
@@ -116,13 +207,36 @@ export const checkpointMachine = setup({
     callFailed: ({ context }) => context.draft.callFailed,
   },
   actions: {
-    enter: assign(({ context }, { state }: { state: CheckpointState }) => ({
-      trace: [...context.trace, { state, attempt: context.attempt }],
+    // A state re-entered on resume is the same visit: it is recorded once.
+    enter: assign(({ context }, { state }: { state: CheckpointState }) => {
+      const last = context.trace.at(-1);
+      if (last?.state === state && last.attempt === context.attempt) return {};
+      return { trace: [...context.trace, { state, attempt: context.attempt }] };
+    }),
+    startCall: enqueueActions(({ context, enqueue }) => {
+      if (context.effects !== 'actors') return;
+      const input: ModelCall = { prompt: context.prompts.at(-1)?.text ?? '', attempt: context.attempt, model: context.model };
+      enqueue.spawnChild('callModel', { id: 'callModel', input });
+    }),
+    startValidation: enqueueActions(({ context, enqueue }) => {
+      if (context.effects !== 'actors') return;
+      enqueue.spawnChild('validate', { id: 'validate', input: { answer: context.draft.answer ?? '', validator: context.validator } });
+    }),
+    recordReply: assign(({ context }, { reply }: { reply: string }) => ({
+      draft: { ...NO_REPLY_YET, rawText: reply, callTries: [...context.tries, { error: null, delayMs: null }] },
     })),
-    recordReply: assign((_, { reply }: { reply: string }) => ({ draft: { ...NO_REPLY_YET, rawText: reply } })),
-    parse: assign(({ context }) => ({ draft: attemptFromReply(context.draft.rawText) })),
-    recordNonText: assign((_, { reply }: { reply: unknown }) => ({ draft: attemptFromNonText(reply) })),
-    recordCallError: assign((_, { error }: { error: unknown }) => ({ draft: attemptFromCallError(error) })),
+    parse: assign(({ context }) => ({ draft: attemptFromReply(context.draft.rawText, context.draft.callTries) })),
+    recordNonText: assign(({ context }, { reply }: { reply: unknown }) => ({
+      draft: attemptFromNonText(reply, [...context.tries, { error: null, delayMs: null }]),
+    })),
+    recordCallError: assign(({ context }, { error }: { error: unknown }) => ({
+      draft: attemptFromCallError(error, [...context.tries, { error: describeThrown(error).message, delayMs: null }]),
+    })),
+    scheduleTry: assign(({ context }, { error }: { error: unknown }) => {
+      const policy = context.callRetries ?? { retries: 0 };
+      const backoffMs = backoffDelay(policy, context.tries.length + 1, retryAfterOf(error), Math.random());
+      return { backoffMs, tries: [...context.tries, { error: describeThrown(error).message, delayMs: backoffMs }] };
+    }),
     awaitVerdict: assign({ awaitingVerdict: true }),
     recordReturn: assign(({ context }, { returned }: { returned: unknown }) => ({
       draft: withVerdict(context.draft, verdictFromReturn(returned)),
@@ -135,29 +249,44 @@ export const checkpointMachine = setup({
     commitAttempt: assign(({ context }) => ({ attempts: withDraft(context) })),
     prepareRetry: assign(({ context }, { kind }: { kind: RetryKind }) => ({
       attempt: context.attempt + 1,
+      tries: [],
       prompts: [...context.prompts, Object.freeze({ kind, text: retryPrompt(context.prompt, kind, context.draft) })],
     })),
     conclude: assign(({ context }, { status }: { status: CheckpointStatus }) => ({ attempts: withDraft(context), status })),
   },
 }).createMachine({
   id: 'checkpoint',
-  context: ({ input }) => ({
-    prompt: input.prompt,
-    threshold: input.threshold,
-    maxRetries: input.maxRetries,
-    hasValidator: input.hasValidator,
-    attempt: 0,
-    prompts: [Object.freeze({ kind: 'first' as const, text: firstPrompt(input.prompt) })],
-    draft: NO_REPLY_YET,
-    awaitingVerdict: false,
-    attempts: [],
-    trace: [],
-    status: null,
-  }),
+  context: ({ input }) => {
+    const validator = typeof input.validator === 'function' ? input.validator : null;
+    const deadlineMs = input.deadlineMs ?? null;
+    return {
+      prompt: input.prompt,
+      threshold: input.threshold ?? DEFAULT_THRESHOLD,
+      maxRetries: input.maxRetries ?? DEFAULT_MAX_RETRIES,
+      effects: input.effects ?? 'actors',
+      model: input.model ?? null,
+      validator,
+      hasValidator: validator !== null || input.validator === true,
+      timeoutMs: input.timeoutMs ?? null,
+      deadlineMs,
+      deadlineAt: deadlineMs === null ? null : Date.now() + deadlineMs,
+      callRetries: input.callRetries ?? null,
+      attempt: 0,
+      prompts: [Object.freeze({ kind: 'first' as const, text: firstPrompt(input.prompt) })],
+      tries: [],
+      backoffMs: 0,
+      draft: NO_REPLY_YET,
+      awaitingVerdict: false,
+      attempts: [],
+      trace: [],
+      status: null,
+    };
+  },
   initial: 'calling',
   states: {
     calling: {
-      entry: enter('calling'),
+      entry: [enter('calling'), 'startCall'],
+      exit: stopChild('callModel'),
       on: {
         'model.replied': [
           {
@@ -174,12 +303,53 @@ export const checkpointMachine = setup({
         ],
         'model.failed': [
           {
+            guard: { type: 'canRetryCall', params: ({ event }) => ({ error: event.error }) },
+            target: 'backingOff',
+            actions: { type: 'scheduleTry', params: ({ event }) => ({ error: event.error }) },
+          },
+          {
             guard: 'canRetry',
             target: 'reconsidering',
             actions: { type: 'recordCallError', params: ({ event }) => ({ error: event.error }) },
           },
           { target: 'uncertain', actions: { type: 'recordCallError', params: ({ event }) => ({ error: event.error }) } },
         ],
+        // The spawned actor's outcome, translated into the machine's own events.
+        'booth.resumed': { target: 'calling', reenter: true },
+        'xstate.done.actor.callModel': { actions: raise(({ event }) => ({ type: 'model.replied', reply: outputOf(event) })) },
+        'xstate.error.actor.callModel': { actions: raise(({ event }) => ({ type: 'model.failed', error: errorOf(event) })) },
+      },
+      after: {
+        callTimeout: {
+          guard: 'hasTimeout',
+          actions: raise(({ context }) => ({
+            type: 'model.failed',
+            error: timeoutError(`callFn timed out after ${context.timeoutMs} ms`),
+          })),
+        },
+        deadline: {
+          guard: 'hasDeadline',
+          target: 'uncertain',
+          actions: {
+            type: 'recordCallError',
+            params: ({ context }) => ({ error: timeoutError(`the deadline of ${context.deadlineMs} ms passed during the call`) }),
+          },
+        },
+      },
+    },
+    backingOff: {
+      entry: enter('backingOff'),
+      on: { 'booth.resumed': { target: 'backingOff', reenter: true } },
+      after: {
+        backoff: { target: 'calling' },
+        deadline: {
+          guard: 'hasDeadline',
+          target: 'uncertain',
+          actions: {
+            type: 'recordCallError',
+            params: ({ context }) => ({ error: timeoutError(`the deadline of ${context.deadlineMs} ms passed while waiting to retry`) }),
+          },
+        },
       },
     },
     parsing: {
@@ -199,10 +369,13 @@ export const checkpointMachine = setup({
       ],
     },
     validationGate: {
-      entry: [enter('validationGate'), 'awaitVerdict'],
+      entry: [enter('validationGate'), 'awaitVerdict', 'startValidation'],
+      exit: stopChild('validate'),
       on: {
         'validator.returned': { actions: { type: 'recordReturn', params: ({ event }) => ({ returned: event.value }) } },
         'validator.threw': { actions: { type: 'recordThrow', params: ({ event }) => ({ thrown: event.error }) } },
+        'xstate.done.actor.validate': { actions: raise(({ event }) => ({ type: 'validator.returned', value: outputOf(event) })) },
+        'xstate.error.actor.validate': { actions: raise(({ event }) => ({ type: 'validator.threw', error: errorOf(event) })) },
       },
       always: [
         { guard: 'passedValidation', target: 'confidenceGate' },

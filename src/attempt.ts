@@ -1,3 +1,4 @@
+import type { CallTry } from './call-retries.js';
 import type { JsonObject } from './json-objects.js';
 import { parseReply } from './parse.js';
 import type { Verdict } from './validation.js';
@@ -24,6 +25,8 @@ export interface Attempt {
   readonly validationError: string | null;
   /** The decoded JSON object, uncoerced, extra keys included; null unless parsed. */
   readonly parsed: JsonObject | null;
+  /** Every call made for this attempt: one, or more when `callRetries` retried failed calls. */
+  readonly callTries: readonly CallTry[];
 }
 
 /** An attempt with every field in the documented order, so logs and JSON read the same every time. */
@@ -41,6 +44,7 @@ function attempt(fields: Partial<Attempt> & Pick<Attempt, 'rawText'>): Attempt {
     passedValidation: fields.passedValidation ?? true,
     validationError: fields.validationError ?? null,
     parsed: fields.parsed ?? null,
+    callTries: Object.freeze(fields.callTries ?? []),
   };
 }
 
@@ -48,22 +52,27 @@ function attempt(fields: Partial<Attempt> & Pick<Attempt, 'rawText'>): Attempt {
 export const NO_REPLY_YET: Attempt = Object.freeze(attempt({ rawText: '' }));
 
 /** The attempt a reply makes, parsed or not. */
-export function attemptFromReply(rawText: string): Attempt {
+export function attemptFromReply(rawText: string, callTries: readonly CallTry[]): Attempt {
   const reading = parseReply(rawText);
-  if (!reading.ok) return attempt({ rawText, error: reading.error });
-  return attempt({ ...reading, rawText, parseOk: true });
+  if (!reading.ok) return attempt({ rawText, error: reading.error, callTries });
+  return attempt({ ...reading, rawText, parseOk: true, callTries });
 }
 
 /** The attempt a throwing `callFn` makes. */
-export function attemptFromCallError(thrown: unknown): Attempt {
+export function attemptFromCallError(thrown: unknown, callTries: readonly CallTry[]): Attempt {
   const { name, message } = describeThrown(thrown);
-  return attempt({ rawText: `${name}: ${message}`, error: message, callFailed: true });
+  return attempt({ rawText: `${name}: ${message}`, error: message, callFailed: true, callTries });
 }
 
 /** The attempt a `callFn` makes that returned something other than a string. */
-export function attemptFromNonText(returned: unknown): Attempt {
+export function attemptFromNonText(returned: unknown, callTries: readonly CallTry[]): Attempt {
   const error = `callFn returned ${describeValue(returned)}, expected string`;
-  return attempt({ rawText: `TypeError: ${error}`, error, callFailed: true });
+  return attempt({ rawText: `TypeError: ${error}`, error, callFailed: true, callTries });
+}
+
+/** What Booth counts as thrown when a call outlives its time: a `TimeoutError`. */
+export function timeoutError(message: string): { readonly name: string; readonly message: string } {
+  return { name: 'TimeoutError', message };
 }
 
 export function withVerdict(draft: Attempt, verdict: Verdict): Attempt {

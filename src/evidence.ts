@@ -37,11 +37,8 @@ export function checkWithEvidence<E>(
     throw new TypeError(`Expected \`evidence\` to be an array, null or undefined, got ${describeValue(evidence)}.`);
   }
 
-  const actor = startRun(evidenceMachine, {
-    answer: answer ?? null,
-    hasEvidence: Array.isArray(evidence) && evidence.length > 0,
-    threshold: evidenceThreshold,
-  });
+  const input = { answer: answer ?? null, hasEvidence: Array.isArray(evidence) && evidence.length > 0, threshold: evidenceThreshold };
+  const actor = startRun(evidenceMachine, { input });
   try {
     for (;;) {
       const snapshot = actor.getSnapshot();

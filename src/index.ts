@@ -1,4 +1,7 @@
-export { acheck, check } from './check.js';
+export { acheck } from './acheck.js';
+export { check } from './check.js';
+export { type Checkpoint, CheckpointError, type CheckpointStore, fileStore, memoryStore } from './checkpoints.js';
+export type { CallRetryPolicy, CallTry } from './call-retries.js';
 export { checkWithEvidence, type CompareFn } from './evidence.js';
 export {
   AMBIGUOUS,

@@ -1,5 +1,24 @@
-import { type Actor, type AnyStateMachine, createActor, type InputFrom } from 'xstate';
+import {
+  type Actor,
+  type ActorOptions,
+  type AnyActorLogic,
+  type AnyStateMachine,
+  createActor,
+  type InputFrom,
+  type Snapshot,
+} from 'xstate';
 import type { Inspector } from './options.js';
+
+/** XState's clock interface, which it does not export by name. */
+type Clock = NonNullable<ActorOptions<AnyActorLogic>['clock']>;
+
+export interface RunOptions<TMachine extends AnyStateMachine> {
+  readonly input: InputFrom<TMachine>;
+  /** A persisted snapshot to resume from instead of starting afresh. */
+  readonly snapshot?: Snapshot<unknown> | undefined;
+  readonly inspect?: Inspector | null;
+  readonly clock?: Clock | undefined;
+}
 
 /**
  * Starts a machine for one run. The error observer matters: without one, XState
@@ -7,13 +26,14 @@ import type { Inspector } from './options.js';
  * crash the process long after the caller moved on. With it, the actor just stops in
  * an `error` snapshot, which `failIfBroken()` turns into a throw at the call site.
  */
-export function startRun<TMachine extends AnyStateMachine>(
-  machine: TMachine,
-  input: InputFrom<TMachine>,
-  inspect: Inspector | null = null,
-): Actor<TMachine> {
-  // Inspection is attached only when asked for: XState does no inspection work otherwise.
-  const actor = createActor(machine, inspect ? { input, inspect } : { input });
+export function startRun<TMachine extends AnyStateMachine>(machine: TMachine, options: RunOptions<TMachine>): Actor<TMachine> {
+  const actor = createActor(machine, {
+    input: options.input,
+    // Inspection is attached only when asked for: XState does no inspection work otherwise.
+    ...(options.inspect ? { inspect: options.inspect } : {}),
+    ...(options.snapshot ? { snapshot: options.snapshot } : {}),
+    ...(options.clock ? { clock: options.clock } : {}),
+  });
   actor.subscribe({ error: () => {} });
   actor.start();
   return actor;
@@ -23,3 +43,9 @@ export function startRun<TMachine extends AnyStateMachine>(
 export function failIfBroken(snapshot: { status: string; error: unknown }): void {
   if (snapshot.status === 'error') throw snapshot.error;
 }
+
+/** The clock of a synchronous run: no time passes before it ends, so no timer ever fires. */
+export const FROZEN_CLOCK: Clock = {
+  setTimeout: () => 0,
+  clearTimeout: () => {},
+};

@@ -1,5 +1,7 @@
 import type { InspectionEvent, Observer } from 'xstate';
 import type { Attempt } from './attempt.js';
+import type { CallRetryPolicy } from './call-retries.js';
+import type { CheckpointStore } from './checkpoints.js';
 import { DEFAULT_EVIDENCE_THRESHOLD, DEFAULT_MAX_RETRIES, DEFAULT_THRESHOLD } from './constants.js';
 import type { Validator } from './validation.js';
 import { describeValue, isAsyncFunction } from './values.js';
@@ -39,8 +41,18 @@ export type Inspector = Observer<InspectionEvent> | ((event: InspectionEvent) =>
 export interface AsyncCheckOptions extends Omit<CheckOptions, 'onAttempt'> {
   /** Like `check()`'s, and awaited when it returns a Promise. */
   onAttempt?: ((index: number, attempt: Attempt) => void | PromiseLike<unknown>) | null | undefined;
-  /** Aborting rejects `acheck()` with `signal.reason` at once and makes no further call. */
+  /** Aborting rejects `acheck()` with `signal.reason` at once, stops any wait, and makes no further call. */
   signal?: AbortSignal | null | undefined;
+  /** A call that takes longer fails as timed out (and its signal aborts); the run goes on as for any failed call. */
+  timeoutMs?: number | null | undefined;
+  /** When this many ms have passed, no new call starts and the result is UNCERTAIN with the attempts so far. */
+  deadlineMs?: number | null | undefined;
+  /** Retry failed calls (not bad answers) with jittered exponential backoff; every try is in `attempt.callTries`. */
+  callRetries?: CallRetryPolicy | null | undefined;
+  /** Where to save the run after each attempt, so that an `acheck()` with the same `key` resumes it. */
+  checkpoint?: CheckpointStore | null | undefined;
+  /** Names the run in `checkpoint`. */
+  key?: string | null | undefined;
 }
 
 export interface EvidenceOptions {
@@ -55,12 +67,17 @@ export interface CheckSettings {
   readonly validator: ((answer: string) => unknown) | null;
   readonly signal: AbortSignal | null;
   readonly inspect: Inspector | null;
+  readonly timeoutMs: number | null;
+  readonly deadlineMs: number | null;
+  readonly callRetries: CallRetryPolicy | null;
+  readonly checkpoint: { readonly store: CheckpointStore; readonly key: string } | null;
 }
 
 type Entry = 'check' | 'acheck';
 
 const CHECK_KEYS = ['threshold', 'maxRetries', 'onAttempt', 'validator', 'inspect'] as const;
-const ACHECK_KEYS = [...CHECK_KEYS, 'signal'] as const;
+const ASYNC_ONLY_KEYS = ['signal', 'timeoutMs', 'deadlineMs', 'callRetries', 'checkpoint', 'key'] as const;
+const ACHECK_KEYS = [...CHECK_KEYS, ...ASYNC_ONLY_KEYS] as const;
 const EVIDENCE_KEYS = ['evidenceThreshold'] as const;
 
 /** Checks the arguments of `check()` / `acheck()` in the documented order, reading each option once. */
@@ -92,7 +109,18 @@ export function readCheckArguments(entry: Entry, callFn: unknown, prompt: unknow
     );
   }
   const inspect = inspector(given['inspect']);
-  return { threshold, maxRetries, onAttempt, validator, inspect, signal: abortSignal(given['signal']) };
+  return {
+    threshold,
+    maxRetries,
+    onAttempt,
+    validator,
+    inspect,
+    signal: abortSignal(given['signal']),
+    timeoutMs: duration('timeoutMs', given['timeoutMs']),
+    deadlineMs: duration('deadlineMs', given['deadlineMs']),
+    callRetries: callRetryPolicy(given['callRetries']),
+    checkpoint: checkpointOption(given['checkpoint'], given['key']),
+  };
 }
 
 /** Checks the options of `checkWithEvidence()`: shape first, then the threshold. */
@@ -107,28 +135,29 @@ export function readEvidenceOptions(options: unknown): { readonly evidenceThresh
  * The options object as a map of the keys it sets. Unknown keys fail whatever their value,
  * since a misspelt option silently ignored is a bug the caller cannot see.
  */
-function readShape(entry: string, options: unknown, known: readonly string[]): Record<string, unknown> {
+function readShape(entry: string, options: unknown, known: readonly string[], label = '`options`'): Record<string, unknown> {
   if (options === undefined || options === null) return {};
   if (!isPlainObject(options)) {
-    throw new TypeError(`Expected \`options\` to be a plain object, got ${describeValue(options)}.`);
+    throw new TypeError(`Expected ${label} to be a plain object, got ${describeValue(options)}.`);
   }
   const given: Record<string, unknown> = Object.create(null);
   for (const key of Object.keys(options)) {
-    if (!known.includes(key)) throw new TypeError(unknownOptionMessage(entry, key, known));
+    if (!known.includes(key)) throw new TypeError(unknownOptionMessage(entry, key, known, label));
     const value = (options as Record<string, unknown>)[key];
     if (value !== undefined) given[key] = value;
   }
   return given;
 }
 
-function unknownOptionMessage(entry: string, key: string, known: readonly string[]): string {
-  if (entry === 'check' && key === 'signal') {
-    return 'Unknown option `signal` for check(): a synchronous check cannot be cancelled; use acheck(), which accepts `signal`.';
+function unknownOptionMessage(entry: string, key: string, known: readonly string[], label: string): string {
+  const where = label === '`options`' ? `${entry}()` : label;
+  if (entry === 'check' && (ASYNC_ONLY_KEYS as readonly string[]).includes(key)) {
+    return `Unknown option \`${key}\` for check(): a synchronous check cannot wait, time out or be resumed; use acheck(), which accepts \`${key}\`.`;
   }
   const wanted = key.replace(/[_-]+([a-z])/gi, (_, c: string) => c.toUpperCase()).toLowerCase();
   const suggestion = known.find((name) => name.toLowerCase() === wanted);
-  if (suggestion) return `Unknown option \`${key}\` for ${entry}(); did you mean \`${suggestion}\`?`;
-  return `Unknown option \`${key}\` for ${entry}(); the options are ${known.map((name) => `\`${name}\``).join(', ')}.`;
+  if (suggestion) return `Unknown option \`${key}\` for ${where}; did you mean \`${suggestion}\`?`;
+  return `Unknown option \`${key}\` for ${where}; the options are ${known.map((name) => `\`${name}\``).join(', ')}.`;
 }
 
 /** Plain objects from any realm: their prototype is null or a realm's Object.prototype. */
@@ -176,6 +205,57 @@ function inspector(value: unknown): Inspector | null {
   throw new TypeError(
     `Expected \`inspect\` to be an inspection callback or observer ({ next(event) {…} }), got ${describeValue(value)}.`,
   );
+}
+
+function duration(name: string, value: unknown): number | null {
+  if (value === undefined || value === null) return null;
+  if (typeof value !== 'number') {
+    throw new TypeError(`Expected \`${name}\` to be a number of milliseconds, got ${describeValue(value)}.`);
+  }
+  if (!(value > 0 && value <= MAX_TIMER_MS)) {
+    throw new RangeError(`Expected \`${name}\` to be more than 0 and at most ${MAX_TIMER_MS} ms, got ${describeValue(value)}.`);
+  }
+  return value;
+}
+
+/** Node's timers cannot wait longer. */
+const MAX_TIMER_MS = 2 ** 31 - 2;
+
+const RETRY_KEYS = ['retries', 'minDelayMs', 'maxDelayMs', 'factor'] as const;
+
+function callRetryPolicy(value: unknown): CallRetryPolicy | null {
+  if (value === undefined || value === null) return null;
+  const given = readShape('callRetries', value, RETRY_KEYS, '`callRetries`');
+  const retries = given['retries'];
+  if (typeof retries !== 'number' || !Number.isInteger(retries) || retries < 0) {
+    throw new TypeError(`Expected \`callRetries.retries\` to be a whole number, 0 or more, got ${describeValue(retries)}.`);
+  }
+  const policy: { -readonly [K in keyof CallRetryPolicy]: CallRetryPolicy[K] } = { retries };
+  for (const name of ['minDelayMs', 'maxDelayMs', 'factor'] as const) {
+    const setting = given[name];
+    if (setting === undefined) continue;
+    if (typeof setting !== 'number' || !Number.isFinite(setting) || setting < (name === 'factor' ? 1 : 0)) {
+      throw new TypeError(
+        `Expected \`callRetries.${name}\` to be a number ${name === 'factor' ? 'of at least 1' : 'of ms, 0 or more'}, got ${describeValue(setting)}.`,
+      );
+    }
+    policy[name] = setting;
+  }
+  return policy;
+}
+
+function checkpointOption(store: unknown, key: unknown): CheckSettings['checkpoint'] {
+  if ((store === undefined || store === null) && (key === undefined || key === null)) return null;
+  const methods = ['load', 'save', 'delete'] as const;
+  if (typeof store !== 'object' || store === null || methods.some((m) => typeof (store as Record<string, unknown>)[m] !== 'function')) {
+    throw new TypeError(
+      `Expected \`checkpoint\` to be a store with load(key), save(key, checkpoint) and delete(key), such as memoryStore() or fileStore(dir), got ${describeValue(store)}.`,
+    );
+  }
+  if (typeof key !== 'string' || key === '') {
+    throw new TypeError(`Expected \`key\` to be a non-empty string naming the run in \`checkpoint\`, got ${describeValue(key)}.`);
+  }
+  return { store: store as CheckpointStore, key };
 }
 
 function abortSignal(value: unknown): AbortSignal | null {

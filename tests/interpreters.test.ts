@@ -7,9 +7,9 @@ vi.mock('../src/attempt.js', async (importOriginal) => {
   const original = await importOriginal<typeof import('../src/attempt.js')>();
   return {
     ...original,
-    attemptFromReply: (rawText: string) => {
+    attemptFromReply: (rawText: string, tries: Parameters<typeof original.attemptFromReply>[1]) => {
       if (rawText === 'CRASH THE ACTION') throw new Error('bug inside the machine');
-      return original.attemptFromReply(rawText);
+      return original.attemptFromReply(rawText, tries);
     },
   };
 });

@@ -28,7 +28,7 @@ const VALIDATOR_EVENTS: CheckpointEvent[] = [validatorDone(true), validatorDone(
 
 function finalPaths(maxRetries: number, hasValidator: boolean) {
   const paths = getShortestPaths(checkpointMachine, {
-    input: { prompt: 'Capital of France?', threshold: 0.7, maxRetries, hasValidator },
+    input: { prompt: 'Capital of France?', threshold: 0.7, maxRetries, effects: 'events', validator: hasValidator },
     events: (snapshot) => {
       if (snapshot.status !== 'active') return [];
       if (snapshot.value === 'calling') return MODEL_EVENTS;

@@ -46,6 +46,7 @@ describe('§8 results', () => {
       'passedValidation',
       'validationError',
       'parsed',
+      'callTries',
     ]);
   });
 

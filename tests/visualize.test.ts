@@ -17,6 +17,7 @@ import { envelope, scripted } from './helpers.js';
 
 const CHECKPOINT_STATES = [
   'calling',
+  'backingOff',
   'parsing',
   'ambiguityGate',
   'validationGate',
@@ -54,10 +55,24 @@ describe('machine graphs', () => {
     const labels = (from: string, to: string) =>
       machineGraph(checkpointMachine).edges.find((e) => e.from === from && e.to === to)?.labels;
     expect(labels('calling', 'parsing')).toEqual(['model.replied [isText]']);
+    expect(labels('calling', 'backingOff')).toEqual(['model.failed [canRetryCall]']);
+    expect(labels('backingOff', 'calling')).toEqual(['after backoff']);
+    expect(labels('calling', 'uncertain')).toEqual(['model.replied [else]', 'model.failed [else]', 'after deadline [hasDeadline]']);
     expect(labels('parsing', 'reconsidering')).toEqual(['[parseFailed and canRetry]']);
     expect(labels('confidenceGate', 'verified')).toEqual(['[isConfident and isFirstAttempt]']);
     expect(labels('reconsidering', 'calling')).toEqual(['[callFailed]', '[parseFailed]', '[failedValidation]', '[else]']);
-    expect(labels('validationGate', 'validationGate')).toEqual(['validator.returned', 'validator.threw']);
+    expect(labels('validationGate', 'validationGate')).toEqual([
+      'validator.returned',
+      'validator.threw',
+      'done: validate',
+      'error: validate',
+    ]);
+    expect(labels('calling', 'calling')).toEqual([
+      'booth.resumed',
+      'done: callModel',
+      'error: callModel',
+      'after callTimeout [hasTimeout]',
+    ]);
   });
 
   it('Mermaid stateDiagram-v2 and DOT name every state and edge', () => {

@@ -56,8 +56,16 @@ export function machineGraph(machine: AnyStateMachine): MachineGraph {
 
 function transitionLabel(transition: TransitionLike, hasGuardedSiblings: boolean): string {
   const guard = transition.guard === undefined ? (hasGuardedSiblings ? 'else' : undefined) : guardName(transition.guard);
-  const parts = [transition.eventType, guard === undefined ? '' : `[${guard}]`].filter(Boolean);
+  const parts = [eventName(transition.eventType), guard === undefined ? '' : `[${guard}]`].filter(Boolean);
   return parts.length > 0 ? parts.join(' ') : 'always';
+}
+
+/** XState's internal event types, as a reader would name them: `after backoff`, `done: callModel`. */
+function eventName(type: string): string {
+  if (type.startsWith('xstate.after.')) return `after ${type.slice('xstate.after.'.length).split('.')[0]}`;
+  if (type.startsWith('xstate.done.actor.')) return `done: ${type.slice('xstate.done.actor.'.length)}`;
+  if (type.startsWith('xstate.error.actor.')) return `error: ${type.slice('xstate.error.actor.'.length)}`;
+  return type;
 }
 
 /** Names a guard as the machine spells it: `canRetry`, `parseFailed and canRetry`, `not isAmbiguous`. */

@@ -1,0 +1,95 @@
+import type { CheckpointEvent } from '../machines/checkpoint.js';
+import { runValidator, toResult } from './check.js';
+import { CheckpointRun, readCheckpoint } from './checkpoint-run.js';
+import { type AsyncCallFn, type AsyncCheckOptions, type CallInfo, readCheckArguments } from './options.js';
+import type { BoothResult } from './result.js';
+import { isThenable } from './values.js';
+
+/**
+ * The asynchronous `check()`: `callFn` may return the text or a Promise of it, and
+ * `onAttempt` is awaited. With `signal`, aborting rejects with `signal.reason` at once,
+ * without waiting for the call in flight, and no further call is made. Timeouts, the
+ * deadline and call retries are states of the machine; this loop only waits for them.
+ *
+ * @example
+ * const result = await acheck((prompt, { signal }) => llm(prompt, { signal }), question, { timeoutMs: 30_000 });
+ */
+export async function acheck(callFn: AsyncCallFn, prompt: string, options?: AsyncCheckOptions | null): Promise<BoothResult> {
+  const settings = readCheckArguments('acheck', callFn, prompt, options);
+  const { signal, checkpoint } = settings;
+  signal?.throwIfAborted();
+  const saved = checkpoint ? await checkpoint.store.load(checkpoint.key) : undefined;
+  signal?.throwIfAborted();
+  const resumed =
+    checkpoint && saved !== undefined && saved !== null
+      ? readCheckpoint(saved, checkpoint.key, checkpoint.store.locate?.(checkpoint.key) ?? null, prompt, settings)
+      : undefined;
+  // Give callFn a signal when the caller gave one or when Booth may abandon a call.
+  const abandons = settings.timeoutMs !== null || settings.deadlineMs !== null;
+  const run = new CheckpointRun(prompt, settings, 'async', resumed);
+  try {
+    for (;;) {
+      const need = run.next();
+      switch (need.kind) {
+        case 'call': {
+          const call = new AbortController();
+          const callSignal = abandons ? (signal ? AbortSignal.any([signal, call.signal]) : call.signal) : signal;
+          const info: CallInfo = callSignal ? { attempt: need.attempt, signal: callSignal } : { attempt: need.attempt };
+          const outcome = await untilAborted(Promise.race([callModel(callFn, need.prompt, info), run.changed()]), signal);
+          signal?.throwIfAborted();
+          // The machine moved on without this call (it timed out, or the deadline passed): drop its reply.
+          if (outcome === undefined) call.abort(new DOMException('Booth no longer waits for this call', 'AbortError'));
+          else run.send(outcome);
+          break;
+        }
+        case 'wait':
+          await untilAborted(run.changed(), signal);
+          break;
+        case 'validate':
+          run.send(runValidator(settings, need.answer));
+          break;
+        case 'report': {
+          const returned = settings.onAttempt?.(need.index, need.attempt);
+          if (isThenable(returned)) await untilAborted(Promise.resolve(returned), signal);
+          signal?.throwIfAborted();
+          if (checkpoint) await checkpoint.store.save(checkpoint.key, run.checkpoint(checkpoint.key));
+          break;
+        }
+        case 'done':
+          if (checkpoint) await checkpoint.store.delete(checkpoint.key);
+          return toResult(need.output);
+      }
+    }
+  } finally {
+    run.stop();
+  }
+}
+
+/** The call's outcome as the machine's event; never rejects. */
+async function callModel(callFn: AsyncCallFn, prompt: string, info: CallInfo): Promise<CheckpointEvent> {
+  try {
+    return { type: 'model.replied', reply: await callFn(prompt, info) };
+  } catch (error) {
+    return { type: 'model.failed', error };
+  }
+}
+
+/** Settles like `promise`, or rejects with `signal.reason` as soon as the signal aborts. */
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal | null): Promise<T> {
+  if (!signal) return promise;
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    if (signal.aborted) return onAbort();
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
+}

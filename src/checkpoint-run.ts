@@ -1,0 +1,132 @@
+import type { Actor, Snapshot } from 'xstate';
+import { type CheckpointEvent, type CheckpointOutput, checkpointMachine } from '../machines/checkpoint.js';
+import type { Attempt } from './attempt.js';
+import { type Checkpoint, CheckpointError, FORMAT, VERSION } from './checkpoints.js';
+import { failIfBroken, FROZEN_CLOCK, startRun } from './machine-run.js';
+import type { CheckSettings } from './options.js';
+
+/** What the machine needs next from its interpreter. */
+export type Need =
+  | { readonly kind: 'report'; readonly index: number; readonly attempt: Attempt }
+  | { readonly kind: 'call'; readonly prompt: string; readonly attempt: number }
+  | { readonly kind: 'validate'; readonly answer: string }
+  | { readonly kind: 'wait' }
+  | { readonly kind: 'done'; readonly output: CheckpointOutput };
+
+/**
+ * One run of the checkpoint machine, seen from an interpreter: a sequence of needs.
+ * Each finished attempt is reported before anything else happens, so `onAttempt(n)`
+ * always runs before the call of attempt n + 1 and before the result is returned.
+ */
+export class CheckpointRun {
+  readonly #actor: Actor<typeof checkpointMachine>;
+  #reported = 0;
+  #waiters: Array<() => void> = [];
+
+  /** Starts a run, or resumes the one in `checkpoint` (already checked by `readCheckpoint`). */
+  constructor(prompt: string, settings: CheckSettings, mode: 'sync' | 'async', snapshot?: Snapshot<unknown>) {
+    const input = {
+      prompt,
+      threshold: settings.threshold,
+      maxRetries: settings.maxRetries,
+      effects: 'events',
+      validator: settings.validator !== null,
+      timeoutMs: settings.timeoutMs,
+      deadlineMs: settings.deadlineMs,
+      callRetries: settings.callRetries,
+    } as const;
+    this.#actor = startRun(checkpointMachine, {
+      input,
+      snapshot,
+      inspect: settings.inspect,
+      clock: mode === 'sync' ? FROZEN_CLOCK : undefined,
+    });
+    // Every observer needs an error handler: one without makes XState report the error globally.
+    this.#actor.subscribe({
+      next: () => {
+        const waiters = this.#waiters;
+        this.#waiters = [];
+        for (const wake of waiters) wake();
+      },
+      error: () => {},
+    });
+    if (snapshot) {
+      this.#reported = this.#actor.getSnapshot().context.attempts.length;
+      this.#actor.send({ type: 'booth.resumed' });
+    }
+  }
+
+  next(): Need {
+    const snapshot = this.#actor.getSnapshot();
+    failIfBroken(snapshot);
+    const { context } = snapshot;
+    const unreported = context.attempts[this.#reported];
+    if (unreported) return { kind: 'report', index: this.#reported++, attempt: unreported };
+    if (snapshot.status === 'done') return { kind: 'done', output: snapshot.output };
+    const prompt = context.prompts[context.attempt];
+    if (snapshot.value === 'calling' && prompt) return { kind: 'call', prompt: prompt.text, attempt: context.attempt };
+    if (snapshot.value === 'validationGate') return { kind: 'validate', answer: context.draft.answer ?? '' };
+    if (snapshot.value === 'backingOff') return { kind: 'wait' };
+    throw new Error(`Booth internal error: the checkpoint machine rests in ${JSON.stringify(snapshot.value)}`);
+  }
+
+  /** Tells the machine what the model or the validator did; it decides synchronously. */
+  send(event: CheckpointEvent): void {
+    this.#actor.send(event);
+  }
+
+  /** Settles when the machine next changes on its own: a timeout, the deadline, the end of a backoff. */
+  changed(): Promise<void> {
+    return new Promise((resolve) => this.#waiters.push(resolve));
+  }
+
+  /** The run so far, as a store keeps it. */
+  checkpoint(key: string): Checkpoint {
+    return { format: FORMAT, version: VERSION, key, snapshot: this.#actor.getPersistedSnapshot() };
+  }
+
+  stop(): void {
+    this.#actor.stop();
+  }
+}
+
+/**
+ * The snapshot inside a loaded checkpoint, once it is known to be this run's: a Booth
+ * checkpoint, for this key, this prompt and these options. Anything else is an error
+ * naming the key and where it is kept — never a silent fresh start.
+ */
+export function readCheckpoint(
+  saved: unknown,
+  key: string,
+  location: string | null,
+  prompt: string,
+  settings: CheckSettings,
+): Snapshot<unknown> {
+  const fail = (problem: string): never => {
+    throw new CheckpointError(key, location, problem);
+  };
+  const checkpoint = saved as Partial<Checkpoint> | null;
+  if (typeof checkpoint !== 'object' || checkpoint === null || checkpoint.format !== FORMAT) {
+    fail('is not a Booth checkpoint. Delete it to start the run afresh.');
+  }
+  if (checkpoint?.version !== VERSION) fail(`has version ${String(checkpoint?.version)}; this Booth reads version ${VERSION}.`);
+  if (checkpoint?.key !== key) fail(`was saved for key ${JSON.stringify(checkpoint?.key)}.`);
+  const snapshot = checkpoint?.snapshot as { status?: unknown; value?: unknown; context?: Record<string, unknown> } | undefined;
+  const context = snapshot?.context;
+  if (snapshot?.status !== 'active' || typeof snapshot.value !== 'string' || typeof context !== 'object' || !Array.isArray(context['attempts'])) {
+    fail('holds no resumable run of the checkpoint machine.');
+  }
+  const expected: Record<string, unknown> = {
+    prompt,
+    threshold: settings.threshold,
+    maxRetries: settings.maxRetries,
+    hasValidator: settings.validator !== null,
+    effects: 'events',
+  };
+  for (const [name, value] of Object.entries(expected)) {
+    if (context?.[name] !== value) {
+      fail(`belongs to a different run: its ${name} is ${JSON.stringify(context?.[name])}, this call's is ${JSON.stringify(value)}.`);
+    }
+  }
+  return snapshot as Snapshot<unknown>;
+}
