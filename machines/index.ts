@@ -11,8 +11,12 @@ export {
   type CheckpointState,
   type CheckpointStatus,
   checkpointMachine,
+  type ModelCall,
+  type ModelFn,
   type TraceStep,
+  type ValidationRequest,
 } from './checkpoint.js';
+export { modelActor, validatorActor } from './actors.js';
 export {
   type EvidenceContext,
   type EvidenceEvent,

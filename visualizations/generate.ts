@@ -6,6 +6,7 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { checkpointMachine } from '../machines/checkpoint.js';
+import { clarifyMachine } from '../machines/clarify.js';
 import { evidenceMachine } from '../machines/evidence.js';
 import { machineToDot, machineToMermaid, machineToSvg } from '../src/visualize/index.js';
 
@@ -19,6 +20,7 @@ async function expectedFiles(): Promise<Map<URL, string>> {
   for (const [name, machine] of [
     ['checkpoint', checkpointMachine],
     ['evidence', evidenceMachine],
+    ['clarify', clarifyMachine],
   ] as const) {
     files.set(new URL(`${name}.mmd`, here), machineToMermaid(machine));
     files.set(new URL(`${name}.dot`, here), machineToDot(machine));

@@ -1,0 +1,24 @@
+import { fromPromise } from 'xstate';
+import type { Validator } from '../src/validation.js';
+import type { ModelCall, ValidationRequest } from './checkpoint.js';
+
+/**
+ * The checkpoint machine's `callModel` actor from a plain function, for `.provide()`:
+ *
+ * @example
+ * const booth = checkpointMachine.provide({ actors: { callModel: modelActor((prompt, { signal }) => llm(prompt, { signal })) } });
+ *
+ * The signal aborts when the machine stops waiting (a timeout, the deadline, the parent stopping).
+ */
+export function modelActor(call: (prompt: string, info: { readonly attempt: number; readonly signal: AbortSignal }) => unknown) {
+  return fromPromise<unknown, ModelCall>(async ({ input, signal }) => call(input.prompt, { attempt: input.attempt, signal }));
+}
+
+/**
+ * The checkpoint machine's `validate` actor from a validator, for `.provide()` (then give
+ * the machine `validator: true` in its input). It may be async here: in a workflow the
+ * machine simply waits for it.
+ */
+export function validatorActor(validator: (answer: string) => ReturnType<Validator> | PromiseLike<ReturnType<Validator>>) {
+  return fromPromise<unknown, ValidationRequest>(async ({ input }) => validator(input.answer));
+}
