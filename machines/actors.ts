@@ -1,6 +1,5 @@
 import { fromPromise } from 'xstate';
-import type { Validator } from '../src/validation.js';
-import type { ModelCall, ValidationRequest } from './checkpoint.js';
+import type { ModelCall, ValidationRequest, WorkflowValidator } from './checkpoint.js';
 
 /**
  * The checkpoint machine's `callModel` actor from a plain function, for `.provide()`:
@@ -19,6 +18,6 @@ export function modelActor(call: (prompt: string, info: { readonly attempt: numb
  * the machine `validator: true` in its input). It may be async here: in a workflow the
  * machine simply waits for it.
  */
-export function validatorActor(validator: (answer: string) => ReturnType<Validator> | PromiseLike<ReturnType<Validator>>) {
+export function validatorActor(validator: WorkflowValidator) {
   return fromPromise<unknown, ValidationRequest>(async ({ input }) => validator(input.answer));
 }

@@ -55,6 +55,9 @@ export interface TraceStep<TState extends string = CheckpointState> {
 /** A model call as a plain function: the prompt in, the raw text (or a Promise of it) out. */
 export type ModelFn = (prompt: string, info: { readonly attempt: number; readonly signal: AbortSignal }) => unknown;
 
+/** A validator in a workflow, where it may also answer with a Promise. */
+export type WorkflowValidator = (answer: string) => ReturnType<Validator> | PromiseLike<ReturnType<Validator>>;
+
 export interface CheckpointInput {
   /** The question, as the caller wrote it. */
   readonly prompt: string;
@@ -72,7 +75,7 @@ export interface CheckpointInput {
   /** The model, for the default `callModel` actor; or `.provide()` your own `callModel` actor. */
   readonly model?: ModelFn;
   /** A validator function for the default `validate` actor, or `true` when a provided `validate` actor judges. */
-  readonly validator?: Validator | boolean;
+  readonly validator?: WorkflowValidator | boolean;
   /** A call that takes longer fails as timed out. */
   readonly timeoutMs?: number | null;
   /** When this many ms have passed since the run began, no new call starts and the run ends UNCERTAIN. */
@@ -88,7 +91,7 @@ export interface CheckpointContext {
   readonly effects: 'actors' | 'events';
   /** Only in workflows given a plain function: functions do not survive persistence. */
   readonly model: ModelFn | null;
-  readonly validator: Validator | null;
+  readonly validator: WorkflowValidator | null;
   readonly hasValidator: boolean;
   readonly timeoutMs: number | null;
   /** Epoch ms after which no new call starts; null without a deadline. */
@@ -150,7 +153,7 @@ export interface ModelCall {
 /** What the `validate` actor is asked. */
 export interface ValidationRequest {
   readonly answer: string;
-  readonly validator: Validator | null;
+  readonly validator: WorkflowValidator | null;
 }
 
 /** A delay for `after` that never comes in practice: XState delays must be numbers. */

@@ -15,6 +15,7 @@ export {
   type ModelFn,
   type TraceStep,
   type ValidationRequest,
+  type WorkflowValidator,
 } from './checkpoint.js';
 export { modelActor, validatorActor } from './actors.js';
 export {

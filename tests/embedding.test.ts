@@ -75,6 +75,21 @@ describe('embedding the checkpoint machine in a workflow', () => {
     expect(output.attempts.map((a) => a.validationError)).toEqual(['four digits', null]);
   });
 
+  it('a plain validator function in the input may be async in a workflow', async () => {
+    const replies = [envelope('MCMLXXXIX', 0.9), envelope('1989', 0.9)];
+    const output = await toPromise(
+      createActor(checkpointMachine, {
+        input: {
+          prompt: 'Year the Berlin Wall fell?',
+          model: async () => replies.shift() ?? '',
+          validator: async (answer: string) => /^\d{4}$/.test(answer),
+        },
+      }).start(),
+    );
+    expect(output.status).toBe('REPAIRED');
+    expect(output.attempts[0]?.validationError).toBe('the validator returned false');
+  });
+
   it('fromPromise works as the model actor too', async () => {
     const booth = checkpointMachine.provide({
       actors: { callModel: fromPromise(async ({ input }) => envelope(`echo: ${input.prompt.split('\n')[0]}`, 0.9)) },
