@@ -1,4 +1,16 @@
-import { and, assign, type DoneActorEvent, type ErrorActorEvent, type EventObject, enqueueActions, fromPromise, raise, setup, stopChild } from 'xstate';
+import {
+  and,
+  assign,
+
+  type DoneActorEvent,
+  type ErrorActorEvent,
+  type EventObject,
+  enqueueActions,
+  fromPromise,
+  raise,
+  setup,
+  stopChild,
+} from 'xstate';
 import {
   type Attempt,
   attemptFromCallError,
@@ -84,7 +96,8 @@ export interface CheckpointInput {
   readonly callRetries?: CallRetryPolicy | null;
 }
 
-export interface CheckpointContext {
+/** What a run was asked to do; set once when it starts. */
+export interface CheckpointSettings {
   readonly prompt: string;
   readonly threshold: number;
   readonly maxRetries: number;
@@ -94,10 +107,19 @@ export interface CheckpointContext {
   readonly validator: WorkflowValidator | null;
   readonly hasValidator: boolean;
   readonly timeoutMs: number | null;
+  readonly deadlineMs: number | null;
   /** Epoch ms after which no new call starts; null without a deadline. */
   readonly deadlineAt: number | null;
-  readonly deadlineMs: number | null;
   readonly callRetries: CallRetryPolicy | null;
+}
+
+/**
+ * The machine's data. The settings sit in one object of their own: the context is copied
+ * on every update, and a flat context this wide would drop out of V8's fast object mode
+ * and make every copy several times slower.
+ */
+export interface CheckpointContext {
+  readonly settings: CheckpointSettings;
   /** Index of the attempt under way, from 0. */
   readonly attempt: number;
   /** The prompts sent so far, one per attempt: the last is the one the model is answering. */
@@ -140,8 +162,11 @@ export type CheckpointEvent =
   | { readonly type: 'model.failed'; readonly error: unknown }
   | { readonly type: 'validator.returned'; readonly value: unknown }
   | { readonly type: 'validator.threw'; readonly error: unknown }
-  /** Sent once after a persisted snapshot is restored: it re-arms the state's timers, which do not persist. */
-  | { readonly type: 'booth.resumed' };
+  /** Sent once after a persisted snapshot is restored: it re-arms the timers, which do not persist. */
+  | { readonly type: 'booth.resumed' }
+  /** Raised by the machine itself, after `timeoutMs` in `calling` and at the deadline. */
+  | { readonly type: 'model.timedOut' }
+  | { readonly type: 'run.deadline' };
 
 /** What the `callModel` actor is asked. */
 export interface ModelCall {
@@ -156,8 +181,6 @@ export interface ValidationRequest {
   readonly validator: WorkflowValidator | null;
 }
 
-/** A delay for `after` that never comes in practice: XState delays must be numbers. */
-const NEVER_MS = 2 ** 31 - 1;
 
 const enter = (state: CheckpointState) => ({ type: 'enter', params: { state } }) as const;
 const conclude = (status: CheckpointStatus) => ({ type: 'conclude', params: { status } }) as const;
@@ -167,7 +190,7 @@ const withDraft = (context: CheckpointContext): readonly Attempt[] => [...contex
 // Spawned actors' done and error events are not part of the machine's typed events.
 const outputOf = (event: EventObject): unknown => (event as DoneActorEvent).output;
 const errorOf = (event: EventObject): unknown => (event as ErrorActorEvent).error;
-const timeLeft = (context: CheckpointContext) => context.deadlineAt === null || Date.now() < context.deadlineAt;
+const timeLeft = ({ settings }: CheckpointContext) => settings.deadlineAt === null || Date.now() < settings.deadlineAt;
 
 export const checkpointMachine = setup({
   types: {
@@ -189,41 +212,47 @@ export const checkpointMachine = setup({
     }),
   },
   delays: {
-    callTimeout: ({ context }) => context.timeoutMs ?? NEVER_MS,
     backoff: ({ context }) => context.backoffMs,
-    deadline: ({ context }) => (context.deadlineAt === null ? NEVER_MS : Math.max(0, context.deadlineAt - Date.now())),
   },
   guards: {
-    canRetry: ({ context }) => context.attempt < context.maxRetries && timeLeft(context),
+    canRetry: ({ context }) => context.attempt < context.settings.maxRetries && timeLeft(context),
     canRetryCall: ({ context }, { error }: { error: unknown }) =>
-      context.callRetries !== null && context.tries.length < context.callRetries.retries && isTransient(error) && timeLeft(context),
-    hasTimeout: ({ context }) => context.timeoutMs !== null,
-    hasDeadline: ({ context }) => context.deadlineAt !== null,
+      context.settings.callRetries !== null && context.tries.length < context.settings.callRetries.retries && isTransient(error) && timeLeft(context),
     isText: (_, { reply }: { reply: unknown }) => typeof reply === 'string',
     parseFailed: ({ context }) => !context.draft.parseOk,
     isAmbiguous: ({ context }) => context.draft.ambiguous,
-    hasValidator: ({ context }) => context.hasValidator,
+    hasValidator: ({ context }) => context.settings.hasValidator,
     passedValidation: ({ context }) => !context.awaitingVerdict && context.draft.passedValidation,
     failedValidation: ({ context }) => !context.awaitingVerdict && !context.draft.passedValidation,
-    isConfident: ({ context }) => (context.draft.confidence ?? -1) >= context.threshold,
+    isConfident: ({ context }) => (context.draft.confidence ?? -1) >= context.settings.threshold,
     isFirstAttempt: ({ context }) => context.attempt === 0,
     callFailed: ({ context }) => context.draft.callFailed,
   },
   actions: {
-    // A state re-entered on resume is the same visit: it is recorded once.
-    enter: assign(({ context }, { state }: { state: CheckpointState }) => {
-      const last = context.trace.at(-1);
-      if (last?.state === state && last.attempt === context.attempt) return {};
-      return { trace: [...context.trace, { state, attempt: context.attempt }] };
-    }),
-    startCall: enqueueActions(({ context, enqueue }) => {
-      if (context.effects !== 'actors') return;
-      const input: ModelCall = { prompt: context.prompts.at(-1)?.text ?? '', attempt: context.attempt, model: context.model };
+    enter: assign(({ context }, { state }: { state: CheckpointState }) => ({
+      trace: [...context.trace, { state, attempt: context.attempt }],
+    })),
+    // Timers are delayed events raised only when asked for: a run without them schedules nothing.
+    beginCall: enqueueActions(({ context, enqueue }) => {
+      if (context.settings.timeoutMs !== null) enqueue.raise({ type: 'model.timedOut' }, { id: 'callTimeout', delay: context.settings.timeoutMs });
+      if (context.settings.effects !== 'actors') return;
+      const input: ModelCall = { prompt: context.prompts.at(-1)?.text ?? '', attempt: context.attempt, model: context.settings.model };
       enqueue.spawnChild('callModel', { id: 'callModel', input });
     }),
+    endCall: enqueueActions(({ context, enqueue }) => {
+      if (context.settings.timeoutMs !== null) enqueue.cancel('callTimeout');
+      if (context.settings.effects === 'actors') enqueue.stopChild('callModel');
+    }),
+    armCallTimeout: enqueueActions(({ context, enqueue }) => {
+      if (context.settings.timeoutMs !== null) enqueue.raise({ type: 'model.timedOut' }, { id: 'callTimeout', delay: context.settings.timeoutMs });
+    }),
+    armDeadline: enqueueActions(({ context, enqueue }) => {
+      if (context.settings.deadlineAt === null) return;
+      enqueue.raise({ type: 'run.deadline' }, { id: 'deadline', delay: Math.max(0, context.settings.deadlineAt - Date.now()) });
+    }),
     startValidation: enqueueActions(({ context, enqueue }) => {
-      if (context.effects !== 'actors') return;
-      enqueue.spawnChild('validate', { id: 'validate', input: { answer: context.draft.answer ?? '', validator: context.validator } });
+      if (context.settings.effects !== 'actors') return;
+      enqueue.spawnChild('validate', { id: 'validate', input: { answer: context.draft.answer ?? '', validator: context.settings.validator } });
     }),
     recordReply: assign(({ context }, { reply }: { reply: string }) => ({
       draft: { ...NO_REPLY_YET, rawText: reply, callTries: [...context.tries, { error: null, delayMs: null }] },
@@ -236,7 +265,7 @@ export const checkpointMachine = setup({
       draft: attemptFromCallError(error, [...context.tries, { error: describeThrown(error).message, delayMs: null }]),
     })),
     scheduleTry: assign(({ context }, { error }: { error: unknown }) => {
-      const policy = context.callRetries ?? { retries: 0 };
+      const policy = context.settings.callRetries ?? { retries: 0 };
       const backoffMs = backoffDelay(policy, context.tries.length + 1, retryAfterOf(error), Math.random());
       return { backoffMs, tries: [...context.tries, { error: describeThrown(error).message, delayMs: backoffMs }] };
     }),
@@ -253,7 +282,7 @@ export const checkpointMachine = setup({
     prepareRetry: assign(({ context }, { kind }: { kind: RetryKind }) => ({
       attempt: context.attempt + 1,
       tries: [],
-      prompts: [...context.prompts, Object.freeze({ kind, text: retryPrompt(context.prompt, kind, context.draft) })],
+      prompts: [...context.prompts, Object.freeze({ kind, text: retryPrompt(context.settings.prompt, kind, context.draft) })],
     })),
     conclude: assign(({ context }, { status }: { status: CheckpointStatus }) => ({ attempts: withDraft(context), status })),
   },
@@ -262,7 +291,7 @@ export const checkpointMachine = setup({
   context: ({ input }) => {
     const validator = typeof input.validator === 'function' ? input.validator : null;
     const deadlineMs = input.deadlineMs ?? null;
-    return {
+    const settings: CheckpointSettings = Object.freeze({
       prompt: input.prompt,
       threshold: input.threshold ?? DEFAULT_THRESHOLD,
       maxRetries: input.maxRetries ?? DEFAULT_MAX_RETRIES,
@@ -274,6 +303,9 @@ export const checkpointMachine = setup({
       deadlineMs,
       deadlineAt: deadlineMs === null ? null : Date.now() + deadlineMs,
       callRetries: input.callRetries ?? null,
+    });
+    return {
+      settings,
       attempt: 0,
       prompts: [Object.freeze({ kind: 'first' as const, text: firstPrompt(input.prompt) })],
       tries: [],
@@ -285,11 +317,13 @@ export const checkpointMachine = setup({
       status: null,
     };
   },
+  entry: 'armDeadline',
+  on: { 'booth.resumed': { actions: 'armDeadline' } },
   initial: 'calling',
   states: {
     calling: {
-      entry: [enter('calling'), 'startCall'],
-      exit: stopChild('callModel'),
+      entry: [enter('calling'), 'beginCall'],
+      exit: 'endCall',
       on: {
         'model.replied': [
           {
@@ -317,43 +351,34 @@ export const checkpointMachine = setup({
           },
           { target: 'uncertain', actions: { type: 'recordCallError', params: ({ event }) => ({ error: event.error }) } },
         ],
-        // The spawned actor's outcome, translated into the machine's own events.
-        'booth.resumed': { target: 'calling', reenter: true },
-        'xstate.done.actor.callModel': { actions: raise(({ event }) => ({ type: 'model.replied', reply: outputOf(event) })) },
-        'xstate.error.actor.callModel': { actions: raise(({ event }) => ({ type: 'model.failed', error: errorOf(event) })) },
-      },
-      after: {
-        callTimeout: {
-          guard: 'hasTimeout',
-          actions: raise(({ context }) => ({
-            type: 'model.failed',
-            error: timeoutError(`callFn timed out after ${context.timeoutMs} ms`),
-          })),
+        'model.timedOut': {
+          actions: raise(({ context }) => ({ type: 'model.failed', error: timeoutError(`callFn timed out after ${context.settings.timeoutMs} ms`) })),
         },
-        deadline: {
-          guard: 'hasDeadline',
+        'run.deadline': {
           target: 'uncertain',
           actions: {
             type: 'recordCallError',
-            params: ({ context }) => ({ error: timeoutError(`the deadline of ${context.deadlineMs} ms passed during the call`) }),
+            params: ({ context }) => ({ error: timeoutError(`the deadline of ${context.settings.deadlineMs} ms passed during the call`) }),
           },
         },
+        'booth.resumed': { actions: ['armDeadline', 'armCallTimeout'] },
+        // The spawned actor's outcome, translated into the machine's own events.
+        'xstate.done.actor.callModel': { actions: raise(({ event }) => ({ type: 'model.replied', reply: outputOf(event) })) },
+        'xstate.error.actor.callModel': { actions: raise(({ event }) => ({ type: 'model.failed', error: errorOf(event) })) },
       },
     },
     backingOff: {
       entry: enter('backingOff'),
-      on: { 'booth.resumed': { target: 'backingOff', reenter: true } },
-      after: {
-        backoff: { target: 'calling' },
-        deadline: {
-          guard: 'hasDeadline',
+      on: {
+        'run.deadline': {
           target: 'uncertain',
           actions: {
             type: 'recordCallError',
-            params: ({ context }) => ({ error: timeoutError(`the deadline of ${context.deadlineMs} ms passed while waiting to retry`) }),
+            params: ({ context }) => ({ error: timeoutError(`the deadline of ${context.settings.deadlineMs} ms passed while waiting to retry`) }),
           },
         },
       },
+      after: { backoff: { target: 'calling' } },
     },
     parsing: {
       entry: [enter('parsing'), 'parse'],

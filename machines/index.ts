@@ -8,6 +8,7 @@ export {
   type CheckpointEvent,
   type CheckpointInput,
   type CheckpointOutput,
+  type CheckpointSettings,
   type CheckpointState,
   type CheckpointStatus,
   checkpointMachine,

@@ -111,9 +111,16 @@ export function readCheckpoint(
   }
   if (checkpoint?.version !== VERSION) fail(`has version ${String(checkpoint?.version)}; this Booth reads version ${VERSION}.`);
   if (checkpoint?.key !== key) fail(`was saved for key ${JSON.stringify(checkpoint?.key)}.`);
-  const snapshot = checkpoint?.snapshot as { status?: unknown; value?: unknown; context?: Record<string, unknown> } | undefined;
-  const context = snapshot?.context;
-  if (snapshot?.status !== 'active' || typeof snapshot.value !== 'string' || typeof context !== 'object' || !Array.isArray(context['attempts'])) {
+  const snapshot = checkpoint?.snapshot as
+    | { status?: unknown; value?: unknown; context?: { attempts?: unknown; settings?: Record<string, unknown> } }
+    | undefined;
+  const settingsSaved = snapshot?.context?.settings;
+  if (
+    snapshot?.status !== 'active' ||
+    typeof snapshot.value !== 'string' ||
+    !Array.isArray(snapshot.context?.attempts) ||
+    typeof settingsSaved !== 'object'
+  ) {
     fail('holds no resumable run of the checkpoint machine.');
   }
   const expected: Record<string, unknown> = {
@@ -124,8 +131,8 @@ export function readCheckpoint(
     effects: 'events',
   };
   for (const [name, value] of Object.entries(expected)) {
-    if (context?.[name] !== value) {
-      fail(`belongs to a different run: its ${name} is ${JSON.stringify(context?.[name])}, this call's is ${JSON.stringify(value)}.`);
+    if (settingsSaved?.[name] !== value) {
+      fail(`belongs to a different run: its ${name} is ${JSON.stringify(settingsSaved?.[name])}, this call's is ${JSON.stringify(value)}.`);
     }
   }
   return snapshot as Snapshot<unknown>;

@@ -57,7 +57,8 @@ describe('machine graphs', () => {
     expect(labels('calling', 'parsing')).toEqual(['model.replied [isText]']);
     expect(labels('calling', 'backingOff')).toEqual(['model.failed [canRetryCall]']);
     expect(labels('backingOff', 'calling')).toEqual(['after backoff']);
-    expect(labels('calling', 'uncertain')).toEqual(['model.replied [else]', 'model.failed [else]', 'after deadline [hasDeadline]']);
+    expect(labels('calling', 'uncertain')).toEqual(['model.replied [else]', 'model.failed [else]', 'run.deadline']);
+    expect(labels('backingOff', 'uncertain')).toEqual(['run.deadline']);
     expect(labels('parsing', 'reconsidering')).toEqual(['[parseFailed and canRetry]']);
     expect(labels('confidenceGate', 'verified')).toEqual(['[isConfident and isFirstAttempt]']);
     expect(labels('reconsidering', 'calling')).toEqual(['[callFailed]', '[parseFailed]', '[failedValidation]', '[else]']);
@@ -67,12 +68,7 @@ describe('machine graphs', () => {
       'done: validate',
       'error: validate',
     ]);
-    expect(labels('calling', 'calling')).toEqual([
-      'booth.resumed',
-      'done: callModel',
-      'error: callModel',
-      'after callTimeout [hasTimeout]',
-    ]);
+    expect(labels('calling', 'calling')).toEqual(['model.timedOut', 'booth.resumed', 'done: callModel', 'error: callModel']);
   });
 
   it('Mermaid stateDiagram-v2 and DOT name every state and edge', () => {
