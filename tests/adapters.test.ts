@@ -1,0 +1,127 @@
+import Anthropic from '@anthropic-ai/sdk';
+import OpenAI from 'openai';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { fromAISDK, fromAnthropic, fromOpenAI, openAICompatible, ProviderError } from '../src/adapters.js';
+import { acheck } from '../src/index.js';
+import { envelope } from './helpers.js';
+import { startProvider } from './fixtures/provider-server.js';
+
+let provider: Awaited<ReturnType<typeof startProvider>>;
+beforeAll(async () => {
+  provider = await startProvider();
+});
+afterAll(async () => {
+  await provider.close();
+});
+beforeEach(() => {
+  provider.script.length = 0;
+  provider.received.length = 0;
+});
+
+const adapters = () => ({
+  fetch: openAICompatible({ baseURL: `${provider.url}/v1`, model: 'test-model', apiKey: 'sk-test', temperature: 0, extraBody: { seed: 7 } }),
+  openai: fromOpenAI(new OpenAI({ baseURL: `${provider.url}/v1`, apiKey: 'sk-test', maxRetries: 0 }), { model: 'test-model' }),
+  anthropic: fromAnthropic(new Anthropic({ baseURL: provider.url, apiKey: 'sk-test', maxRetries: 0 }), { model: 'test-model' }),
+});
+
+describe.each(['fetch', 'openai', 'anthropic'] as const)('%s adapter against a local server', (name) => {
+  it('a successful reply goes through acheck()', async () => {
+    provider.script.push({ text: envelope('Paris', 0.9) });
+    const result = await acheck(adapters()[name], 'Capital of France?');
+    expect(result.status).toBe('VERIFIED');
+    expect(result.answer).toBe('Paris');
+    const [request] = provider.received;
+    expect(request?.path).toBe(name === 'anthropic' ? '/v1/messages' : '/v1/chat/completions');
+    expect(request?.body['model']).toBe('test-model');
+    expect(request?.body['messages']).toEqual([{ role: 'user', content: result.prompts[0]?.text }]);
+  });
+
+  it('429 with Retry-After becomes a ProviderError with status and retryAfterMs, which callRetries honours', async () => {
+    provider.script.push({ status: 429, headers: { 'retry-after': '1' }, body: { error: { message: 'rate limited' } } });
+    const error = await Promise.resolve(adapters()[name]('q', { attempt: 0 })).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(ProviderError);
+    expect(error).toMatchObject({ status: 429, retryAfterMs: 1000 });
+    expect((error as Error).message).toContain('rate limited');
+
+    provider.script.push({ status: 429, headers: { 'retry-after-ms': '30' }, body: { error: { message: 'slow down' } } });
+    provider.script.push({ text: envelope('Paris', 0.9) });
+    const result = await acheck(adapters()[name], 'q', { callRetries: { retries: 1, minDelayMs: 1, maxDelayMs: 1 } });
+    expect(result.status).toBe('VERIFIED');
+    expect(result.attempts[0]?.callTries).toEqual([
+      { error: expect.stringContaining('slow down'), delayMs: 30 },
+      { error: null, delayMs: null },
+    ]);
+  });
+
+  it('500 is a failed call with the provider’s message', async () => {
+    provider.script.push({ status: 500, body: { error: { message: 'upstream exploded' } } });
+    const result = await acheck(adapters()[name], 'q', { maxRetries: 0 });
+    expect(result.attempts[0]).toMatchObject({ callFailed: true });
+    expect(result.attempts[0]?.error).toContain('upstream exploded');
+  });
+
+  it('a slow reply is cut by timeoutMs and its request aborted', async () => {
+    provider.script.push({ text: envelope('late', 0.9), delayMs: 2_000 });
+    provider.script.push({ text: envelope('Paris', 0.9) });
+    const started = Date.now();
+    const result = await acheck(adapters()[name], 'q', { timeoutMs: 200 });
+    expect(Date.now() - started).toBeLessThan(1_500);
+    expect(result.status).toBe('REPAIRED');
+    expect(result.attempts[0]?.error).toBe('callFn timed out after 200 ms');
+  });
+
+  it('an abort mid-request rejects with the reason at once', async () => {
+    provider.script.push({ text: envelope('late', 0.9), delayMs: 2_000 });
+    const controller = new AbortController();
+    const pending = acheck(adapters()[name], 'q', { signal: controller.signal });
+    setTimeout(() => controller.abort(new Error('user cancelled')), 50);
+    await expect(pending).rejects.toThrow('user cancelled');
+  });
+});
+
+describe('openAICompatible', () => {
+  it('sends the key, headers, temperature and extra body', async () => {
+    provider.script.push({ text: envelope('x', 0.9) });
+    const callFn = openAICompatible({ baseURL: `${provider.url}/v1/`, model: 'm', apiKey: 'sk-1', headers: { 'x-team': 'qa' }, temperature: 0.2, extraBody: { max_tokens: 64 } });
+    await callFn('hello', { attempt: 0 });
+    const [request] = provider.received;
+    expect(request?.headers['authorization']).toBe('Bearer sk-1');
+    expect(request?.headers['x-team']).toBe('qa');
+    expect(request?.body).toEqual({ model: 'm', messages: [{ role: 'user', content: 'hello' }], temperature: 0.2, max_tokens: 64 });
+  });
+
+  it('an empty or malformed body is a clear error', async () => {
+    const callFn = openAICompatible({ baseURL: `${provider.url}/v1`, model: 'm' });
+    provider.script.push({ body: '' });
+    await expect(callFn('q', { attempt: 0 })).rejects.toThrow(/empty body/);
+    provider.script.push({ body: '{"choices": [' });
+    await expect(callFn('q', { attempt: 0 })).rejects.toThrow(/malformed body/);
+    provider.script.push({ body: { choices: [] } });
+    await expect(callFn('q', { attempt: 0 })).rejects.toThrow(/choices\[0\]\.message\.content/);
+  });
+
+  it('bad options are TypeErrors naming the option', () => {
+    expect(() => openAICompatible({ baseURL: 'not a url', model: 'm' })).toThrow(/`baseURL`/);
+    expect(() => openAICompatible({ baseURL: 'http://x', model: '' })).toThrow(/`model`/);
+  });
+});
+
+describe('fromAISDK', () => {
+  it('passes the model, the prompt and the abort signal to generateText', async () => {
+    const seen: unknown[] = [];
+    const callFn = fromAISDK({
+      model: 'a-model',
+      generateText: async (options) => {
+        seen.push(options);
+        return { text: envelope('Paris', 0.9) };
+      },
+    });
+    const controller = new AbortController();
+    const result = await acheck(callFn, 'q', { signal: controller.signal });
+    expect(result.answer).toBe('Paris');
+    expect(seen[0]).toEqual({ model: 'a-model', prompt: result.prompts[0]?.text, abortSignal: controller.signal });
+  });
+});
