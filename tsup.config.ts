@@ -1,19 +1,28 @@
 import { defineConfig } from 'tsup';
 
-export default defineConfig({
-  entry: {
-    index: 'src/index.ts',
-    machine: 'machines/index.ts',
-    visualize: 'src/visualize/index.ts',
-    adapters: 'src/adapters.ts',
-    testing: 'src/testing.ts',
-    cli: 'src/cli.ts',
+const shared = { target: 'node20' as const, external: ['xstate', '@viz-js/viz', 'commander', 'cli-progress', 'vega', 'vega-lite'] };
+
+export default defineConfig([
+  {
+    ...shared,
+    entry: {
+      index: 'src/index.ts',
+      machine: 'machines/index.ts',
+      visualize: 'src/visualize/index.ts',
+      adapters: 'src/adapters.ts',
+      testing: 'src/testing.ts',
+    },
+    format: ['esm', 'cjs'],
+    dts: true,
+    // One shared chunk per format, so the machine exists once when several entry points are loaded.
+    splitting: true,
+    clean: true,
   },
-  format: ['esm', 'cjs'],
-  dts: true,
-  // One shared chunk per format, so the machine exists once when both entry points are loaded.
-  splitting: true,
-  target: 'node20',
-  clean: true,
-  external: ['xstate', '@viz-js/viz'],
-});
+  {
+    ...shared,
+    // The `booth` command: ESM only (it awaits at the top level), with its shebang.
+    entry: { cli: 'src/cli.ts' },
+    format: ['esm'],
+    banner: { js: '#!/usr/bin/env node' },
+  },
+]);

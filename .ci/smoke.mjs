@@ -21,3 +21,10 @@ for (const [name, v] of [['esm', visualize], ['cjs', visualizeCjs]]) {
   if (!html.includes('>UNCERTAIN</h1>') || !html.includes('<svg')) throw new Error(`${name} visualize build is broken`);
 }
 console.log('smoke: esm and cjs visualize builds draw a run');
+
+const testing = await import('../dist/testing.js');
+const adapters = require('../dist/adapters.cjs');
+const scripted = testing.scriptedModel([testing.envelope('4', 0.9)]);
+if (esm.check(scripted.sync, 'q').answer !== '4') throw new Error('testing entry point is broken');
+if (typeof adapters.openAICompatible !== 'function') throw new Error('adapters entry point is broken');
+console.log('smoke: the testing and adapters entry points load');

@@ -1,11 +1,10 @@
 /**
  * The main job on the built-in offline default: a scripted model (no network) answers a
  * handful of questions through check(), acheck() and checkWithEvidence(), so that every
- * status appears. `npm run demo` runs it.
+ * status appears. `npm run demo` and `booth demo` run it.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { join } from 'node:path';
 import type { Attempt } from './attempt.js';
 import { acheck } from './acheck.js';
 import { check } from './check.js';
@@ -117,8 +116,4 @@ export async function runDemo(print: (line: string) => void, traceDir?: string):
   }
   if (traceDir) print(`\nOpen the HTML traces in ${traceDir} in any browser; they need no network.`);
   return results;
-}
-
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  await runDemo((line) => console.log(line), resolve('booth-demo-traces'));
 }

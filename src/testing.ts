@@ -18,8 +18,15 @@ export function envelope(
   });
 }
 
-/** One scripted model turn: a reply, something to throw, or a non-string value to return. */
-export type ScriptStep = string | { readonly throws: unknown } | { readonly returns: unknown };
+/**
+ * One scripted model turn: a reply, something to throw, a non-string value to return, or
+ * any of these after a delay (honoured by the async callFn; the sync one cannot wait).
+ */
+export type ScriptStep =
+  | string
+  | { readonly throws: unknown }
+  | { readonly returns: unknown }
+  | { readonly delayMs: number; readonly then: ScriptStep };
 
 export interface ScriptedModel {
   /** Every prompt the model was sent, in order. */
@@ -36,20 +43,27 @@ export interface ScriptedModel {
  */
 export function scriptedModel(steps: readonly ScriptStep[], { delayMs = 0 }: { delayMs?: number } = {}): ScriptedModel {
   const prompts: string[] = [];
-  const reply = (prompt: string): string => {
+  const take = (prompt: string): ScriptStep => {
     prompts.push(prompt);
     const step = steps[prompts.length - 1];
     if (step === undefined) throw new Error(`scripted model: no step for call ${prompts.length}`);
+    return step;
+  };
+  const play = (step: ScriptStep): string => {
     if (typeof step === 'string') return step;
     if ('throws' in step) throw step.throws;
+    if ('then' in step) return play(step.then);
     return step.returns as string;
   };
+  const wait = (ms: number) => (ms > 0 ? new Promise((resolve) => setTimeout(resolve, ms)) : undefined);
   return {
     prompts,
-    sync: reply,
+    sync: (prompt) => play(take(prompt)),
     async: async (prompt) => {
-      if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
-      return reply(prompt);
+      const step = take(prompt);
+      await wait(delayMs);
+      if (typeof step === 'object' && 'then' in step) await wait(step.delayMs);
+      return play(step);
     },
   };
 }

@@ -55,7 +55,7 @@ function scriptOf(events: readonly { type: string }[]) {
   }
   const reply = (index: number) => {
     const step = replies[index];
-    if (!step || typeof step === 'string') throw new Error('script exhausted');
+    if (!step || typeof step === 'string' || 'then' in step) throw new Error('script exhausted');
     if ('throws' in step) throw step.throws;
     return step.returns as string;
   };

@@ -1,0 +1,226 @@
+/**
+ * The `booth` command: `demo`, `ask`, `batch` and `calibrate`. Exit codes: 0 done,
+ * 1 failed, 2 bad usage, 130 stopped by Ctrl-C.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { SingleBar } from 'cli-progress';
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { openAICompatible } from './adapters.js';
+import { acheck } from './acheck.js';
+import { runBatch } from './batch.js';
+import { calibrate, type Labelled, normalizeAnswer, reliabilitySvg } from './calibrate.js';
+import { runDemo } from './demo.js';
+import { toHtml } from './visualize/index.js';
+
+const USAGE_ERROR = 2;
+
+function unitInterval(value: string): number {
+  const number = Number(value);
+  if (value.trim() === '' || !(number >= 0 && number <= 1)) throw new InvalidArgumentError('expected a number from 0 to 1.');
+  return number;
+}
+
+function wholeNumber(minimum: number) {
+  return (value: string): number => {
+    const number = Number(value);
+    if (!Number.isInteger(number) || number < minimum) throw new InvalidArgumentError(`expected a whole number, ${minimum} or more.`);
+    return number;
+  };
+}
+
+interface EndpointFlags {
+  baseUrl: string;
+  model: string;
+  apiKeyEnv?: string;
+  threshold: number;
+  maxRetries: number;
+  timeoutMs?: number;
+}
+
+function withEndpointFlags(command: Command): Command {
+  return command
+    .requiredOption('--base-url <url>', 'OpenAI-compatible API root, e.g. http://localhost:11434/v1')
+    .requiredOption('--model <name>', 'model name')
+    .option('--api-key-env <var>', 'environment variable that holds the API key')
+    .option('--threshold <number>', 'lowest confidence accepted', unitInterval, 0.7)
+    .option('--max-retries <n>', 'reconsiderations after the first attempt', wholeNumber(0), 1)
+    .option('--timeout-ms <ms>', 'time limit per model call', wholeNumber(1));
+}
+
+function callFnFrom(flags: EndpointFlags) {
+  const apiKey = flags.apiKeyEnv ? process.env[flags.apiKeyEnv] : undefined;
+  if (flags.apiKeyEnv && !apiKey) throw new CommanderError(USAGE_ERROR, 'booth.env', `error: $${flags.apiKeyEnv} is not set`);
+  return openAICompatible({ baseURL: flags.baseUrl, model: flags.model, apiKey });
+}
+
+export function program(): Command {
+  const booth = new Command('booth')
+    .description('A checkpoint between your application and an LLM call.')
+    .showHelpAfterError()
+    .exitOverride();
+
+  booth
+    .command('demo')
+    .description('run the offline demo: a scripted model, every status, no network')
+    .action(async () => {
+      await runDemo((line) => console.log(line), resolve('booth-demo-traces'));
+    });
+
+  withEndpointFlags(booth.command('ask'))
+    .description('check one question against a real endpoint')
+    .argument('<question>', 'the question')
+    .option('--json', 'print the whole result as JSON')
+    .option('--html <file>', 'write the HTML trace of the run')
+    .action(async (question: string, flags: EndpointFlags & { json?: boolean; html?: string }) => {
+      const result = await acheck(callFnFrom(flags), question, {
+        threshold: flags.threshold,
+        maxRetries: flags.maxRetries,
+        timeoutMs: flags.timeoutMs,
+      });
+      if (flags.html) writeFileSync(flags.html, await toHtml(result));
+      if (flags.json) return console.log(JSON.stringify(result, null, 2));
+      console.log(`status      ${result.status}`);
+      console.log(`answer      ${result.answer ?? '—'}`);
+      console.log(`confidence  ${result.confidence ?? '—'}`);
+      if (result.interpretations.length > 0) console.log(`readings    ${result.interpretations.join(' | ')}`);
+      console.log(`attempts    ${result.nAttempts} (${result.method})`);
+      console.log(`path        ${result.trace.map((step) => step.state).join(' → ')}`);
+      if (flags.html) console.log(`html        ${flags.html}`);
+    });
+
+  withEndpointFlags(booth.command('batch'))
+    .description('check every question of a JSONL file ({ "id", "prompt", "expected"? } per line)')
+    .argument('<questions>', 'input JSONL file')
+    .requiredOption('-o, --output <file>', 'results JSONL file; a rerun skips the ids already in it')
+    .option('--concurrency <n>', 'checks in flight at once', wholeNumber(1), 8)
+    .action(async (input: string, flags: EndpointFlags & { output: string; concurrency: number }) => {
+      const callFn = callFnFrom(flags);
+      const controller = new AbortController();
+      const stop = () => controller.abort(new Error('stopped by Ctrl-C'));
+      process.once('SIGINT', stop);
+      process.once('SIGTERM', stop);
+      const bar = new SingleBar({
+        format: 'booth batch |{bar}| {value}/{total} | {rate}/s | ETA {eta_formatted} | {counts}',
+        stream: process.stderr,
+        noTTYOutput: true,
+        notTTYSchedule: 1_000,
+        hideCursor: true,
+      });
+      const started = performance.now();
+      let barStarted = false;
+      const summary = await runBatch({
+        input,
+        output: flags.output,
+        concurrency: flags.concurrency,
+        callFn,
+        threshold: flags.threshold,
+        maxRetries: flags.maxRetries,
+        timeoutMs: flags.timeoutMs,
+        signal: controller.signal,
+        warn: (message) => console.error(`warning: ${message}`),
+        progress: ({ done, total, counts }) => {
+          const seconds = (performance.now() - started) / 1000;
+          const payload = {
+            rate: seconds > 0 ? (done / seconds).toFixed(1) : '0.0',
+            counts: Object.entries(counts).map(([status, n]) => `${status} ${n}`).join(' ') || '—',
+          };
+          if (!barStarted) {
+            bar.start(total, done, payload);
+            barStarted = true;
+          } else bar.update(done, payload);
+        },
+      });
+      bar.stop();
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+      printSummary(summary);
+      if (summary.stopped) {
+        console.error(`stopped: ${summary.checked} results written to ${flags.output}; run the same command again to go on.`);
+        process.exitCode = 130;
+      }
+    });
+
+  booth
+    .command('calibrate')
+    .description('measure how far the confidence of labelled results can be trusted')
+    .argument('<results>', 'results JSONL from booth batch, with "correct" or "expected" per line')
+    .addOption(new Option('--target-precision <p>', 'precision the fitted threshold must reach').argParser(unitInterval).default(0.95))
+    .option('--svg <file>', 'write a reliability diagram')
+    .action(async (file: string, flags: { targetPrecision: number; svg?: string }) => {
+      const labelled = readLabelled(file);
+      if (labelled.length === 0) throw new CommanderError(1, 'booth.calibrate', `error: ${file} has no labelled results with a confidence`);
+      const report = calibrate(labelled, flags.targetPrecision);
+      console.log(`labelled results   ${report.count}`);
+      console.log(`accuracy           ${report.accuracy.toFixed(3)}`);
+      console.log(`ECE (10 bins)      ${report.ece.toFixed(4)}`);
+      console.log(`Brier score        ${report.brier.toFixed(4)}`);
+      for (const [status, { count, accuracy }] of Object.entries(report.accuracyByStatus)) {
+        console.log(`accuracy ${status.padEnd(10)}${accuracy.toFixed(3)} of ${count}`);
+      }
+      console.log(
+        report.threshold
+          ? `threshold          ${report.threshold.value} reaches precision ${report.threshold.precision.toFixed(3)} (target ${report.targetPrecision}) and accepts ${(report.threshold.coverage * 100).toFixed(1)}% of answers`
+          : `threshold          none reaches precision ${report.targetPrecision}`,
+      );
+      if (flags.svg) {
+        writeFileSync(flags.svg, await reliabilitySvg(report));
+        console.log(`reliability chart  ${flags.svg}`);
+      }
+    });
+
+  return booth;
+}
+
+/** Results that carry a confidence and a label: `correct`, or `expected` to compare with the answer. */
+function readLabelled(file: string): Labelled[] {
+  const labelled: Labelled[] = [];
+  for (const line of readFileSync(file, 'utf8').split('\n')) {
+    if (line.trim() === '') continue;
+    let row: { status?: unknown; confidence?: unknown; correct?: unknown; expected?: unknown; answer?: unknown };
+    try {
+      row = JSON.parse(line);
+    } catch {
+      continue;
+    }
+    if (typeof row.confidence !== 'number' || typeof row.status !== 'string') continue;
+    const correct =
+      typeof row.correct === 'boolean'
+        ? row.correct
+        : typeof row.expected === 'string'
+          ? typeof row.answer === 'string' && normalizeAnswer(row.answer) === normalizeAnswer(row.expected)
+          : undefined;
+    if (correct !== undefined) labelled.push({ status: row.status, confidence: row.confidence, correct });
+  }
+  return labelled;
+}
+
+function printSummary(summary: Awaited<ReturnType<typeof runBatch>>): void {
+  const share = (n: number) => `${((n / Math.max(summary.checked, 1)) * 100).toFixed(1)}%`.padStart(7);
+  console.log(`questions ${summary.total}, already done ${summary.skipped}, checked now ${summary.checked}`);
+  console.log('status        count   share');
+  for (const [status, n] of Object.entries(summary.byStatus)) console.log(`${status.padEnd(12)}${String(n).padStart(7)} ${share(n)}`);
+  console.log('method        count   share');
+  for (const [method, n] of Object.entries(summary.byMethod)) console.log(`${method.padEnd(12)}${String(n).padStart(7)} ${share(n)}`);
+  console.log(`mean attempts ${summary.meanAttempts.toFixed(2)}, latency p50 ${summary.p50Ms} ms, p95 ${summary.p95Ms} ms`);
+}
+
+export async function main(argv: readonly string[]): Promise<void> {
+  try {
+    await program().parseAsync([...argv]);
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version' || error.code === 'commander.help') {
+        process.exitCode = 0;
+      } else {
+        if (error.code.startsWith('booth.')) console.error(error.message);
+        process.exitCode = error.code === 'booth.calibrate' ? 1 : USAGE_ERROR;
+      }
+      return;
+    }
+    console.error(`error: ${(error as Error).message}`);
+    process.exitCode = 1;
+  }
+}
+
+await main(process.argv);

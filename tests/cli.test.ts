@@ -1,0 +1,244 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { calibrate } from '../src/calibrate.js';
+import { envelope } from './helpers.js';
+import { startProvider } from './fixtures/provider-server.js';
+
+const CLI = fileURLToPath(new URL('../src/cli.ts', import.meta.url));
+
+interface Run {
+  readonly code: number | null;
+  readonly signal: NodeJS.Signals | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** Runs `booth` as a real process; `watch`, called every 20 ms while it runs, may kill or signal it. */
+function booth(args: string[], watch?: (child: ChildProcess) => void): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk));
+    child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk));
+    const timer = watch ? setInterval(() => watch(child), 20) : undefined;
+    child.on('error', reject);
+    child.on('close', (code, signal) => {
+      clearInterval(timer);
+      resolve({ code, signal, stdout, stderr });
+    });
+  });
+}
+
+/** Lines written to a file so far. */
+const linesIn = (file: string) => (existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(Boolean).length : 0);
+
+let provider: Awaited<ReturnType<typeof startProvider>>;
+let endpoint: string[];
+beforeAll(async () => {
+  provider = await startProvider();
+  endpoint = ['--base-url', `${provider.url}/v1`, '--model', 'test-model'];
+});
+afterAll(async () => {
+  await provider.close();
+});
+beforeEach(() => {
+  provider.script.length = 0;
+  provider.received.length = 0;
+  provider.fallback = null;
+});
+
+const dir = () => mkdtempSync(join(tmpdir(), 'booth-cli-'));
+/** A provider that answers each question with the number in it: "question 7" → "answer 7". */
+const answerByNumber = (delayMs = 0) => (body: Record<string, unknown>) => {
+  const content = (body['messages'] as Array<{ content: string }>)[0]?.content ?? '';
+  const n = /question (\d+)/.exec(content)?.[1];
+  return { text: envelope(`answer ${n}`, Number(n) % 10 === 0 ? 0.2 : 0.9), delayMs };
+};
+
+describe('booth demo', () => {
+  it('runs the offline main job, the same as npm run demo', async () => {
+    const run = await booth(['demo']);
+    expect(run.code).toBe(0);
+    for (const status of ['VERIFIED', 'REPAIRED', 'AMBIGUOUS', 'UNCERTAIN', 'BLOCKED']) expect(run.stdout).toContain(`status      ${status}`);
+    expect(provider.received).toHaveLength(0);
+  }, 30_000);
+});
+
+describe('booth ask', () => {
+  it('checks one question against the endpoint and prints status, answer, confidence and path', async () => {
+    provider.script.push({ text: envelope('Paris', 0.4) }, { text: envelope('Paris', 0.95) });
+    const run = await booth(['ask', 'What is the capital of France?', ...endpoint]);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain('status      REPAIRED');
+    expect(run.stdout).toContain('answer      Paris');
+    expect(run.stdout).toContain('confidence  0.95');
+    expect(run.stdout).toContain('path        calling → parsing → ambiguityGate → confidenceGate → reconsidering → calling');
+  }, 30_000);
+
+  it('--json prints result.toJSON(); --html writes the trace page; --api-key-env sends the key', async () => {
+    const out = join(dir(), 'trace.html');
+    provider.script.push({ text: envelope('4', 0.9) });
+    const run = await booth(['ask', '2 + 2?', ...endpoint, '--json', '--html', out, '--api-key-env', 'BOOTH_TEST_KEY']);
+    expect(run.code).toBe(2); // the variable is not set
+    expect(run.stderr).toContain('$BOOTH_TEST_KEY is not set');
+    process.env['BOOTH_TEST_KEY'] = 'sk-from-env';
+    try {
+      const ok = await booth(['ask', '2 + 2?', ...endpoint, '--json', '--html', out, '--api-key-env', 'BOOTH_TEST_KEY']);
+      expect(ok.code).toBe(0);
+      expect(JSON.parse(ok.stdout)).toMatchObject({ status: 'VERIFIED', answer: '4', ok: true, method: 'confidence' });
+      expect(readFileSync(out, 'utf8')).toContain('>VERIFIED</h1>');
+      expect(provider.received.at(-1)?.headers['authorization']).toBe('Bearer sk-from-env');
+    } finally {
+      delete process.env['BOOTH_TEST_KEY'];
+    }
+  }, 30_000);
+
+  it('invalid flags exit with code 2 and a usage message', async () => {
+    for (const args of [
+      ['ask', 'q', ...endpoint, '--threshold', '2'],
+      ['ask', 'q', '--model', 'm'],
+      ['ask', 'q', ...endpoint, '--max-retries', '-1'],
+      ['batch', 'in.jsonl', ...endpoint],
+      ['frobnicate'],
+    ]) {
+      const run = await booth(args);
+      expect(run.code, args.join(' ')).toBe(2);
+      expect(run.stderr).toMatch(/error: /);
+      expect(run.stderr).toMatch(/Usage: booth/);
+    }
+  }, 60_000);
+});
+
+describe('booth batch', () => {
+  it('checks 1 000 questions with a progress bar, appends results as JSONL and prints a summary', async () => {
+    provider.fallback = answerByNumber();
+    const work = dir();
+    const input = join(work, 'questions.jsonl');
+    const output = join(work, 'results.jsonl');
+    const lines = Array.from({ length: 1_000 }, (_, i) => JSON.stringify({ id: i, prompt: `question ${i}` }));
+    lines.splice(500, 0, '{"id": "broken", "prompt": 5}', 'not json at all');
+    writeFileSync(input, `${lines.join('\n')}\n`);
+
+    const run = await booth(['batch', input, '-o', output, ...endpoint, '--concurrency', '8', '--max-retries', '0']);
+    expect(run.code).toBe(0);
+    expect(run.stderr).toContain(`warning: ${input}:501: needs a string or number "id" and a string "prompt"; skipped`);
+    expect(run.stderr).toContain(`warning: ${input}:502: not JSON; skipped`);
+    expect(run.stderr).toMatch(/booth batch \|.*\| 1000\/1000 \| [\d.]+\/s \| ETA .* \| VERIFIED 900 UNCERTAIN 100/);
+    expect(run.stderr).toMatch(/\| 0\/1000 \|/);
+    const results = readFileSync(output, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    expect(results).toHaveLength(1_000);
+    expect(new Set(results.map((r) => r.id)).size).toBe(1_000);
+    for (const r of results) expect(r.answer).toBe(`answer ${r.id}`);
+    expect(run.stdout).toContain('questions 1000, already done 0, checked now 1000');
+    expect(run.stdout).toMatch(/VERIFIED\s+900\s+90\.0%/);
+    expect(run.stdout).toMatch(/UNCERTAIN\s+100\s+10\.0%/);
+    expect(run.stdout).toMatch(/mean attempts 1\.00, latency p50 \d+ ms, p95 \d+ ms/);
+  }, 120_000);
+
+  it('a killed run resumes by skipping the ids already written', async () => {
+    provider.fallback = answerByNumber(20);
+    const work = dir();
+    const input = join(work, 'questions.jsonl');
+    const output = join(work, 'results.jsonl');
+    writeFileSync(input, Array.from({ length: 120 }, (_, i) => JSON.stringify({ id: `q${i}`, prompt: `question ${i}` })).join('\n'));
+    const killed = await booth(['batch', input, '-o', output, ...endpoint, '--concurrency', '4'], (child) => {
+      if (linesIn(output) >= 30) child.kill('SIGKILL');
+    });
+    expect(killed.signal).toBe('SIGKILL');
+    const before = linesIn(output);
+    expect(before).toBeLessThan(120);
+    const requestsBefore = provider.received.length;
+
+    const resumed = await booth(['batch', input, '-o', output, ...endpoint, '--concurrency', '4']);
+    expect(resumed.code).toBe(0);
+    expect(resumed.stdout).toContain(`questions 120, already done ${before}`);
+    const ids = readFileSync(output, 'utf8').trim().split('\n').map((l) => JSON.parse(l).id);
+    expect(ids).toHaveLength(120);
+    expect(new Set(ids).size).toBe(120);
+    // Only the questions not yet written were asked again (each reconsidered once when its confidence was low).
+    const asked = new Set(provider.received.slice(requestsBefore).map((r) => /question (\d+)/.exec(JSON.stringify(r.body))?.[1]));
+    expect(asked.size).toBe(120 - before);
+  }, 60_000);
+
+  it('Ctrl-C stops cleanly: written results stay whole, exit code 130', async () => {
+    provider.fallback = answerByNumber(50);
+    const work = dir();
+    const input = join(work, 'questions.jsonl');
+    const output = join(work, 'results.jsonl');
+    writeFileSync(input, Array.from({ length: 200 }, (_, i) => JSON.stringify({ id: i, prompt: `question ${i}` })).join('\n'));
+    let sent = false;
+    const run = await booth(['batch', input, '-o', output, ...endpoint, '--concurrency', '2'], (child) => {
+      if (!sent && linesIn(output) >= 5) {
+        sent = true;
+        child.kill('SIGINT');
+      }
+    });
+    const { code, stderr, stdout } = run;
+    expect(code).toBe(130);
+    expect(stderr).toMatch(/stopped: \d+ results written/);
+    expect(stdout).toContain('questions 200');
+    const lines = readFileSync(output, 'utf8').trim().split('\n');
+    expect(lines.length).toBeLessThan(200);
+    for (const line of lines) expect(() => JSON.parse(line)).not.toThrow();
+  }, 60_000);
+});
+
+describe('booth calibrate', () => {
+  // Five labelled results. By hand: bin 9 holds 0.9 (right), 0.9 (wrong), 1.0 (right): confidence 0.9333,
+  // accuracy 0.6667; bin 3 holds 0.3 (right), 0.35 (wrong): confidence 0.325, accuracy 0.5.
+  // ECE = 3/5 · 0.26667 + 2/5 · 0.175 = 0.23. Brier = (0.01 + 0.81 + 0 + 0.49 + 0.1225) / 5 = 0.2865.
+  // Precision ≥ 0.9 first holds at threshold 1.0 (1 of 1), accepting 20% of the answers.
+  const rows = [
+    { status: 'VERIFIED', confidence: 0.9, answer: 'Paris.', expected: 'paris' },
+    { status: 'VERIFIED', confidence: 0.9, answer: 'Lyon', expected: 'Paris' },
+    { status: 'VERIFIED', confidence: 1.0, correct: true },
+    { status: 'UNCERTAIN', confidence: 0.3, correct: true },
+    { status: 'UNCERTAIN', confidence: 0.35, correct: false },
+    { status: 'UNCERTAIN', confidence: null, correct: true },
+    { status: 'VERIFIED', confidence: 0.8 },
+  ];
+
+  it('computes ECE, Brier, accuracy per status and the fitted threshold, and draws the reliability diagram', async () => {
+    const work = dir();
+    const file = join(work, 'results.jsonl');
+    const svg = join(work, 'reliability.svg');
+    writeFileSync(file, rows.map((r) => JSON.stringify(r)).join('\n'));
+    const run = await booth(['calibrate', file, '--target-precision', '0.9', '--svg', svg]);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain('labelled results   5');
+    expect(run.stdout).toContain('ECE (10 bins)      0.2300');
+    expect(run.stdout).toContain('Brier score        0.2865');
+    expect(run.stdout).toContain('accuracy VERIFIED  0.667 of 3');
+    expect(run.stdout).toContain('accuracy UNCERTAIN 0.500 of 2');
+    expect(run.stdout).toContain('threshold          1 reaches precision 1.000 (target 0.9) and accepts 20.0% of answers');
+    const picture = readFileSync(svg, 'utf8');
+    expect(picture.startsWith('<svg')).toBe(true);
+    expect(picture).toContain('Reliability: ECE 0.230, Brier 0.287, n = 5');
+    expect(picture).toContain('self-reported confidence');
+  }, 30_000);
+
+  it('the numbers come from calibrate(), bin by bin', () => {
+    const report = calibrate(
+      [
+        { status: 'VERIFIED', confidence: 0.9, correct: true },
+        { status: 'VERIFIED', confidence: 0.9, correct: false },
+        { status: 'VERIFIED', confidence: 1, correct: true },
+        { status: 'UNCERTAIN', confidence: 0.3, correct: true },
+        { status: 'UNCERTAIN', confidence: 0.35, correct: false },
+      ],
+      0.9,
+    );
+    expect(report.bins[9]).toMatchObject({ count: 3, accuracy: 2 / 3 });
+    expect(report.bins[9]?.meanConfidence).toBeCloseTo(2.8 / 3, 10);
+    expect(report.bins[3]).toMatchObject({ count: 2, accuracy: 0.5 });
+    expect(report.ece).toBeCloseTo(0.23, 10);
+    expect(report.brier).toBeCloseTo(0.2865, 10);
+    expect(report.threshold).toEqual({ value: 1, precision: 1, coverage: 0.2 });
+    expect(calibrate(report.bins.length ? [{ status: 'X', confidence: 0.5, correct: false }] : [], 0.9).threshold).toBeNull();
+  });
+});
