@@ -2,6 +2,8 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import * as machines from '../machines/index.js';
 import * as booth from '../src/index.js';
+import * as adapters from '../src/adapters.js';
+import * as testing from '../src/testing.js';
 import * as visualize from '../src/visualize/index.js';
 
 const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
@@ -17,7 +19,8 @@ describe('README', () => {
   });
 
   it('documents every runtime export', () => {
-    for (const name of [...Object.keys(booth), ...Object.keys(machines), ...Object.keys(visualize)]) {
+    const modules = [booth, machines, visualize, adapters, testing];
+    for (const name of modules.flatMap((module) => Object.keys(module))) {
       expect(readme, name).toContain(`\`${name}\``);
     }
   });
