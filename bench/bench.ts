@@ -155,7 +155,7 @@ function parseTimes() {
     const reply = proseReply(bytes);
     if (!parseReply(reply).ok) throw new Error('benchmark reply did not parse');
     const iterations = bytes >= 10_000_000 ? 3 : bytes >= 1_000_000 ? 10 : 500;
-    return { bytes, ms: bestMicros(3, iterations, () => parseReply(reply)) / 1e3 };
+    return { bytes, ms: bestMicros(5, iterations, () => parseReply(reply)) / 1e3 };
   });
 }
 

@@ -57,6 +57,7 @@ export class JsonObjectReader {
    * a byte each keeps a 10 MB reply from growing a Map of hundreds of thousands of entries.
    */
   readonly #failed: Uint8Array;
+  readonly #frames: Frame[] = [];
   /** The last string, literal or number read; saves allocating a tuple per value. */
   #scalar: JsonValue = null;
 
@@ -69,7 +70,9 @@ export class JsonObjectReader {
   read(start: number): ReadResult {
     const known = this.#known(start);
     if (known) return known;
-    const frames: Frame[] = [];
+    // One stack for every read: most braces in prose fail at once, and a fresh array each would be garbage.
+    const frames = this.#frames;
+    frames.length = 0;
     if (!this.#decode(start, frames)) {
       for (const frame of frames) if (!Array.isArray(frame)) this.#failed[frame.start] = 1;
     }
