@@ -18,36 +18,47 @@ export type Method = 'ambiguity' | 'evidence' | 'parse_failure' | 'validation' |
 
 export type Step = TraceStep<CheckpointState | EvidenceState>;
 
-export interface ResultFields {
-  readonly status: Status;
-  readonly answer: string | null;
-  readonly confidence: number | null;
-  readonly attempts: readonly Attempt[];
-  readonly ambiguous: boolean;
-  readonly interpretations: readonly string[];
-  readonly evidenceAgreement: number | null;
-  readonly parsed: JsonObject | null;
-  readonly reason: Reason | null;
-  readonly detail: string | null;
-  readonly prompts: readonly SentPrompt[];
-  readonly trace: readonly Step[];
-}
+/** The data fields of a result, as the checks build them. */
+export type ResultFields = Pick<
+  BoothResult,
+  | 'status'
+  | 'answer'
+  | 'confidence'
+  | 'attempts'
+  | 'ambiguous'
+  | 'interpretations'
+  | 'evidenceAgreement'
+  | 'parsed'
+  | 'reason'
+  | 'detail'
+  | 'prompts'
+  | 'trace'
+>;
 
 /**
  * The outcome of a check. `VERIFIED` and `REPAIRED` mean an acceptance condition was
  * met (self-reported confidence, the caller's validator, or agreement with the
  * caller's evidence), never that the answer is true. Frozen.
  */
-export class BoothResult implements ResultFields {
+export class BoothResult {
   readonly status: Status;
+  /** The accepted answer; for AMBIGUOUS the model's answer (may be blank); for UNCERTAIN the last that parsed, or null. */
   readonly answer: string | null;
+  /** The same attempt's self-reported confidence; for evidence checks, the agreement score. */
   readonly confidence: number | null;
+  /** Every attempt, in order. */
   readonly attempts: readonly Attempt[];
+  /** True for AMBIGUOUS only. */
   readonly ambiguous: boolean;
+  /** The readings of an AMBIGUOUS question; otherwise empty. */
   readonly interpretations: readonly string[];
+  /** Evidence checks only: the comparator's score. */
   readonly evidenceAgreement: number | null;
+  /** The decoded JSON object of the reported attempt, uncoerced. */
   readonly parsed: JsonObject | null;
+  /** Evidence checks only: why the result is not VERIFIED. */
   readonly reason: Reason | null;
+  /** Evidence checks only: the reason in words. */
   readonly detail: string | null;
   /** The prompt sent for each attempt, in order, with its kind: `first`, or the kind of retry. */
   readonly prompts: readonly SentPrompt[];
