@@ -1,0 +1,34 @@
+// A user's project, type-checked against the packed package with `skipLibCheck: false` and
+// the lowest xstate the peer range allows: Booth's .d.ts must hold up in both.
+import { acheck, check, checkWithEvidence, fileStore, type BoothResult, type Status } from 'booth';
+import { fromAISDK, openAICompatible } from 'booth/adapters';
+import { checkpointMachine, type CheckpointOutput, modelActor } from 'booth/machine';
+import { envelope, scriptedModel } from 'booth/testing';
+import { toHtml } from 'booth/visualize';
+import { assign, createActor, setup } from 'xstate';
+
+const result: BoothResult = check(scriptedModel([envelope('4', 0.9)]).sync, 'What is 2 + 2?');
+const status: Status = result.status;
+const later: Promise<BoothResult> = acheck(openAICompatible({ baseURL: 'http://localhost:1/v1', model: 'm' }), 'q', {
+  timeoutMs: 1_000,
+  callRetries: { retries: 2 },
+  checkpoint: fileStore('.checkpoints'),
+  key: 'k',
+});
+const judged = checkWithEvidence('Paris', ['Paris is the capital.'], (answer, docs) => docs.some((d) => d.includes(answer)));
+const html: Promise<string> = toHtml(judged);
+const vercel = fromAISDK({ generateText: async ({ prompt }: { model: string; prompt: string }) => ({ text: prompt }), model: 'm' });
+
+const workflow = setup({
+  types: { context: {} as { answer: string | null } },
+  actors: { booth: checkpointMachine.provide({ actors: { callModel: modelActor(async () => envelope('4', 0.9)) } }) },
+}).createMachine({
+  context: { answer: null },
+  invoke: {
+    src: 'booth',
+    input: { prompt: 'What is 2 + 2?', maxRetries: 1 },
+    onDone: { actions: assign({ answer: ({ event }) => (event.output satisfies CheckpointOutput).answer }) },
+  },
+});
+createActor(workflow).start();
+export { html, later, status, vercel };
