@@ -79,7 +79,7 @@ function lastLineStart(text: string, start: number, end: number): number {
 }
 
 /** Applies the envelope rules to one decoded object, in the order the spec gives them. */
-export function readEnvelope(object: JsonObject): Reading | Unreadable {
+function readEnvelope(object: JsonObject): Reading | Unreadable {
   const answerValue = own(object, 'answer');
   const confidenceValue = own(object, 'confidence');
   if (answerValue === undefined || answerValue === null || confidenceValue === undefined || confidenceValue === null) {
