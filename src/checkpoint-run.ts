@@ -129,10 +129,14 @@ export function readCheckpoint(
     maxRetries: settings.maxRetries,
     hasValidator: settings.validator !== null,
     effects: 'events',
+    timeoutMs: settings.timeoutMs,
+    deadlineMs: settings.deadlineMs,
+    callRetries: settings.callRetries,
   };
   for (const [name, value] of Object.entries(expected)) {
-    if (settingsSaved?.[name] !== value) {
-      fail(`belongs to a different run: its ${name} is ${JSON.stringify(settingsSaved?.[name])}, this call's is ${JSON.stringify(value)}.`);
+    const saved = JSON.stringify(settingsSaved?.[name] ?? null);
+    if (saved !== JSON.stringify(value ?? null)) {
+      fail(`belongs to a different run: its ${name} is ${saved}, this call's is ${JSON.stringify(value ?? null)}.`);
     }
   }
   return snapshot as Snapshot<unknown>;

@@ -65,6 +65,9 @@ describe('durable checks in one process', () => {
       /checkpoint for key "k" belongs to a different run: its prompt/,
     );
     await expect(acheck(callFn, QUESTION, { checkpoint: store, key: 'k', maxRetries: 5 })).rejects.toBeInstanceOf(CheckpointError);
+    await expect(acheck(callFn, QUESTION, { checkpoint: store, key: 'k', maxRetries: 2, timeoutMs: 5_000 })).rejects.toThrow(
+      /its timeoutMs is null, this call's is 5000/,
+    );
     expect(callFn).not.toHaveBeenCalled();
   });
 });
