@@ -181,7 +181,6 @@ export interface ValidationRequest {
   readonly validator: WorkflowValidator | null;
 }
 
-
 const enter = (state: CheckpointState) => ({ type: 'enter', params: { state } }) as const;
 const conclude = (status: CheckpointStatus) => ({ type: 'conclude', params: { status } }) as const;
 const retryWith = (kind: RetryKind) => ({ type: 'prepareRetry', params: { kind } }) as const;
@@ -216,8 +215,10 @@ export const checkpointMachine = setup({
   },
   guards: {
     canRetry: ({ context }) => context.attempt < context.settings.maxRetries && timeLeft(context),
-    canRetryCall: ({ context }, { error }: { error: unknown }) =>
-      context.settings.callRetries !== null && context.tries.length < context.settings.callRetries.retries && isTransient(error) && timeLeft(context),
+    canRetryCall: ({ context }, { error }: { error: unknown }) => {
+      const policy = context.settings.callRetries;
+      return policy !== null && context.tries.length < policy.retries && isTransient(error) && timeLeft(context);
+    },
     isText: (_, { reply }: { reply: unknown }) => typeof reply === 'string',
     parseFailed: ({ context }) => !context.draft.parseOk,
     isAmbiguous: ({ context }) => context.draft.ambiguous,
@@ -233,18 +234,18 @@ export const checkpointMachine = setup({
       trace: [...context.trace, { state, attempt: context.attempt }],
     })),
     // Timers are delayed events raised only when asked for: a run without them schedules nothing.
-    beginCall: enqueueActions(({ context, enqueue }) => {
-      if (context.settings.timeoutMs !== null) enqueue.raise({ type: 'model.timedOut' }, { id: 'callTimeout', delay: context.settings.timeoutMs });
+    armCallTimeout: enqueueActions(({ context, enqueue }) => {
+      const { timeoutMs } = context.settings;
+      if (timeoutMs !== null) enqueue.raise({ type: 'model.timedOut' }, { id: 'callTimeout', delay: timeoutMs });
+    }),
+    startCall: enqueueActions(({ context, enqueue }) => {
       if (context.settings.effects !== 'actors') return;
-      const input: ModelCall = { prompt: context.prompts.at(-1)?.text ?? '', attempt: context.attempt, model: context.settings.model };
-      enqueue.spawnChild('callModel', { id: 'callModel', input });
+      const prompt = context.prompts.at(-1)?.text ?? '';
+      enqueue.spawnChild('callModel', { id: 'callModel', input: { prompt, attempt: context.attempt, model: context.settings.model } });
     }),
     endCall: enqueueActions(({ context, enqueue }) => {
       if (context.settings.timeoutMs !== null) enqueue.cancel('callTimeout');
       if (context.settings.effects === 'actors') enqueue.stopChild('callModel');
-    }),
-    armCallTimeout: enqueueActions(({ context, enqueue }) => {
-      if (context.settings.timeoutMs !== null) enqueue.raise({ type: 'model.timedOut' }, { id: 'callTimeout', delay: context.settings.timeoutMs });
     }),
     armDeadline: enqueueActions(({ context, enqueue }) => {
       if (context.settings.deadlineAt === null) return;
@@ -322,7 +323,7 @@ export const checkpointMachine = setup({
   initial: 'calling',
   states: {
     calling: {
-      entry: [enter('calling'), 'beginCall'],
+      entry: [enter('calling'), 'armCallTimeout', 'startCall'],
       exit: 'endCall',
       on: {
         'model.replied': [
