@@ -26,7 +26,7 @@ export async function acheck(callFn: AsyncCallFn, prompt: string, options?: Asyn
       : undefined;
   // Give callFn a signal when the caller gave one or when Booth may abandon a call.
   const abandons = settings.timeoutMs !== null || settings.deadlineMs !== null;
-  const run = new CheckpointRun(prompt, settings, 'async', resumed);
+  const run = new CheckpointRun(prompt, settings, resumed);
   try {
     for (;;) {
       const need = run.next();

@@ -15,7 +15,7 @@ import { isThenable, swallowRejection } from './values.js';
  */
 export function check(callFn: CallFn, prompt: string, options?: CheckOptions | null): BoothResult {
   const settings = readCheckArguments('check', callFn, prompt, options);
-  const run = new CheckpointRun(prompt, settings, 'sync');
+  const run = new CheckpointRun(prompt, settings);
   try {
     for (;;) {
       const need = run.next();

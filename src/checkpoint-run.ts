@@ -2,7 +2,7 @@ import type { Actor, Snapshot } from 'xstate';
 import { type CheckpointEvent, type CheckpointOutput, checkpointMachine } from '../machines/checkpoint.js';
 import type { Attempt } from './attempt.js';
 import { type Checkpoint, CheckpointError, FORMAT, VERSION } from './checkpoints.js';
-import { failIfBroken, FROZEN_CLOCK, startRun } from './machine-run.js';
+import { failIfBroken, startRun } from './machine-run.js';
 import type { CheckSettings } from './options.js';
 
 /** What the machine needs next from its interpreter. */
@@ -24,7 +24,7 @@ export class CheckpointRun {
   #waiters: Array<() => void> = [];
 
   /** Starts a run, or resumes the one in `checkpoint` (already checked by `readCheckpoint`). */
-  constructor(prompt: string, settings: CheckSettings, mode: 'sync' | 'async', snapshot?: Snapshot<unknown>) {
+  constructor(prompt: string, settings: CheckSettings, snapshot?: Snapshot<unknown>) {
     const input = {
       prompt,
       threshold: settings.threshold,
@@ -35,12 +35,7 @@ export class CheckpointRun {
       deadlineMs: settings.deadlineMs,
       callRetries: settings.callRetries,
     } as const;
-    this.#actor = startRun(checkpointMachine, {
-      input,
-      snapshot,
-      inspect: settings.inspect,
-      clock: mode === 'sync' ? FROZEN_CLOCK : undefined,
-    });
+    this.#actor = startRun(checkpointMachine, { input, snapshot, inspect: settings.inspect });
     // Every observer needs an error handler: one without makes XState report the error globally.
     this.#actor.subscribe({
       next: () => {

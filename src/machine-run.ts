@@ -1,23 +1,11 @@
-import {
-  type Actor,
-  type ActorOptions,
-  type AnyActorLogic,
-  type AnyStateMachine,
-  createActor,
-  type InputFrom,
-  type Snapshot,
-} from 'xstate';
+import { type Actor, type AnyStateMachine, createActor, type InputFrom, type Snapshot } from 'xstate';
 import type { Inspector } from './options.js';
-
-/** XState's clock interface, which it does not export by name. */
-type Clock = NonNullable<ActorOptions<AnyActorLogic>['clock']>;
 
 export interface RunOptions<TMachine extends AnyStateMachine> {
   readonly input: InputFrom<TMachine>;
   /** A persisted snapshot to resume from instead of starting afresh. */
   readonly snapshot?: Snapshot<unknown> | undefined;
   readonly inspect?: Inspector | null;
-  readonly clock?: Clock | undefined;
 }
 
 /**
@@ -32,7 +20,6 @@ export function startRun<TMachine extends AnyStateMachine>(machine: TMachine, op
     // Inspection is attached only when asked for: XState does no inspection work otherwise.
     ...(options.inspect ? { inspect: options.inspect } : {}),
     ...(options.snapshot ? { snapshot: options.snapshot } : {}),
-    ...(options.clock ? { clock: options.clock } : {}),
   });
   actor.subscribe({ error: () => {} });
   actor.start();
@@ -43,9 +30,3 @@ export function startRun<TMachine extends AnyStateMachine>(machine: TMachine, op
 export function failIfBroken(snapshot: { status: string; error: unknown }): void {
   if (snapshot.status === 'error') throw snapshot.error;
 }
-
-/** The clock of a synchronous run: no time passes before it ends, so no timer ever fires. */
-export const FROZEN_CLOCK: Clock = {
-  setTimeout: () => 0,
-  clearTimeout: () => {},
-};

@@ -64,6 +64,19 @@ describe('timeoutMs', () => {
   });
 });
 
+describe('timers', () => {
+  it('a finished run leaves no timer behind, so the process can exit', async () => {
+    const pending = acheck(async () => envelope('Paris', 0.9), 'q', { timeoutMs: 60_000, deadlineMs: 600_000 });
+    expect((await pending).status).toBe('VERIFIED');
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it('a run without timers schedules none', () => {
+    check(() => envelope('Paris', 0.2), 'q', { maxRetries: 3 });
+    expect(vi.getTimerCount()).toBe(0);
+  });
+});
+
 describe('deadlineMs', () => {
   it('when it passes during a call, no new attempt starts and the result is UNCERTAIN', async () => {
     const slow = hanging();
