@@ -34,6 +34,14 @@ function booth(args: string[], watch?: (child: ChildProcess) => void): Promise<R
   });
 }
 
+/** A fresh folder holding `count` questions ("question i") and where their results will go. */
+function batchFiles(count: number, id: (i: number) => string | number = (i) => i) {
+  const work = dir();
+  const input = join(work, 'questions.jsonl');
+  writeFileSync(input, Array.from({ length: count }, (_, i) => JSON.stringify({ id: id(i), prompt: `question ${i}` })).join('\n'));
+  return { input, output: join(work, 'results.jsonl') };
+}
+
 /** Lines written to a file so far. */
 const linesIn = (file: string) => (existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(Boolean).length : 0);
 
@@ -142,10 +150,7 @@ describe('booth batch', () => {
 
   it('a killed run resumes by skipping the ids already written', async () => {
     provider.fallback = answerByNumber(20);
-    const work = dir();
-    const input = join(work, 'questions.jsonl');
-    const output = join(work, 'results.jsonl');
-    writeFileSync(input, Array.from({ length: 120 }, (_, i) => JSON.stringify({ id: `q${i}`, prompt: `question ${i}` })).join('\n'));
+    const { input, output } = batchFiles(120, (i) => `q${i}`);
     const killed = await booth(['batch', input, '-o', output, ...endpoint, '--concurrency', '4'], (child) => {
       if (linesIn(output) >= 30) child.kill('SIGKILL');
     });
@@ -167,10 +172,7 @@ describe('booth batch', () => {
 
   it('Ctrl-C stops cleanly: written results stay whole, exit code 130', async () => {
     provider.fallback = answerByNumber(50);
-    const work = dir();
-    const input = join(work, 'questions.jsonl');
-    const output = join(work, 'results.jsonl');
-    writeFileSync(input, Array.from({ length: 200 }, (_, i) => JSON.stringify({ id: i, prompt: `question ${i}` })).join('\n'));
+    const { input, output } = batchFiles(200);
     let sent = false;
     const run = await booth(['batch', input, '-o', output, ...endpoint, '--concurrency', '2'], (child) => {
       if (!sent && linesIn(output) >= 5) {
