@@ -12,7 +12,7 @@ cp "$root/.ci/consumer/consumer.ts" "$work/"
 cd "$work"
 cat > package.json <<JSON
 { "name": "consumer", "private": true, "type": "module",
-  "dependencies": { "booth": "file:./$tarball", "xstate": "$floor", "typescript": "$typescript", "@types/node": "$node_types" } }
+  "dependencies": { "boothjs": "file:./$tarball", "xstate": "$floor", "typescript": "$typescript", "@types/node": "$node_types" } }
 JSON
 cat > tsconfig.json <<JSON
 { "compilerOptions": { "strict": true, "skipLibCheck": false, "noEmit": true, "module": "nodenext",

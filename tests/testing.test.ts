@@ -2,7 +2,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { acheck, check, type Validator } from '../src/index.js';
 import { envelope, scriptedModel } from '../src/testing.js';
 
-describe('booth/testing', () => {
+describe('boothjs/testing', () => {
   it('envelope() writes the five keys in the order Booth asks for', () => {
     expect(envelope('Paris', 0.9)).toBe('{"ambiguous":false,"interpretations":[],"chosen_interpretation":null,"answer":"Paris","confidence":0.9}');
     expect(JSON.parse(envelope('', 0.5, { ambiguous: true, interpretations: ['a', 'b'], chosen_interpretation: 'a' }))).toMatchObject({

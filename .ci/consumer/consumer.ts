@@ -1,10 +1,10 @@
 // A user's project, type-checked against the packed package with `skipLibCheck: false` and
 // the lowest xstate the peer range allows: Booth's .d.ts must hold up in both.
-import { acheck, check, checkWithEvidence, fileStore, type BoothResult, type Status } from 'booth';
-import { fromAISDK, openAICompatible } from 'booth/adapters';
-import { checkpointMachine, type CheckpointOutput, modelActor } from 'booth/machine';
-import { envelope, scriptedModel } from 'booth/testing';
-import { toHtml } from 'booth/visualize';
+import { acheck, check, checkWithEvidence, fileStore, type BoothResult, type Status } from 'boothjs';
+import { fromAISDK, openAICompatible } from 'boothjs/adapters';
+import { checkpointMachine, type CheckpointOutput, modelActor } from 'boothjs/machine';
+import { envelope, scriptedModel } from 'boothjs/testing';
+import { toHtml } from 'boothjs/visualize';
 import { assign, createActor, setup } from 'xstate';
 
 const result: BoothResult = check(scriptedModel([envelope('4', 0.9)]).sync, 'What is 2 + 2?');
