@@ -22,6 +22,7 @@ export {
   VALIDATION_RETRY_MARKER,
   VERIFIED,
 } from './constants.js';
+export { MAX_DEPTH } from './parse.js';
 export { BoothRejected, type Method, type Step } from './result.js';
 // The class is an implementation detail: results come only from the checks, so only its type is public.
 export type { BoothResult } from './result.js';

@@ -15,7 +15,14 @@ export interface JsonObject {
   readonly [key: string]: JsonValue;
 }
 
-export type ReadResult = { readonly ok: true; readonly end: number; readonly value: JsonObject } | { readonly ok: false };
+/**
+ * A decoded object, where it ends, and how deep it nests: `{}` and `{"a": 1}` are 1 deep,
+ * `{"a": [2]}` is 2. The depth is reported rather than limited here, so that an object
+ * nested inside one that is too deep is still found on its own.
+ */
+export type ReadResult =
+  | { readonly ok: true; readonly end: number; readonly value: JsonObject; readonly depth: number }
+  | { readonly ok: false };
 
 const FAILED: ReadResult = { ok: false };
 
@@ -32,74 +39,86 @@ const enum Code {
   Zero = 48,
   Nine = 57,
   Colon = 58,
+  UpperA = 65,
+  UpperF = 70,
   OpenBracket = 91,
   Backslash = 92,
   CloseBracket = 93,
+  LowerA = 97,
+  LowerF = 102,
   LowerE = 101,
   UpperE = 69,
   OpenBrace = 123,
   CloseBrace = 125,
 }
 
-interface ObjectFrame {
+/** A container being decoded: an object (with the key whose value comes next) or an array. */
+interface Frame {
   readonly start: number;
-  readonly object: Record<string, JsonValue>;
+  readonly object: Record<string, JsonValue> | null;
+  readonly items: JsonValue[] | null;
   key: string;
+  /** Depth of what the container holds so far, itself included. */
+  depth: number;
 }
-type Frame = ObjectFrame | JsonValue[];
+
+/** Slot marks: 0 is "not read yet", a positive number n is decoded object n - 1. */
+const FAILED_SLOT = -1;
 
 export class JsonObjectReader {
   readonly #text: string;
-  /** Decoded objects by start position. */
-  readonly #decoded = new Map<number, ReadResult>();
   /**
-   * Start positions known not to hold an object: most braces in prose open nothing, and
-   * a byte each keeps a 10 MB reply from growing a Map of hundreds of thousands of entries.
+   * What is known about each position holding a `{`, in one typed array allocated on the
+   * first read: a Map would hit V8's limit of 2^24 entries on a reply of `{}{}{}…`, and
+   * most braces in prose open nothing and cost one slot, not an entry.
    */
-  readonly #failed: Uint8Array;
+  #slots: Int32Array | null = null;
+  readonly #values: JsonObject[] = [];
+  readonly #ends: number[] = [];
+  readonly #depths: number[] = [];
   readonly #frames: Frame[] = [];
   /** The last string, literal or number read; saves allocating a tuple per value. */
   #scalar: JsonValue = null;
 
   constructor(text: string) {
     this.#text = text;
-    this.#failed = new Uint8Array(text.length);
   }
 
   /** The object a standard JSON parser reads from `start` (which holds a `{`). */
   read(start: number): ReadResult {
-    const known = this.#known(start);
-    if (known) return known;
-    // One stack for every read: most braces in prose fail at once, and a fresh array each would be garbage.
-    const frames = this.#frames;
-    frames.length = 0;
-    if (!this.#decode(start, frames)) {
-      for (const frame of frames) if (!Array.isArray(frame)) this.#failed[frame.start] = 1;
+    const slots = (this.#slots ??= new Int32Array(this.#text.length));
+    if (slots[start] === 0) {
+      // One stack for every read: most braces in prose fail at once, and a fresh array each would be garbage.
+      const frames = this.#frames;
+      frames.length = 0;
+      if (!this.#decode(start, frames, slots)) {
+        for (const frame of frames) if (frame.object) slots[frame.start] = FAILED_SLOT;
+      }
     }
-    return this.#known(start) ?? FAILED;
-  }
-
-  #known(start: number): ReadResult | undefined {
-    return this.#failed[start] === 1 ? FAILED : this.#decoded.get(start);
+    const slot = slots[start] ?? FAILED_SLOT;
+    if (slot <= 0) return FAILED;
+    return { ok: true, end: this.#ends[slot - 1]!, value: this.#values[slot - 1]!, depth: this.#depths[slot - 1]! };
   }
 
   /** Decodes the value at `start`; false when the text there is not standard JSON. */
-  #decode(start: number, frames: Frame[]): boolean {
+  #decode(start: number, frames: Frame[], slots: Int32Array): boolean {
     const text = this.#text;
     let i = start;
     for (;;) {
       // Read one value at i, opening containers as needed.
       let value: JsonValue;
+      let depth = 0;
       i = skipSpace(text, i);
       const c = text.charCodeAt(i);
       if (c === Code.OpenBrace) {
-        const known = this.#known(i);
-        if (known) {
-          if (!known.ok) return false;
-          value = known.value;
-          i = known.end;
+        const slot = slots[i]!;
+        if (slot < 0) return false;
+        if (slot > 0) {
+          value = this.#values[slot - 1]!;
+          depth = this.#depths[slot - 1]!;
+          i = this.#ends[slot - 1]!;
         } else {
-          const frame: ObjectFrame = { start: i, object: {}, key: '' };
+          const frame: Frame = { start: i, object: {}, items: null, key: '', depth: 1 };
           frames.push(frame);
           i = skipSpace(text, i + 1);
           if (text.charCodeAt(i) !== Code.CloseBrace) {
@@ -108,17 +127,20 @@ export class JsonObjectReader {
             continue;
           }
           i += 1;
-          value = this.#close(frame, i);
+          value = this.#close(frame, i, slots);
+          depth = 1;
           frames.pop();
         }
       } else if (c === Code.OpenBracket) {
+        const open = i;
         i = skipSpace(text, i + 1);
         if (text.charCodeAt(i) !== Code.CloseBracket) {
-          frames.push([]);
+          frames.push({ start: open, object: null, items: [], key: '', depth: 1 });
           continue;
         }
         i += 1;
         value = Object.freeze([]);
+        depth = 1;
       } else {
         i = c === Code.Quote ? this.#readString(i) : this.#readScalar(i);
         if (i < 0) return false;
@@ -129,19 +151,20 @@ export class JsonObjectReader {
       for (;;) {
         const frame = frames.at(-1);
         if (frame === undefined) return true;
+        if (depth >= frame.depth) frame.depth = depth + 1;
         i = skipSpace(text, i);
         const next = text.charCodeAt(i);
-        if (Array.isArray(frame)) {
-          frame.push(value);
+        if (frame.items) {
+          frame.items.push(value);
           if (next === Code.Comma) {
             i += 1;
             break;
           }
           if (next !== Code.CloseBracket) return false;
           i += 1;
-          value = Object.freeze(frame);
+          value = Object.freeze(frame.items);
         } else {
-          setOwn(frame.object, frame.key, value);
+          setOwn(frame.object!, frame.key, value);
           if (next === Code.Comma) {
             i = this.#readKey(frame, skipSpace(text, i + 1));
             if (i < 0) return false;
@@ -149,15 +172,16 @@ export class JsonObjectReader {
           }
           if (next !== Code.CloseBrace) return false;
           i += 1;
-          value = this.#close(frame, i);
+          value = this.#close(frame, i, slots);
         }
+        depth = frame.depth;
         frames.pop();
       }
     }
   }
 
   /** Reads `"key" :` at i into the frame; returns where the value starts, or -1. */
-  #readKey(frame: ObjectFrame, i: number): number {
+  #readKey(frame: Frame, i: number): number {
     if (this.#text.charCodeAt(i) !== Code.Quote) return -1;
     const after = this.#readString(i);
     if (after < 0) return -1;
@@ -216,9 +240,11 @@ export class JsonObjectReader {
     return end;
   }
 
-  #close(frame: ObjectFrame, end: number): JsonObject {
-    const value = Object.freeze(frame.object);
-    this.#decoded.set(frame.start, { ok: true, end, value });
+  #close(frame: Frame, end: number, slots: Int32Array): JsonObject {
+    const value = Object.freeze(frame.object!);
+    slots[frame.start] = this.#values.push(value);
+    this.#ends.push(end);
+    this.#depths.push(frame.depth);
     return value;
   }
 }
@@ -256,11 +282,13 @@ const ESCAPES: Readonly<Record<string, string>> = {
 
 function isHex4(hex: string): boolean {
   if (hex.length !== 4) return false;
-  for (let k = 0; k < 4; k += 1) {
-    const c = hex.charCodeAt(k) | 0x20; // lower-cases A-F
-    if (!((c >= Code.Zero && c <= Code.Nine) || (c >= 97 && c <= 102))) return false;
-  }
+  for (let k = 0; k < 4; k += 1) if (!isHexDigit(hex.charCodeAt(k))) return false;
   return true;
+}
+
+/** 0-9, A-F, a-f, spelled out: case-folding tricks such as `c | 0x20` also admit control characters. */
+function isHexDigit(c: number): boolean {
+  return (c >= Code.Zero && c <= Code.Nine) || (c >= Code.UpperA && c <= Code.UpperF) || (c >= Code.LowerA && c <= Code.LowerF);
 }
 
 /** End of the JSON number at i, -?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?, or -1. */

@@ -1,4 +1,4 @@
-import { isDigit, type JsonObject, JsonObjectReader, type JsonValue } from './json-objects.js';
+import { isDigit, type JsonObject, JsonObjectReader, type JsonValue, type ReadResult } from './json-objects.js';
 
 /** What one model reply says, once a JSON object in it passed every rule. */
 export interface Reading {
@@ -21,6 +21,14 @@ export const NO_OBJECT_ERROR = 'no JSON object was found in the reply';
 export const EMPTY_REPLY_ERROR = 'the reply was empty';
 
 /**
+ * How deep a candidate may nest (RFC 8259 §9 lets a reader set the limit). Deeper objects
+ * are rejected, never decoded into results: `JSON.stringify`, XState's snapshot
+ * persistence and most code that walks JSON recurse, and would overflow the stack on a
+ * reply built to be deep. An envelope nested inside a deep object is still found.
+ */
+export const MAX_DEPTH = 512;
+
+/**
  * Finds the model's JSON object in a reply. Candidates, first acceptable wins: the whole
  * trimmed reply, its last non-empty line, then every object in order of where it starts
  * (outer before inner). On failure the error is the reason the first decoded object was
@@ -32,31 +40,36 @@ export function parseReply(text: string): Reading | Unreadable {
   if (start >= end) return { ok: false, error: EMPTY_REPLY_ERROR };
 
   const reader = new JsonObjectReader(text);
-  const tried = new Set<number>();
+  // The scan meets every position once; only the two whole-span candidates can come round again.
+  const spans: number[] = [];
   let firstRejection: string | undefined;
-  const consider = (at: number, object: JsonObject): Reading | undefined => {
-    if (tried.has(at)) return undefined;
-    tried.add(at);
-    const verdict = readEnvelope(object);
+  const consider = (read: ReadResult): Reading | undefined => {
+    if (!read.ok) return undefined;
+    const verdict = read.depth > MAX_DEPTH ? tooDeep(read.depth) : readEnvelope(read.value);
     if (verdict.ok) return verdict;
     firstRejection ??= verdict.error;
     return undefined;
   };
   const wholeSpan = (from: number): Reading | undefined => {
-    if (text.charCodeAt(from) !== OPEN_BRACE || text.charCodeAt(end - 1) !== CLOSE_BRACE) return undefined;
+    if (text.charCodeAt(from) !== OPEN_BRACE || text.charCodeAt(end - 1) !== CLOSE_BRACE || spans.includes(from)) return undefined;
     const read = reader.read(from);
-    return read.ok && read.end === end ? consider(from, read.value) : undefined;
+    if (!read.ok || read.end !== end) return undefined;
+    spans.push(from);
+    return consider(read);
   };
 
   const found = wholeSpan(start) ?? wholeSpan(lastLineStart(text, start, end));
   if (found) return found;
   for (let at = text.indexOf('{', start); at !== -1 && at < end; at = text.indexOf('{', at + 1)) {
-    const read = reader.read(at);
-    if (!read.ok) continue;
-    const verdict = consider(at, read.value);
+    if (spans.includes(at)) continue;
+    const verdict = consider(reader.read(at));
     if (verdict) return verdict;
   }
   return { ok: false, error: firstRejection ?? NO_OBJECT_ERROR };
+}
+
+function tooDeep(depth: number): Unreadable {
+  return reject(`the JSON object nests ${depth} levels deep; Booth reads objects at most ${MAX_DEPTH} deep`);
 }
 
 const OPEN_BRACE = 123;

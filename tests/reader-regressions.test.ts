@@ -1,0 +1,152 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { acheck, check, type CheckpointStore, fileStore, MAX_DEPTH, memoryStore } from '../src/index.js';
+import { parseReply } from '../src/parse.js';
+import { envelope } from './helpers.js';
+
+/** Bugs found by differential fuzzing against `JSON.parse`; each test is named after one. */
+
+const once = (reply: string) => check(() => reply, 'q', { maxRetries: 0 });
+const arrays = (depth: number, inner = '') => `${'['.repeat(depth)}${inner}${']'.repeat(depth)}`;
+
+describe('forged \\u escapes', () => {
+  it('raw control characters U+0010–U+0019 are not hex digits: an invalid key never becomes "answer"', () => {
+    const reply = '{"answe\\u72\u0010\u0010":"Paris","confidence":0.9}';
+    expect(() => JSON.parse(reply)).toThrow(SyntaxError);
+    const result = once(reply);
+    expect(result.status).toBe('UNCERTAIN');
+    expect(result.answer).toBeNull();
+  });
+
+  it('an invalid escape in "ambiguous" cannot make a reply AMBIGUOUS', () => {
+    const reply = '{"answer":"Paris","confidence":0.9,"ambiguous":"\\u74\u0010\u0010rue"}';
+    expect(() => JSON.parse(reply)).toThrow(SyntaxError);
+    expect(once(reply).status).toBe('UNCERTAIN');
+  });
+
+  it('every code unit below "0" and between the digit and letter ranges is refused in every hex position', () => {
+    const notHex = [...Array(0x80).keys()].filter((c) => !/[0-9A-Fa-f]/.test(String.fromCharCode(c)));
+    for (const c of notHex) {
+      for (let position = 0; position < 4; position += 1) {
+        const hex = ['0', '0', '6', '1'];
+        hex[position] = String.fromCharCode(c);
+        const reply = `{"answer":"\\u${hex.join('')}","confidence":0.9}`;
+        expect(parseReply(reply).ok, `code ${c} at ${position}`).toBe(false);
+      }
+    }
+  });
+
+  it('upper- and lower-case hex digits decode as JSON.parse decodes them', () => {
+    const reply = '{"answer":"\\u00e9\\u00C9\\uD83D\\ude00","confidence":0.9}';
+    expect(once(reply).answer).toBe(JSON.parse(reply).answer);
+  });
+});
+
+describe('deep interpretations and chosen_interpretation', () => {
+  for (const key of ['interpretations', 'chosen_interpretation']) {
+    it(`2 200 and 100 000 nested arrays under "${key}" come back as a parse failure, not a RangeError`, async () => {
+      for (const depth of [2_200, 100_000]) {
+        const reply = `{"ambiguous": true, "${key}": ${arrays(depth)}, "answer": "x", "confidence": 0.9}`;
+        const result = once(reply);
+        expect(result.status).toBe('UNCERTAIN');
+        expect(result.attempts[0]?.error).toMatch(/nests \d+ levels deep/);
+        await expect(acheck(async () => reply, 'q', { maxRetries: 0 })).resolves.toMatchObject({ status: 'UNCERTAIN' });
+      }
+    });
+
+    it(`"${key}" nested up to the limit is still JSON-encoded as the spec says`, () => {
+      const value = arrays(MAX_DEPTH - 1);
+      const result = once(`{"ambiguous": true, "${key}": ${value}, "answer": "x", "confidence": 0.9}`);
+      expect(result.status).toBe('AMBIGUOUS');
+      const text = key === 'interpretations' ? result.interpretations[0] : result.attempts[0]?.chosenInterpretation;
+      // Each interpretation is one item of the array; chosen_interpretation is the whole value.
+      expect(text).toBe(arrays(key === 'interpretations' ? MAX_DEPTH - 2 : MAX_DEPTH - 1));
+    });
+  }
+
+  it(`an object ${MAX_DEPTH} deep is read; one level more is rejected, naming both depths`, () => {
+    expect(parseReply(`{"answer":"x","confidence":0.9,"a":${arrays(MAX_DEPTH - 1)}}`).ok).toBe(true);
+    expect(parseReply(`{"answer":"x","confidence":0.9,"a":${arrays(MAX_DEPTH)}}`)).toEqual({
+      ok: false,
+      error: `the JSON object nests ${MAX_DEPTH + 1} levels deep; Booth reads objects at most ${MAX_DEPTH} deep`,
+    });
+  });
+});
+
+describe('a durable acheck() and deep replies', () => {
+  /** Keeps the checkpoint object itself, as a store that does not serialize might. */
+  const objectStore = (): CheckpointStore & { saved: unknown[] } => {
+    const kept = new Map<string, unknown>();
+    const saved: unknown[] = [];
+    return {
+      saved,
+      load: (key) => kept.get(key),
+      save: (key, checkpoint) => {
+        saved.push(checkpoint);
+        kept.set(key, checkpoint);
+      },
+      delete: (key) => void kept.delete(key),
+    };
+  };
+
+  it('a reply nesting 2 200 deep anywhere never breaks saving the checkpoint', async () => {
+    const deep = `{"answer": "x", "confidence": 0.1, "extra": ${arrays(2_200)}}`;
+    const kept = objectStore();
+    const stores = [kept, memoryStore(), fileStore(mkdtempSync(join(tmpdir(), 'booth-deep-')))];
+    for (const store of stores) {
+      const result = await acheck(async (_p, { attempt }) => (attempt === 0 ? deep : envelope('Paris', 0.9)), 'q', {
+        checkpoint: store,
+        key: 'deep',
+      });
+      expect(result.status).toBe('REPAIRED');
+    }
+    expect(kept.saved).toHaveLength(2); // one save per finished attempt
+  });
+
+  it(`a checkpoint holding an answer object ${MAX_DEPTH} deep is saved as JSON and resumed`, async () => {
+    const deepest = `{"answer": "x", "confidence": 0.1, "extra": ${arrays(MAX_DEPTH - 1)}}`;
+    const store = memoryStore();
+    const stop = new AbortController();
+    const first = acheck(
+      async (_p, { attempt }) => {
+        if (attempt === 1) stop.abort(new Error('stopped'));
+        return deepest;
+      },
+      'q',
+      { checkpoint: store, key: 'k', signal: stop.signal },
+    );
+    await expect(first).rejects.toThrow('stopped');
+    const resumed = await acheck(async () => envelope('Paris', 0.9), 'q', { checkpoint: store, key: 'k' });
+    expect(resumed.status).toBe('REPAIRED');
+    expect(resumed.attempts[0]?.parsed).toEqual(JSON.parse(deepest));
+  });
+});
+
+describe('replies of very many objects', () => {
+  it('more than 16 777 216 objects in one reply do not hit a Map size limit', { timeout: 120_000 }, () => {
+    const count = 2 ** 24 + 1;
+    const result = once(`${'{}'.repeat(count)}${envelope('last', 0.9)}`);
+    expect(result.answer).toBe('last');
+  });
+});
+
+describe('README wording says what the reader does', () => {
+  it('two objects on separate lines: the last line wins', () => {
+    expect(once(`${envelope('first', 0.9)}\n${envelope('second', 0.9)}`).answer).toBe('second');
+  });
+
+  it('in a fenced reply the last line is the fence, so the first object that passes wins', () => {
+    const reply = `\`\`\`json\n${envelope('first', 0.9)}\n${envelope('second', 0.9)}\n\`\`\``;
+    expect(once(reply).answer).toBe('first');
+  });
+
+  it('"ambiguous" may be a string reading true or false once trimmed, in any case', () => {
+    for (const [word, ambiguous] of [[' TRUE ', true], ['\tFalse\n', false], ['tRuE', true]] as const) {
+      const result = once(`{"ambiguous": ${JSON.stringify(word)}, "answer": "x", "confidence": 0.9}`);
+      expect(result.status, word).toBe(ambiguous ? 'AMBIGUOUS' : 'VERIFIED');
+    }
+    expect(once('{"ambiguous": "yes", "answer": "x", "confidence": 0.9}').attempts[0]?.error).toMatch(/ambiguous/);
+  });
+});
