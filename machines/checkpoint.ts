@@ -1,7 +1,7 @@
 import {
+  type AnyStateMachine,
   and,
   assign,
-
   type DoneActorEvent,
   type ErrorActorEvent,
   type EventObject,
@@ -25,6 +25,7 @@ import { AMBIGUOUS, DEFAULT_MAX_RETRIES, DEFAULT_THRESHOLD, REPAIRED, UNCERTAIN,
 import type { JsonObject } from '../src/json-objects.js';
 import { firstPrompt, type RetryKind, retryPrompt, type SentPrompt } from '../src/prompts.js';
 import { type Validator, verdictFromReturn, verdictFromThrow } from '../src/validation.js';
+import { type MachineInput, readMachineInput } from '../src/options.js';
 import { describeThrown } from '../src/values.js';
 
 /**
@@ -191,6 +192,37 @@ const outputOf = (event: EventObject): unknown => (event as DoneActorEvent).outp
 const errorOf = (event: EventObject): unknown => (event as ErrorActorEvent).error;
 const timeLeft = ({ settings }: CheckpointContext) => settings.deadlineAt === null || Date.now() < settings.deadlineAt;
 
+/** Calls the model once. The default runs `input.model`; provide a `fromPromise` of your own instead. */
+const defaultCallModel = fromPromise<unknown, ModelCall>(async ({ input, signal }) => {
+  // Checked at start; a run resumed from a persisted snapshot has lost its functions, though.
+  if (!input.model) throw new TypeError('No model: pass `model` in the input or provide a `callModel` actor.');
+  return input.model(input.prompt, { attempt: input.attempt, signal });
+});
+/** Judges one answer. The default runs `input.validator`; provide a `fromPromise` of your own instead. */
+const defaultValidate = fromPromise<unknown, ValidationRequest>(async ({ input }) => {
+  if (!input.validator) throw new TypeError('No validator: pass `validator` in the input or provide a `validate` actor.');
+  return input.validator(input.answer);
+});
+
+/**
+ * In a workflow the machine calls the model itself, so a run without a model (or with
+ * `validator: true` but no `validate` actor) cannot do its job: that is the caller's
+ * mistake, reported when the actor starts, not an attempt that fails on every retry.
+ */
+function requireImplementations(input: MachineInput, machine: AnyStateMachine): void {
+  const { actors } = machine.implementations;
+  if (input.model === null && actors['callModel'] === defaultCallModel) {
+    throw new TypeError(
+      'No model: the checkpoint machine calls the model itself in a workflow; pass `model: (prompt, { attempt, signal }) => …` in its input, provide a `callModel` actor (modelActor(fn)), or use effects: \'events\' and send the replies.',
+    );
+  }
+  if (input.validator === true && actors['validate'] === defaultValidate) {
+    throw new TypeError(
+      'No validator: the input says `validator: true`, but no `validate` actor is provided; pass the validator function itself, or provide one with validatorActor(fn).',
+    );
+  }
+}
+
 export const checkpointMachine = setup({
   types: {
     input: {} as CheckpointInput,
@@ -198,18 +230,7 @@ export const checkpointMachine = setup({
     output: {} as CheckpointOutput,
     events: {} as CheckpointEvent,
   },
-  actors: {
-    /** Calls the model once. The default runs `input.model`; provide a `fromPromise` of your own instead. */
-    callModel: fromPromise<unknown, ModelCall>(async ({ input, signal }) => {
-      if (!input.model) throw new TypeError('No model: pass `model` in the input or provide a `callModel` actor.');
-      return input.model(input.prompt, { attempt: input.attempt, signal });
-    }),
-    /** Judges one answer. The default runs `input.validator`; provide a `fromPromise` of your own instead. */
-    validate: fromPromise<unknown, ValidationRequest>(async ({ input }) => {
-      if (!input.validator) throw new TypeError('No validator: pass `validator` in the input or provide a `validate` actor.');
-      return input.validator(input.answer);
-    }),
-  },
+  actors: { callModel: defaultCallModel, validate: defaultValidate },
   delays: {
     backoff: ({ context }) => context.backoffMs,
   },
@@ -289,26 +310,27 @@ export const checkpointMachine = setup({
   },
 }).createMachine({
   id: 'checkpoint',
-  context: ({ input }) => {
-    const validator = typeof input.validator === 'function' ? input.validator : null;
-    const deadlineMs = input.deadlineMs ?? null;
+  context: ({ input, self }) => {
+    const checked = readMachineInput(input);
+    if (checked.effects === 'actors') requireImplementations(checked, (self as unknown as { logic: AnyStateMachine }).logic);
+    const { validator } = checked;
     const settings: CheckpointSettings = Object.freeze({
-      prompt: input.prompt,
-      threshold: input.threshold ?? DEFAULT_THRESHOLD,
-      maxRetries: input.maxRetries ?? DEFAULT_MAX_RETRIES,
-      effects: input.effects ?? 'actors',
-      model: input.model ?? null,
-      validator,
-      hasValidator: validator !== null || input.validator === true,
-      timeoutMs: input.timeoutMs ?? null,
-      deadlineMs,
-      deadlineAt: deadlineMs === null ? null : Date.now() + deadlineMs,
-      callRetries: input.callRetries ?? null,
+      prompt: checked.prompt,
+      threshold: checked.threshold,
+      maxRetries: checked.maxRetries,
+      effects: checked.effects,
+      model: checked.model as ModelFn | null,
+      validator: typeof validator === 'function' ? (validator as WorkflowValidator) : null,
+      hasValidator: validator !== null,
+      timeoutMs: checked.timeoutMs,
+      deadlineMs: checked.deadlineMs,
+      deadlineAt: checked.deadlineMs === null ? null : Date.now() + checked.deadlineMs,
+      callRetries: checked.callRetries,
     });
     return {
       settings,
       attempt: 0,
-      prompts: [Object.freeze({ kind: 'first' as const, text: firstPrompt(input.prompt) })],
+      prompts: [Object.freeze({ kind: 'first' as const, text: firstPrompt(checked.prompt) })],
       tries: [],
       backoffMs: 0,
       draft: NO_REPLY_YET,

@@ -82,9 +82,12 @@ const EVIDENCE_KEYS = ['evidenceThreshold'] as const;
 
 /** Checks the arguments of `check()` / `acheck()` in the documented order, reading each option once. */
 export function readCheckArguments(entry: Entry, callFn: unknown, prompt: unknown, options: unknown): CheckSettings {
-  if (typeof prompt !== 'string') {
-    throw new TypeError(`Expected \`prompt\` to be a string, got ${describeValue(prompt)}.`);
+  if (typeof callFn === 'string' && typeof prompt === 'function') {
+    throw new TypeError(
+      `${entry}() takes (callFn, prompt, options), but got a string first and a function second; the arguments look swapped: write ${entry}(callFn, prompt).`,
+    );
   }
+  readPrompt(prompt);
   if (typeof callFn !== 'function') {
     throw new TypeError(
       `Expected \`callFn\` to be a function (prompt, info) => ${entry === 'check' ? 'string' : 'string or Promise<string>'}, got ${describeValue(callFn)}.`,
@@ -116,10 +119,66 @@ export function readCheckArguments(entry: Entry, callFn: unknown, prompt: unknow
     validator,
     inspect,
     signal: abortSignal(given['signal']),
+    ...timers(given),
+    checkpoint: checkpointOption(given['checkpoint'], given['key']),
+  };
+}
+
+/** What the checkpoint machine's input may hold, checked as `check()` checks its options. */
+export interface MachineInput {
+  readonly prompt: string;
+  readonly threshold: number;
+  readonly maxRetries: number;
+  readonly effects: 'actors' | 'events';
+  readonly model: ((...args: never[]) => unknown) | null;
+  /** A validator function, or `true` when a provided `validate` actor judges; null for none. */
+  readonly validator: ((...args: never[]) => unknown) | true | null;
+  readonly timeoutMs: number | null;
+  readonly deadlineMs: number | null;
+  readonly callRetries: CallRetryPolicy | null;
+}
+
+const MACHINE_KEYS = ['prompt', 'threshold', 'maxRetries', 'effects', 'model', 'validator', 'timeoutMs', 'deadlineMs', 'callRetries'] as const;
+
+/**
+ * The checkpoint machine's input, with the checks and messages of `check()`: a workflow
+ * that invokes the machine with a bad input gets the same `TypeError` or `RangeError` in
+ * its `onError`, before anything runs.
+ */
+export function readMachineInput(input: unknown): MachineInput {
+  if (!isPlainObject(input)) {
+    throw new TypeError(
+      `Expected the checkpoint machine's \`input\` to be a plain object such as { prompt: 'Which year…?' }, got ${describeValue(input)}.`,
+    );
+  }
+  const given = readShape('checkpointMachine', input, MACHINE_KEYS, 'the checkpoint machine\'s `input`');
+  const prompt = readPrompt(given['prompt']);
+  const threshold = unitInterval('threshold', given['threshold'], DEFAULT_THRESHOLD);
+  const maxRetries = retries(given['maxRetries']);
+  const effects = given['effects'] ?? 'actors';
+  if (effects !== 'actors' && effects !== 'events') {
+    throw new TypeError(
+      `Expected \`effects\` to be 'actors' (the machine calls the model) or 'events' (you send it the replies), got ${describeValue(effects)}.`,
+    );
+  }
+  const model = optionalFunction('model', given['model']);
+  const validator = given['validator'] === true ? true : optionalFunction('validator', given['validator'] === false ? null : given['validator']);
+  return { prompt, threshold, maxRetries, effects, model, validator, ...timers(given) };
+}
+
+function readPrompt(prompt: unknown): string {
+  if (typeof prompt !== 'string') {
+    throw new TypeError(`Expected \`prompt\` to be a string, got ${describeValue(prompt)}.`);
+  }
+  return prompt;
+}
+
+/** The options that are states of the machine: timers and call retries. */
+function timers(given: Record<string, unknown>) {
+  return {
     timeoutMs: duration('timeoutMs', given['timeoutMs']),
     deadlineMs: duration('deadlineMs', given['deadlineMs']),
     callRetries: callRetryPolicy(given['callRetries']),
-    checkpoint: checkpointOption(given['checkpoint'], given['key']),
   };
 }
 
@@ -154,10 +213,41 @@ function unknownOptionMessage(entry: string, key: string, known: readonly string
   if (entry === 'check' && (ASYNC_ONLY_KEYS as readonly string[]).includes(key)) {
     return `Unknown option \`${key}\` for check(): a synchronous check cannot wait, time out or be resumed; use acheck(), which accepts \`${key}\`.`;
   }
-  const wanted = key.replace(/[_-]+([a-z])/gi, (_, c: string) => c.toUpperCase()).toLowerCase();
-  const suggestion = known.find((name) => name.toLowerCase() === wanted);
+  const suggestion = closest(key, known);
   if (suggestion) return `Unknown option \`${key}\` for ${where}; did you mean \`${suggestion}\`?`;
   return `Unknown option \`${key}\` for ${where}; the options are ${known.map((name) => `\`${name}\``).join(', ')}.`;
+}
+
+/**
+ * The known name a misspelt key most likely meant: compared without case, `_` or `-`
+ * (so `max_retries` is `maxRetries`), within an edit distance of two, or of 40 % of the
+ * name for long names (`thresh` → `threshold`, `maxRetry` → `maxRetries`).
+ */
+function closest(key: string, known: readonly string[]): string | undefined {
+  const fold = (name: string) => name.replace(/[_-]/g, '').toLowerCase();
+  let best: string | undefined;
+  let bestDistance = Number.POSITIVE_INFINITY;
+  for (const name of known) {
+    const distance = editDistance(fold(key), fold(name));
+    if (distance <= Math.max(2, Math.floor(name.length * 0.4)) && distance < bestDistance) {
+      best = name;
+      bestDistance = distance;
+    }
+  }
+  return best;
+}
+
+/** Levenshtein distance: insertions, deletions and substitutions each cost one. */
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i += 1) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j += 1) {
+      current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    }
+    previous = current;
+  }
+  return previous[b.length]!;
 }
 
 /** Plain objects from any realm: their prototype is null or a realm's Object.prototype. */
@@ -178,12 +268,20 @@ function unitInterval(name: string, value: unknown, fallback: number): number {
   return value;
 }
 
+/** More reconsiderations than this is a loop, not a check: each one is a paid model call. */
+export const MAX_RETRIES_LIMIT = 100;
+
 function retries(value: unknown): number {
   if (value === undefined) return DEFAULT_MAX_RETRIES;
   if (typeof value !== 'number' || !Number.isInteger(value)) {
     throw new TypeError(`Expected \`maxRetries\` to be a whole number such as 0, 1 or 2, got ${describeValue(value)}.`);
   }
   if (value < 0) throw new RangeError(`Expected \`maxRetries\` to be 0 or more, got ${describeValue(value)}.`);
+  if (value > MAX_RETRIES_LIMIT) {
+    throw new RangeError(
+      `Expected \`maxRetries\` to be at most ${MAX_RETRIES_LIMIT}, got ${describeValue(value)}; each retry is a model call, so a handful is usually right.`,
+    );
+  }
   return value;
 }
 

@@ -156,6 +156,33 @@ describe('§2 arguments are checked before any model call, in order', () => {
     expect(() => looseCheck(model, 'q', { temperature: 0 })).toThrow(/Unknown option `temperature`/);
   });
 
+  it('a misspelt option gets the nearest name by edit distance, an unrelated one the list', () => {
+    expect(() => looseCheck(model, 'q', { thresh: 0.5 })).toThrow(/Unknown option `thresh` for check\(\); did you mean `threshold`\?/);
+    expect(() => looseCheck(model, 'q', { maxRetry: 2 })).toThrow(/did you mean `maxRetries`\?/);
+    expect(() => looseCheck(model, 'q', { validater: null })).toThrow(/did you mean `validator`\?/);
+    expect(() => looseCheck(model, 'q', { temperature: 0 })).toThrow(
+      /Unknown option `temperature` for check\(\); the options are `threshold`, `maxRetries`, `onAttempt`, `validator`, `inspect`\./,
+    );
+  });
+
+  it('check("q", fn) says the arguments look swapped', async () => {
+    const [syncError, asyncError] = await bothErrors('q', model);
+    for (const error of [syncError, asyncError]) {
+      expect(error).toBeInstanceOf(TypeError);
+      expect((error as Error).message).toMatch(/takes \(callFn, prompt, options\).*the arguments look swapped/);
+    }
+  });
+
+  it('maxRetries is capped at 100 with a RangeError that says why', async () => {
+    const [syncError, asyncError] = await bothErrors(model, 'q', { maxRetries: 1e9 });
+    expect(syncError).toBeInstanceOf(RangeError);
+    expect(asyncError).toBeInstanceOf(RangeError);
+    expect((syncError as Error).message).toBe(
+      'Expected `maxRetries` to be at most 100, got 1000000000; each retry is a model call, so a handful is usually right.',
+    );
+    expect(check(model, 'q', { maxRetries: 100 }).status).toBe('VERIFIED');
+  });
+
   it('§2.6 `signal` is unknown to check() and known to acheck()', async () => {
     expect(() => looseCheck(model, 'q', { signal: new AbortController().signal })).toThrow(TypeError);
     expect(() => looseCheck(model, 'q', { signal: undefined })).toThrow(/acheck\(\)/);
