@@ -1,8 +1,8 @@
 import type { CheckpointEvent } from '../machines/checkpoint.js';
-import { runValidator, toResult } from './check.js';
+import { resultFrom, runValidator } from './check.js';
 import { CheckpointRun, readCheckpoint } from './checkpoint-run.js';
 import { type AsyncCallFn, type AsyncCheckOptions, type CallInfo, readCheckArguments } from './options.js';
-import type { BoothResult } from './result.js';
+import type { CheckResult } from './result.js';
 import { isThenable } from './values.js';
 
 /**
@@ -14,7 +14,7 @@ import { isThenable } from './values.js';
  * @example
  * const result = await acheck((prompt, { signal }) => llm(prompt, { signal }), question, { timeoutMs: 30_000 });
  */
-export async function acheck(callFn: AsyncCallFn, prompt: string, options?: AsyncCheckOptions | null): Promise<BoothResult> {
+export async function acheck(callFn: AsyncCallFn, prompt: string, options?: AsyncCheckOptions | null): Promise<CheckResult> {
   const settings = readCheckArguments('acheck', callFn, prompt, options);
   const { signal, checkpoint } = settings;
   signal?.throwIfAborted();
@@ -57,7 +57,7 @@ export async function acheck(callFn: AsyncCallFn, prompt: string, options?: Asyn
         }
         case 'done':
           if (checkpoint) await checkpoint.store.delete(checkpoint.key);
-          return toResult(need.output);
+          return resultFrom(need.output);
       }
     }
   } finally {

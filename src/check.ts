@@ -1,8 +1,9 @@
 import type { CheckpointEvent, CheckpointOutput } from '../machines/checkpoint.js';
 import { CheckpointRun } from './checkpoint-run.js';
 import { type CallFn, type CallInfo, type CheckOptions, type CheckSettings, readCheckArguments } from './options.js';
-import { BoothResult } from './result.js';
-import { isThenable, swallowRejection } from './values.js';
+import { type CheckResult, checkResult } from './result.js';
+import { AMBIGUOUS, REPAIRED, UNCERTAIN, VERIFIED } from './constants.js';
+import { describeValue, isThenable, swallowRejection } from './values.js';
 
 /**
  * Asks the model through `callFn` and checks the reply: ambiguity first, then the
@@ -13,7 +14,7 @@ import { isThenable, swallowRejection } from './values.js';
  * const result = check((prompt) => model.complete(prompt), 'What is the boiling point of water at sea level in °C?');
  * if (result.ok) console.log(result.answer);
  */
-export function check(callFn: CallFn, prompt: string, options?: CheckOptions | null): BoothResult {
+export function check(callFn: CallFn, prompt: string, options?: CheckOptions | null): CheckResult {
   const settings = readCheckArguments('check', callFn, prompt, options);
   const run = new CheckpointRun(prompt, settings);
   try {
@@ -37,7 +38,7 @@ export function check(callFn: CallFn, prompt: string, options?: CheckOptions | n
         case 'wait':
           throw new Error('Booth internal error: a synchronous run has nothing to wait for');
         case 'done':
-          return toResult(need.output);
+          return resultFrom(need.output);
       }
     }
   } finally {
@@ -70,6 +71,33 @@ export function runValidator(settings: CheckSettings, answer: string): Checkpoin
   }
 }
 
-export function toResult(output: CheckpointOutput): BoothResult {
-  return new BoothResult({ ...output, evidenceAgreement: null, reason: null, detail: null });
+/**
+ * The `BoothResult` of a checkpoint machine's output: what a parent workflow receives in
+ * `onDone` gets `ok`, `method`, `unwrap()` and the rest, and draws with `boothjs/visualize`.
+ *
+ * @example
+ * onDone: { actions: ({ event }) => publish(resultFrom(event.output).unwrap()) }
+ */
+export function resultFrom(output: CheckpointOutput): CheckResult {
+  if (!isCheckpointOutput(output)) {
+    throw new TypeError(
+      `Expected \`output\` to be the checkpoint machine's output (event.output in an invoke's onDone), got ${describeValue(output)}.`,
+    );
+  }
+  return checkResult({ ...output, evidenceAgreement: null, reason: null, detail: null });
+}
+
+const CHECK_STATUSES: readonly unknown[] = [VERIFIED, REPAIRED, AMBIGUOUS, UNCERTAIN];
+
+function isCheckpointOutput(value: unknown): value is CheckpointOutput {
+  const output = value as Partial<Record<keyof CheckpointOutput, unknown>> | null;
+  return (
+    typeof output === 'object' &&
+    output !== null &&
+    CHECK_STATUSES.includes(output.status) &&
+    Array.isArray(output.attempts) &&
+    Array.isArray(output.prompts) &&
+    Array.isArray(output.trace) &&
+    Array.isArray(output.interpretations)
+  );
 }

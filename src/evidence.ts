@@ -1,7 +1,7 @@
 import { type EvidenceEvent, evidenceMachine } from '../machines/evidence.js';
 import { failIfBroken, startRun } from './machine-run.js';
 import { type EvidenceOptions, readEvidenceOptions } from './options.js';
-import { BoothResult } from './result.js';
+import { type EvidenceResult, evidenceResult } from './result.js';
 import { describeValue, isAsyncFunction, isThenable, swallowRejection } from './values.js';
 
 /**
@@ -23,7 +23,7 @@ export function checkWithEvidence<E>(
   evidence: readonly E[] | null | undefined,
   compareFn: CompareFn<E>,
   options?: EvidenceOptions | null,
-): BoothResult {
+): EvidenceResult {
   const { evidenceThreshold } = readEvidenceOptions(options);
   if (answer !== undefined && answer !== null && typeof answer !== 'string') {
     throw new TypeError(`Expected \`answer\` to be a string, null or undefined, got ${describeValue(answer)}.`);
@@ -45,7 +45,7 @@ export function checkWithEvidence<E>(
       failIfBroken(snapshot);
       if (snapshot.status === 'done') {
         const { score, trace, ...output } = snapshot.output;
-        return new BoothResult({
+        return evidenceResult({
           ...output,
           confidence: score,
           evidenceAgreement: score,

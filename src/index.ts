@@ -1,5 +1,5 @@
 export { acheck } from './acheck.js';
-export { check } from './check.js';
+export { check, resultFrom } from './check.js';
 export { type Checkpoint, CheckpointError, type CheckpointStore, fileStore, memoryStore } from './checkpoints.js';
 export type { CallRetryPolicy, CallTry } from './call-retries.js';
 export { checkWithEvidence, type CompareFn } from './evidence.js';
@@ -24,8 +24,16 @@ export {
 } from './constants.js';
 export { MAX_DEPTH } from './parse.js';
 export { BoothRejected, type Method, type Step } from './result.js';
-// The class is an implementation detail: results come only from the checks, so only its type is public.
-export type { BoothResult } from './result.js';
+// The class is an implementation detail: results come only from the checks, so only their types are public.
+export type {
+  AcceptedResult,
+  AmbiguousResult,
+  BlockedResult,
+  BoothResult,
+  CheckResult,
+  EvidenceResult,
+  UncertainResult,
+} from './result.js';
 export type { Attempt } from './attempt.js';
 export type { Validator } from './validation.js';
 export type { SentPrompt } from './prompts.js';

@@ -3,11 +3,14 @@ import type { EvidenceState } from '../machines/evidence.js';
 import type { Attempt } from './attempt.js';
 import {
   AMBIGUOUS,
+  type BLOCKED,
   COMPARE_FAILED,
+  type EVIDENCE_DISAGREES,
   INVALID_SCORE,
   type Reason,
   REPAIRED,
   type Status,
+  type UNCERTAIN,
   VERIFIED,
 } from './constants.js';
 import type { JsonObject } from './json-objects.js';
@@ -20,7 +23,7 @@ export type Step = TraceStep<CheckpointState | EvidenceState>;
 
 /** The data fields of a result, as the checks build them. */
 export type ResultFields = Pick<
-  BoothResult,
+  Result,
   | 'status'
   | 'answer'
   | 'confidence'
@@ -36,11 +39,10 @@ export type ResultFields = Pick<
 >;
 
 /**
- * The outcome of a check. `VERIFIED` and `REPAIRED` mean an acceptance condition was
- * met (self-reported confidence, the caller's validator, or agreement with the
- * caller's evidence), never that the answer is true. Frozen.
+ * The outcome of a check, as one class: the public type is the union `BoothResult`, whose
+ * members say what each status guarantees. Frozen.
  */
-export class BoothResult {
+export class Result {
   readonly status: Status;
   /** The accepted answer; for AMBIGUOUS the model's answer (may be blank); for UNCERTAIN the last that parsed, or null. */
   readonly answer: string | null;
@@ -117,7 +119,7 @@ export class BoothResult {
   /** The answer when the result is ok; otherwise throws `BoothRejected`. */
   unwrap(): string {
     if (this.ok && this.answer !== null) return this.answer;
-    throw new BoothRejected(this);
+    throw new BoothRejected(this as unknown as BoothResult);
   }
 
   /** The answer when the result is ok; otherwise `fallback`. */
@@ -157,6 +159,74 @@ export class BoothResult {
   }
 }
 
+/** What every result has, whatever its status. */
+type ResultBase = Omit<Result, 'status' | 'ok' | 'answer' | 'confidence' | 'ambiguous' | 'reason' | 'unwrap'>;
+
+/**
+ * VERIFIED (accepted on the first attempt) or REPAIRED (after reconsideration): an
+ * acceptance condition was met — self-reported confidence, the caller's validator, or
+ * agreement with the caller's evidence — never proof that the answer is true.
+ */
+export interface AcceptedResult extends ResultBase {
+  readonly status: typeof VERIFIED | typeof REPAIRED;
+  readonly ok: true;
+  readonly answer: string;
+  readonly confidence: number;
+  readonly ambiguous: false;
+  readonly reason: null;
+  /** The answer. */
+  unwrap(): string;
+}
+
+/** The question has several readings (`interpretations`); returned at once, never retried. */
+export interface AmbiguousResult extends ResultBase {
+  readonly status: typeof AMBIGUOUS;
+  readonly ok: false;
+  /** The model's answer under its chosen reading; may be blank. */
+  readonly answer: string;
+  readonly confidence: number;
+  readonly ambiguous: true;
+  readonly reason: null;
+  /** Throws `BoothRejected`. */
+  unwrap(): never;
+}
+
+/** No attempt met the bar, or the evidence check could not decide. */
+export interface UncertainResult extends ResultBase {
+  readonly status: typeof UNCERTAIN;
+  readonly ok: false;
+  /** The last answer that parsed, if any. */
+  readonly answer: string | null;
+  readonly confidence: number | null;
+  readonly ambiguous: false;
+  readonly reason: Exclude<Reason, typeof EVIDENCE_DISAGREES> | null;
+  /** Throws `BoothRejected`. */
+  unwrap(): never;
+}
+
+/** `checkWithEvidence()` only: the answer disagreed with the caller's evidence. */
+export interface BlockedResult extends ResultBase {
+  readonly status: typeof BLOCKED;
+  readonly ok: false;
+  readonly answer: string;
+  /** The comparator's score. */
+  readonly confidence: number;
+  readonly ambiguous: false;
+  readonly reason: typeof EVIDENCE_DISAGREES;
+  /** Throws `BoothRejected`. */
+  unwrap(): never;
+}
+
+/**
+ * The outcome of a check, discriminated by `status` (and by `ok`): narrowing tells what
+ * each status guarantees, such as a string answer once `ok` is true.
+ */
+export type BoothResult = AcceptedResult | AmbiguousResult | UncertainResult | BlockedResult;
+/** What `check()` and `acheck()` return: never BLOCKED, which only evidence produces. */
+export type CheckResult = AcceptedResult | AmbiguousResult | UncertainResult;
+/** What `checkWithEvidence()` returns: never REPAIRED or AMBIGUOUS. */
+export type EvidenceResult = (AcceptedResult & { readonly status: typeof VERIFIED }) | UncertainResult | BlockedResult;
+
 /**
  * Thrown by `result.unwrap()` when the result is not ok. The message names the status
  * and method, never the answer (it may be wrong, or sensitive); the whole result is on
@@ -170,4 +240,17 @@ export class BoothRejected extends Error {
     super(`Booth did not accept the answer: status ${result.status}, method ${result.method}`);
     this.result = result;
   }
+}
+
+/**
+ * The checks' results, typed by what their machine guarantees: an accepted run reports a
+ * parsed attempt (a string answer and a number confidence), an ambiguous one too, and only
+ * the evidence machine blocks. These two functions are the one place that says so.
+ */
+export function checkResult(fields: ResultFields): CheckResult {
+  return new Result(fields) as unknown as CheckResult;
+}
+
+export function evidenceResult(fields: ResultFields): EvidenceResult {
+  return new Result(fields) as unknown as EvidenceResult;
 }

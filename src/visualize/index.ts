@@ -7,13 +7,22 @@ import { instance, type Viz } from '@viz-js/viz';
 import type { AnyStateMachine } from 'xstate';
 import { checkpointMachine } from '../../machines/checkpoint.js';
 import { evidenceMachine } from '../../machines/evidence.js';
-import type { BoothResult } from '../result.js';
+import type { CheckpointOutput } from '../../machines/checkpoint.js';
+import { resultFrom } from '../check.js';
+import { type BoothResult, Result } from '../result.js';
 import { edgeCounts, type MachineGraph, machineGraph } from './graph.js';
 import { renderHtml } from './html.js';
 import { dot, flowchart, type Path, stateDiagram } from './render.js';
 import { sequence } from './sequence.js';
 
 export { type GraphEdge, type GraphState, type MachineGraph, machineGraph } from './graph.js';
+
+/** A finished run: a check's result, or the checkpoint machine's output as a parent workflow receives it. */
+export type Run = BoothResult | CheckpointOutput;
+
+function asResult(run: Run): BoothResult {
+  return run instanceof Result ? (run as unknown as BoothResult) : resultFrom(run as CheckpointOutput);
+}
 
 const graphs = new WeakMap<AnyStateMachine, MachineGraph>();
 
@@ -60,22 +69,25 @@ export function machineToSvg(machine: AnyStateMachine): Promise<string> {
 }
 
 /** The run's machine as a Mermaid flowchart, the path it took in red, each edge with how many times. */
-export function toMermaid(result: BoothResult): string {
+export function toMermaid(run: Run): string {
+  const result = asResult(run);
   return flowchart(graphOfResult(result), pathOf(result));
 }
 
 /** The run's machine as Graphviz DOT, the path it took in red, each edge with how many times. */
-export function toDot(result: BoothResult): string {
+export function toDot(run: Run): string {
+  const result = asResult(run);
   return dot(graphOfResult(result), pathOf(result));
 }
 
 /** `toDot(result)` rendered to SVG. */
-export function toSvg(result: BoothResult): Promise<string> {
-  return dotToSvg(toDot(result));
+export function toSvg(run: Run): Promise<string> {
+  return dotToSvg(toDot(run));
 }
 
 /** A Mermaid sequence diagram of the conversation: prompt kind, reply, gates and verdict per attempt. */
-export function toSequence(result: BoothResult): string {
+export function toSequence(run: Run): string {
+  const result = asResult(run);
   return sequence(result);
 }
 
@@ -83,6 +95,7 @@ export function toSequence(result: BoothResult): string {
  * One self-contained HTML page for the run — highlighted diagram, attempts, prompts and
  * verdict — with no network access, external script or font: it opens offline.
  */
-export async function toHtml(result: BoothResult): Promise<string> {
+export async function toHtml(run: Run): Promise<string> {
+  const result = asResult(run);
   return renderHtml(result, await toSvg(result));
 }
