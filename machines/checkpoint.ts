@@ -16,6 +16,7 @@ import {
   attemptFromCallError,
   attemptFromNonText,
   attemptFromReply,
+  finished,
   NO_REPLY_YET,
   timeoutError,
   withVerdict,
@@ -123,6 +124,8 @@ export interface CheckpointContext {
   readonly settings: CheckpointSettings;
   /** Index of the attempt under way, from 0. */
   readonly attempt: number;
+  /** Epoch ms when the attempt under way made its first call: attempts record how long they took. */
+  readonly startedAt: number;
   /** The prompts sent so far, one per attempt: the last is the one the model is answering. */
   readonly prompts: readonly SentPrompt[];
   /** The calls made for the attempt under way, so far. */
@@ -139,8 +142,20 @@ export interface CheckpointContext {
   readonly status: CheckpointStatus | null;
 }
 
+/** What a run was asked to do, as plain data: results and traces show it. */
+export interface RunSettings {
+  readonly threshold: number;
+  readonly maxRetries: number;
+  /** Whether a validator judged the answers. */
+  readonly validator: boolean;
+  readonly timeoutMs: number | null;
+  readonly deadlineMs: number | null;
+  readonly callRetries: CallRetryPolicy | null;
+}
+
 /** The result data of a run; `check()` wraps it in a `BoothResult`. */
 export interface CheckpointOutput {
+  readonly settings: RunSettings;
   readonly status: CheckpointStatus;
   readonly answer: string | null;
   readonly confidence: number | null;
@@ -186,7 +201,10 @@ const enter = (state: CheckpointState) => ({ type: 'enter', params: { state } })
 const conclude = (status: CheckpointStatus) => ({ type: 'conclude', params: { status } }) as const;
 const retryWith = (kind: RetryKind) => ({ type: 'prepareRetry', params: { kind } }) as const;
 /** The finished attempts with the draft committed: frozen, so no callback can change what was decided. */
-const withDraft = (context: CheckpointContext): readonly Attempt[] => [...context.attempts, Object.freeze(context.draft)];
+const withDraft = (context: CheckpointContext): readonly Attempt[] => [
+  ...context.attempts,
+  finished(context.draft, Date.now() - context.startedAt),
+];
 // Spawned actors' done and error events are not part of the machine's typed events.
 const outputOf = (event: EventObject): unknown => (event as DoneActorEvent).output;
 const errorOf = (event: EventObject): unknown => (event as ErrorActorEvent).error;
@@ -303,6 +321,7 @@ export const checkpointMachine = setup({
     commitAttempt: assign(({ context }) => ({ attempts: withDraft(context) })),
     prepareRetry: assign(({ context }, { kind }: { kind: RetryKind }) => ({
       attempt: context.attempt + 1,
+      startedAt: Date.now(),
       tries: [],
       prompts: [...context.prompts, Object.freeze({ kind, text: retryPrompt(context.settings.prompt, kind, context.draft) })],
     })),
@@ -330,6 +349,7 @@ export const checkpointMachine = setup({
     return {
       settings,
       attempt: 0,
+      startedAt: Date.now(),
       prompts: [Object.freeze({ kind: 'first' as const, text: firstPrompt(checked.prompt) })],
       tries: [],
       backoffMs: 0,
@@ -469,7 +489,16 @@ function summarize(context: CheckpointContext): CheckpointOutput {
   const { attempts, prompts, trace } = context;
   const last = attempts.at(-1);
   const reported = status === UNCERTAIN ? attempts.findLast((a) => a.parseOk) : last;
+  const { settings } = context;
   return {
+    settings: {
+      threshold: settings.threshold,
+      maxRetries: settings.maxRetries,
+      validator: settings.hasValidator,
+      timeoutMs: settings.timeoutMs,
+      deadlineMs: settings.deadlineMs,
+      callRetries: settings.callRetries,
+    },
     status,
     answer: reported?.answer ?? null,
     confidence: reported?.confidence ?? null,

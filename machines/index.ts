@@ -14,6 +14,7 @@ export {
   checkpointMachine,
   type ModelCall,
   type ModelFn,
+  type RunSettings,
   type TraceStep,
   type ValidationRequest,
   type WorkflowValidator,

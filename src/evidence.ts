@@ -55,6 +55,7 @@ export function checkWithEvidence<E>(
           ambiguous: false,
           interpretations: [],
           parsed: null,
+          settings: null,
         });
       }
       if (snapshot.value !== 'comparing') {

@@ -1,4 +1,4 @@
-import type { CheckpointState, TraceStep } from '../machines/checkpoint.js';
+import type { CheckpointState, RunSettings, TraceStep } from '../machines/checkpoint.js';
 import type { EvidenceState } from '../machines/evidence.js';
 import type { Attempt } from './attempt.js';
 import {
@@ -36,6 +36,7 @@ export type ResultFields = Pick<
   | 'detail'
   | 'prompts'
   | 'trace'
+  | 'settings'
 >;
 
 /**
@@ -66,6 +67,8 @@ export class Result {
   readonly prompts: readonly SentPrompt[];
   /** The states the machine entered, in order, with the attempt under way at each. */
   readonly trace: readonly Step[];
+  /** `check()` / `acheck()`: the threshold, retries, validator and timers the run had; null for evidence checks. */
+  readonly settings: RunSettings | null;
 
   /** @internal Results come from `check()`, `acheck()` and `checkWithEvidence()`. */
   constructor(fields: ResultFields) {
@@ -81,6 +84,7 @@ export class Result {
     this.detail = fields.detail;
     this.prompts = Object.freeze(fields.prompts);
     this.trace = Object.freeze(fields.trace);
+    this.settings = fields.settings;
     Object.freeze(this);
   }
 
@@ -149,6 +153,7 @@ export class Result {
       detail: this.detail,
       prompts: this.prompts,
       trace: this.trace,
+      settings: this.settings,
       nAttempts: this.nAttempts,
       ok: this.ok,
       allParseFailed: this.allParseFailed,

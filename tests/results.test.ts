@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { BoothRejected, check, checkWithEvidence } from '../src/index.js';
+import { acheck, BoothRejected, check, checkWithEvidence } from '../src/index.js';
 import { envelope, scripted } from './helpers.js';
 
 const run = (steps: Parameters<typeof scripted>[0], maxRetries = steps.length - 1) =>
@@ -47,6 +47,7 @@ describe('§8 results', () => {
       'validationError',
       'parsed',
       'callTries',
+      'durationMs',
     ]);
   });
 
@@ -125,6 +126,7 @@ describe('§8 results', () => {
         'detail',
         'prompts',
         'trace',
+        'settings',
         'nAttempts',
         'ok',
         'allParseFailed',
@@ -153,5 +155,36 @@ describe('§8 results', () => {
     expect(Object.isFrozen(result.attempts)).toBe(true);
     expect(Object.isFrozen(result.trace)).toBe(true);
     expect(result.attempts.every((a) => Object.isFrozen(a))).toBe(true);
+  });
+
+  it('each attempt records how long it took, from its first call to its verdict', async () => {
+    const slowFirst = async (_prompt: string, { attempt }: { attempt: number }) => {
+      await new Promise((resolve) => setTimeout(resolve, attempt === 0 ? 60 : 0));
+      return attempt === 0 ? envelope('Lyon', 0.2) : envelope('Paris', 0.9);
+    };
+    const result = await acheck(slowFirst, 'q');
+    expect(result.attempts[0]?.durationMs).toBeGreaterThanOrEqual(55);
+    expect(result.attempts[1]?.durationMs).toBeLessThan(result.attempts[0]?.durationMs ?? 0);
+    expect(run([envelope('Paris', 0.9)]).attempts[0]?.durationMs).toBeGreaterThanOrEqual(0);
+  });
+
+  it('a check result says what the run was asked to do; an evidence result has no such settings', async () => {
+    const result = await acheck(async () => envelope('Paris', 0.9), 'q', {
+      threshold: 0.8,
+      maxRetries: 2,
+      validator: () => true,
+      timeoutMs: 5_000,
+      callRetries: { retries: 1 },
+    });
+    expect(result.settings).toEqual({
+      threshold: 0.8,
+      maxRetries: 2,
+      validator: true,
+      timeoutMs: 5_000,
+      deadlineMs: null,
+      callRetries: { retries: 1 },
+    });
+    expect(run([envelope('Paris', 0.9)]).settings).toMatchObject({ threshold: 0.7, maxRetries: 0, validator: false });
+    expect(checkWithEvidence('Paris', ['Paris'], () => true).settings).toBeNull();
   });
 });
