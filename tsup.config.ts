@@ -21,7 +21,7 @@ export default defineConfig([
   {
     ...shared,
     // The `booth` command: ESM only (it awaits at the top level), with its shebang.
-    entry: { cli: 'src/cli.ts' },
+    entry: { cli: 'src/cli/index.ts' },
     format: ['esm'],
     banner: { js: '#!/usr/bin/env node' },
   },

@@ -4,11 +4,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { calibrate } from '../src/calibrate.js';
+import { calibrate } from '../src/cli/calibrate.js';
 import { envelope } from './helpers.js';
 import { startProvider } from './fixtures/provider-server.js';
 
-const CLI = fileURLToPath(new URL('../src/cli.ts', import.meta.url));
+const CLI = fileURLToPath(new URL('../src/cli/index.ts', import.meta.url));
 
 interface Run {
   readonly code: number | null;

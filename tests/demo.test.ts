@@ -2,7 +2,7 @@ import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runDemo } from '../src/demo.js';
+import { runDemo } from '../src/cli/demo.js';
 
 describe('npm run demo', () => {
   it('shows every status, with answers, attempts and traces', async () => {

@@ -5,13 +5,13 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Attempt } from './attempt.js';
-import { acheck } from './acheck.js';
-import { check } from './check.js';
-import { checkWithEvidence } from './evidence.js';
-import type { BoothResult } from './result.js';
-import { envelope, type ScriptStep, scriptedModel } from './testing.js';
-import { toHtml } from './visualize/index.js';
+import type { Attempt } from '../attempt.js';
+import { acheck } from '../acheck.js';
+import { check } from '../check.js';
+import { checkWithEvidence } from '../evidence.js';
+import type { BoothResult } from '../result.js';
+import { envelope, type ScriptStep, scriptedModel } from '../testing.js';
+import { toHtml } from '../visualize/index.js';
 
 interface Case {
   readonly title: string;

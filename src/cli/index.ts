@@ -6,12 +6,12 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { SingleBar } from 'cli-progress';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
-import { openAICompatible } from './adapters.js';
-import { acheck } from './acheck.js';
+import { openAICompatible } from '../adapters.js';
+import { acheck } from '../acheck.js';
 import { runBatch } from './batch.js';
 import { calibrate, type Labelled, normalizeAnswer, reliabilitySvg } from './calibrate.js';
 import { runDemo } from './demo.js';
-import { toHtml } from './visualize/index.js';
+import { toHtml } from '../visualize/index.js';
 
 const USAGE_ERROR = 2;
 

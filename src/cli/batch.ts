@@ -1,6 +1,6 @@
 import { appendFileSync, existsSync, readFileSync } from 'node:fs';
-import { acheck } from './acheck.js';
-import type { AsyncCallFn } from './options.js';
+import { acheck } from '../acheck.js';
+import type { AsyncCallFn } from '../options.js';
 
 /**
  * `booth batch`: checks every question of a JSONL file, `concurrency` at a time, and
