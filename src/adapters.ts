@@ -50,7 +50,7 @@ export function openAICompatible(options: OpenAICompatibleOptions): AsyncCallFn 
   }
   const url = `${baseURL.replace(/\/+$/, '')}/chat/completions`;
   return async (prompt: string, info: CallInfo) => {
-    const response = await fetch(url, {
+    const response = await reach(url, {
       method: 'POST',
       headers: {
         'content-type': 'application/json',
@@ -64,7 +64,7 @@ export function openAICompatible(options: OpenAICompatibleOptions): AsyncCallFn 
         ...extraBody,
       }),
       ...(info.signal ? { signal: info.signal } : {}),
-    });
+    }, info.signal);
     const text = await response.text();
     if (!response.ok) {
       throw new ProviderError(
@@ -75,6 +75,32 @@ export function openAICompatible(options: OpenAICompatibleOptions): AsyncCallFn 
     }
     return contentOf(text, url);
   };
+}
+
+/**
+ * `fetch`, with its network failures made readable: undici's bare "fetch failed" becomes
+ * `POST <url> failed: connect ECONNREFUSED 127.0.0.1:1`, the cause kept as `cause`. An
+ * abort is passed on unchanged, so Booth still tells a timeout from an outage.
+ */
+async function reach(url: string, init: RequestInit, signal: AbortSignal | undefined): Promise<Response> {
+  try {
+    return await fetch(url, init);
+  } catch (error) {
+    if (signal?.aborted || (error as { name?: unknown } | null)?.name === 'AbortError') throw error;
+    const cause = (error as { cause?: unknown } | null)?.cause;
+    if (cause === undefined) throw error;
+    throw new TypeError(`POST ${url} failed: ${causeText(cause)}`, { cause: error });
+  }
+}
+
+/** `connect ECONNREFUSED 127.0.0.1:1`; for several addresses tried (an AggregateError), each of them. */
+function causeText(cause: unknown): string {
+  const inner = (cause as { errors?: unknown } | null)?.errors;
+  if (Array.isArray(inner) && inner.length > 0) return [...new Set(inner.map(causeText))].join('; ');
+  const message = (cause as { message?: unknown } | null)?.message;
+  const code = (cause as { code?: unknown } | null)?.code;
+  const text = typeof message === 'string' && message !== '' ? message : String(cause);
+  return typeof code === 'string' && !text.includes(code) ? `${code}: ${text}` : text;
 }
 
 /** The provider's own explanation, from `{ "error": { "message" } }` or the raw body. */

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { fromAISDK, fromAnthropic, fromOpenAI, openAICompatible, ProviderError } from '../src/adapters.js';
 import { acheck } from '../src/index.js';
 import { envelope } from './helpers.js';
+import { closedPort } from './fixtures/closed-port.js';
 import { startProvider } from './fixtures/provider-server.js';
 
 let provider: Awaited<ReturnType<typeof startProvider>>;
@@ -101,6 +102,24 @@ describe('openAICompatible', () => {
     await expect(callFn('q', { attempt: 0 })).rejects.toThrow(/malformed body/);
     provider.script.push({ body: { choices: [] } });
     await expect(callFn('q', { attempt: 0 })).rejects.toThrow(/choices\[0\]\.message\.content/);
+  });
+
+  it('a server that refuses the connection fails the call with the URL and the cause, ECONNREFUSED', async () => {
+    const url = `http://127.0.0.1:${await closedPort()}/v1`;
+    const error = await openAICompatible({ baseURL: url, model: 'm' })('q', { attempt: 0 }).then(
+      () => null,
+      (thrown: unknown) => thrown as Error,
+    );
+    expect(error?.message).toMatch(new RegExp(`^POST ${url}/chat/completions failed: connect ECONNREFUSED 127\\.0\\.0\\.1:\\d+$`));
+    expect((error?.cause as Error | undefined)?.message).toBe('fetch failed');
+  });
+
+  it('an aborted request still rejects with the abort, not as a network failure', async () => {
+    provider.script.push({ text: envelope('x', 0.9), delayMs: 2_000 });
+    const controller = new AbortController();
+    const call = openAICompatible({ baseURL: `${provider.url}/v1`, model: 'm' })('q', { attempt: 0, signal: controller.signal });
+    setTimeout(() => controller.abort(new Error('caller gave up')), 50);
+    await expect(call).rejects.toThrow('caller gave up');
   });
 
   it('bad options are TypeErrors naming the option', () => {
