@@ -106,7 +106,7 @@ describe('openAICompatible', () => {
 
   it('a server that refuses the connection fails the call with the URL and the cause, ECONNREFUSED', async () => {
     const url = `http://127.0.0.1:${await closedPort()}/v1`;
-    const error = await openAICompatible({ baseURL: url, model: 'm' })('q', { attempt: 0 }).then(
+    const error = await Promise.resolve(openAICompatible({ baseURL: url, model: 'm' })('q', { attempt: 0 })).then(
       () => null,
       (thrown: unknown) => thrown as Error,
     );
