@@ -1,11 +1,13 @@
-import { appendFileSync, existsSync, readFileSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, renameSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import { acheck } from '../acheck.js';
+import type { CallRetryPolicy } from '../call-retries.js';
 import type { AsyncCallFn } from '../options.js';
 
 /**
  * `booth batch`: checks every question of a JSONL file, `concurrency` at a time, and
  * appends each result to the output as soon as it is known, so a killed run loses only
- * the checks in flight and a rerun skips the ids already written.
+ * the checks in flight and a rerun skips the ids already written — except the questions
+ * whose every call failed, which a rerun checks again unless `retryFailed` is false.
  */
 
 export interface Question {
@@ -22,118 +24,322 @@ export interface BatchSettings {
   readonly threshold: number;
   readonly maxRetries: number;
   readonly timeoutMs?: number | undefined;
+  readonly callRetries?: CallRetryPolicy | undefined;
+  /** Check again the questions whose every call failed in an earlier run. Default true. */
+  readonly retryFailed?: boolean | undefined;
+  /** Keep the prompts sent in each result line. Default false: they repeat the question at length. */
+  readonly withPrompts?: boolean | undefined;
   readonly signal: AbortSignal;
-  /** A line of the input that is not a question: reported, then skipped. */
+  /** A line of the input that is not a question, or a result line that will be redone: reported, then skipped. */
   readonly warn: (message: string) => void;
   readonly progress: (event: { done: number; total: number; counts: Readonly<Record<string, number>> }) => void;
 }
 
+/** What one result line counts for in the summary. */
+interface Tally {
+  readonly status: string;
+  readonly method: string;
+  readonly attempts: number;
+  readonly latencyMs: number | null;
+  /** Calls that threw or timed out, retries of a failed call included. */
+  readonly failedCalls: number;
+  /** Replies that came back but held no usable JSON object. */
+  readonly unparseable: number;
+  /** Every call of the check failed: the model was never heard. */
+  readonly everyCallFailed: boolean;
+}
+
 export interface BatchSummary {
+  /** Questions in the input. */
   readonly total: number;
+  /** Questions that already had a result before this run. */
   readonly skipped: number;
+  /** Questions whose earlier result (every call failed) was dropped to be checked again. */
+  readonly redone: number;
+  /** Questions checked by this run. */
   readonly checked: number;
   readonly stopped: boolean;
+  /** From here on, every result the output holds for the input's questions, earlier runs included. */
+  readonly results: number;
   readonly byStatus: Readonly<Record<string, number>>;
   readonly byMethod: Readonly<Record<string, number>>;
   readonly meanAttempts: number;
   readonly p50Ms: number;
   readonly p95Ms: number;
+  readonly failedCalls: number;
+  readonly everyCallFailed: number;
+  readonly unparseable: number;
+}
+
+/** A file of the batch could not be read or written: the run stops at once, with exit code 1. */
+export class BatchFileError extends Error {
+  override readonly name = 'BatchFileError';
+  /** The file, as given on the command line. */
+  readonly path: string;
+  /** The system's error code, e.g. `ENOENT`, `ENOSPC`. */
+  readonly code: string | undefined;
+
+  constructor(role: 'questions' | 'results', path: string, verb: 'read' | 'write', cause: unknown) {
+    const code = (cause as NodeJS.ErrnoException | null)?.code;
+    // Node's message ends with the system call (", open '<path>'"): the path is named once, up front.
+    const reason = String((cause as Error | null)?.message ?? cause).replace(/, \w+( '.*')?$/s, '');
+    const file = role === 'results' ? `the results file ${path} (-o)` : `the questions file ${path}`;
+    super(`cannot ${verb} ${file}: ${reason}${fixFor(code, role, path)}`, { cause });
+    this.path = path;
+    this.code = code;
+  }
+}
+
+function fixFor(code: string | undefined, role: 'questions' | 'results', path: string): string {
+  const written = role === 'results' ? '; the lines already written are whole, and the same command goes on from them' : '';
+  switch (code) {
+    case 'ENOENT':
+      return role === 'results' ? `. Create its folder first, or give -o a path in a folder that exists.` : '. Check the path.';
+    case 'EACCES':
+    case 'EPERM':
+      return `. Check the permissions of ${path} and its folder.`;
+    case 'EISDIR':
+      return '. Name a file, not a folder.';
+    case 'ENOSPC':
+    case 'EDQUOT':
+      return `. Free some disk space${written}.`;
+    default:
+      return written ? `${written}.` : '.';
+  }
 }
 
 export async function runBatch(settings: BatchSettings): Promise<BatchSummary> {
   const questions = readQuestions(settings.input, settings.warn);
-  const done = writtenIds(settings.output, settings.warn);
-  const pending = questions.filter((q) => !done.has(String(q.id)));
-  const byStatus: Record<string, number> = {};
-  const byMethod: Record<string, number> = {};
-  const latencies: number[] = [];
-  let attempts = 0;
+  const wanted = new Set(questions.map((q) => String(q.id)));
+  const earlier = readEarlierResults(settings.output, settings.retryFailed ?? true, wanted, settings.warn);
+  const pending = questions.filter((q) => !earlier.done.has(String(q.id)));
+  const fd = openOutput(settings.output);
+
+  const tallies: Tally[] = [...earlier.tallies];
+  const counts: Record<string, number> = {};
+  let checked = 0;
   let next = 0;
-  settings.progress({ done: 0, total: pending.length, counts: byStatus });
+  let failure: unknown = null;
+  // Stops every worker at once: on Ctrl-C (the caller's signal) or on a failure here.
+  const halt = new AbortController();
+  const signal = AbortSignal.any([settings.signal, halt.signal]);
+  if (pending.length > 0) settings.progress({ done: 0, total: pending.length, counts });
 
   const worker = async () => {
-    while (next < pending.length && !settings.signal.aborted) {
-      const question = pending[next++] as Question;
-      const started = performance.now();
-      let result;
-      try {
-        result = await acheck(settings.callFn, question.prompt, {
-          threshold: settings.threshold,
-          maxRetries: settings.maxRetries,
-          timeoutMs: settings.timeoutMs,
-          signal: settings.signal,
-        });
-      } catch (error) {
-        if (settings.signal.aborted) return;
-        throw error;
+    try {
+      while (next < pending.length && !signal.aborted) {
+        const question = pending[next++] as Question;
+        const started = performance.now();
+        let result;
+        try {
+          result = await acheck(settings.callFn, question.prompt, {
+            threshold: settings.threshold,
+            maxRetries: settings.maxRetries,
+            timeoutMs: settings.timeoutMs,
+            callRetries: settings.callRetries,
+            signal,
+          });
+        } catch (error) {
+          if (signal.aborted) return;
+          throw error;
+        }
+        if (halt.signal.aborted) return;
+        const latencyMs = Math.round(performance.now() - started);
+        const { prompts, ...fields } = result.toJSON();
+        const row = { id: question.id, expected: question.expected, latencyMs, ...fields, ...(settings.withPrompts ? { prompts } : {}) };
+        writeLine(fd, settings.output, `${JSON.stringify(row)}\n`);
+        const tally = tallyOf(row as unknown as Record<string, unknown>);
+        if (tally) tallies.push(tally);
+        checked += 1;
+        counts[result.status] = (counts[result.status] ?? 0) + 1;
+        sortByStatus(counts);
+        settings.progress({ done: checked, total: pending.length, counts });
       }
-      const latencyMs = Math.round(performance.now() - started);
-      // One write per line, so a kill never leaves half a result behind.
-      appendFileSync(settings.output, `${JSON.stringify({ id: question.id, expected: question.expected, latencyMs, ...result.toJSON() })}\n`);
-      latencies.push(latencyMs);
-      attempts += result.nAttempts;
-      byStatus[result.status] = (byStatus[result.status] ?? 0) + 1;
-      sortByStatus(byStatus);
-      byMethod[result.method] = (byMethod[result.method] ?? 0) + 1;
-      settings.progress({ done: latencies.length, total: pending.length, counts: byStatus });
+    } catch (error) {
+      failure ??= error;
+      halt.abort(error);
     }
   };
-  await Promise.all(Array.from({ length: Math.max(1, settings.concurrency) }, worker));
-  latencies.sort((a, b) => a - b);
+  try {
+    await Promise.all(Array.from({ length: Math.min(Math.max(1, settings.concurrency), Math.max(1, pending.length)) }, worker));
+  } finally {
+    closeSync(fd);
+  }
+  if (failure !== null) throw failure;
+  return summarize(questions.length, questions.length - pending.length, earlier.redone, checked, settings.signal.aborted, tallies);
+}
+
+function summarize(total: number, skipped: number, redone: number, checked: number, stopped: boolean, tallies: readonly Tally[]): BatchSummary {
+  const byStatus: Record<string, number> = {};
+  const byMethod: Record<string, number> = {};
+  for (const tally of tallies) {
+    byStatus[tally.status] = (byStatus[tally.status] ?? 0) + 1;
+    byMethod[tally.method] = (byMethod[tally.method] ?? 0) + 1;
+  }
+  sortByStatus(byStatus);
+  const latencies = tallies.flatMap((t) => (t.latencyMs === null ? [] : [t.latencyMs])).sort((a, b) => a - b);
+  const sum = (pick: (t: Tally) => number) => tallies.reduce((n, t) => n + pick(t), 0);
   return {
-    total: questions.length,
-    skipped: questions.length - pending.length,
-    checked: latencies.length,
-    stopped: settings.signal.aborted,
+    total,
+    skipped,
+    redone,
+    checked,
+    stopped,
+    results: tallies.length,
     byStatus,
     byMethod,
-    meanAttempts: latencies.length ? attempts / latencies.length : 0,
+    meanAttempts: tallies.length ? sum((t) => t.attempts) / tallies.length : 0,
     p50Ms: percentile(latencies, 0.5),
     p95Ms: percentile(latencies, 0.95),
+    failedCalls: sum((t) => t.failedCalls),
+    everyCallFailed: sum((t) => (t.everyCallFailed ? 1 : 0)),
+    unparseable: sum((t) => t.unparseable),
   };
 }
 
 function readQuestions(file: string, warn: (message: string) => void): Question[] {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new BatchFileError('questions', file, 'read', error);
+  }
   const questions: Question[] = [];
   const seen = new Set<string>();
-  readFileSync(file, 'utf8')
-    .split(/\r?\n/)
-    .forEach((line, index) => {
-      if (line.trim() === '') return;
-      const where = `${file}:${index + 1}`;
-      let value: unknown;
-      try {
-        value = JSON.parse(line);
-      } catch {
-        return warn(`${where}: not JSON; skipped`);
-      }
-      const { id, prompt, expected } = (value ?? {}) as Record<string, unknown>;
-      if ((typeof id !== 'string' && typeof id !== 'number') || typeof prompt !== 'string') {
-        return warn(`${where}: needs a string or number "id" and a string "prompt"; skipped`);
-      }
-      if (expected !== undefined && typeof expected !== 'string') return warn(`${where}: "expected" must be a string; skipped`);
-      if (seen.has(String(id))) return warn(`${where}: id ${JSON.stringify(id)} appears twice; skipped`);
-      seen.add(String(id));
-      questions.push(expected === undefined ? { id, prompt } : { id, prompt, expected });
-    });
+  text.split(/\r?\n/).forEach((line, index) => {
+    if (line.trim() === '') return;
+    const where = `${file}:${index + 1}`;
+    let value: unknown;
+    try {
+      value = JSON.parse(line);
+    } catch {
+      return warn(`${where}: not JSON; skipped`);
+    }
+    const { id, prompt, expected } = (value ?? {}) as Record<string, unknown>;
+    if ((typeof id !== 'string' && typeof id !== 'number') || typeof prompt !== 'string') {
+      return warn(`${where}: needs a string or number "id" and a string "prompt"; skipped`);
+    }
+    if (expected !== undefined && typeof expected !== 'string') return warn(`${where}: "expected" must be a string; skipped`);
+    if (seen.has(String(id))) return warn(`${where}: id ${JSON.stringify(id)} appears twice; skipped`);
+    seen.add(String(id));
+    questions.push(expected === undefined ? { id, prompt } : { id, prompt, expected });
+  });
   return questions;
 }
 
-/** Ids already in the output. A line cut short by a kill is ignored, and the file is ended cleanly for new lines. */
-function writtenIds(file: string, warn: (message: string) => void): Set<string> {
-  const ids = new Set<string>();
-  if (!existsSync(file)) return ids;
-  const text = readFileSync(file, 'utf8');
+interface EarlierResults {
+  /** Ids with a result that stands. */
+  readonly done: Set<string>;
+  /** The tallies of those results, for the questions of this input. */
+  readonly tallies: readonly Tally[];
+  /** Results dropped because every call failed. */
+  readonly redone: number;
+}
+
+/**
+ * The results already in the output. A line cut short by a kill is dropped, and so, with
+ * `retryFailed`, is a result whose every call failed: their questions are checked again.
+ * When a line is dropped the file is rewritten without it (to a temporary file, then
+ * renamed over it), so the output keeps one line per question. Anything but a regular
+ * file (`/dev/stdout`, a pipe) is only written to.
+ */
+function readEarlierResults(file: string, retryFailed: boolean, wanted: ReadonlySet<string>, warn: (message: string) => void): EarlierResults {
+  const done = new Set<string>();
+  const tallies: Tally[] = [];
+  let stats;
+  try {
+    stats = statSync(file, { throwIfNoEntry: false });
+  } catch (error) {
+    throw new BatchFileError('results', file, 'read', error);
+  }
+  if (!stats?.isFile()) return { done, tallies, redone: 0 };
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new BatchFileError('results', file, 'read', error);
+  }
+  const kept: string[] = [];
+  let dropped = 0;
+  let redone = 0;
   for (const [index, line] of text.split('\n').entries()) {
     if (line.trim() === '') continue;
+    let row: Record<string, unknown>;
     try {
-      ids.add(String((JSON.parse(line) as { id: unknown }).id));
+      row = JSON.parse(line) as Record<string, unknown>;
     } catch {
       warn(`${file}:${index + 1}: an unfinished result line; its question is checked again`);
+      dropped += 1;
+      continue;
+    }
+    const tally = tallyOf(row);
+    if (retryFailed && tally?.everyCallFailed) {
+      redone += 1;
+      dropped += 1;
+      continue;
+    }
+    kept.push(line);
+    const id = String(row['id']);
+    done.add(id);
+    if (tally && wanted.has(id)) tallies.push(tally);
+  }
+  if (redone > 0) warn(`${redone} question${redone === 1 ? '' : 's'} whose every call failed ${redone === 1 ? 'is' : 'are'} checked again (--no-retry-failed keeps them)`);
+  if (dropped > 0 || (text.length > 0 && !text.endsWith('\n'))) {
+    const temporary = `${file}.${process.pid}.tmp`;
+    try {
+      writeFileSync(temporary, kept.map((line) => `${line}\n`).join(''));
+      renameSync(temporary, file);
+    } catch (error) {
+      throw new BatchFileError('results', file, 'write', error);
     }
   }
-  if (text.length > 0 && !text.endsWith('\n')) appendFileSync(file, '\n');
-  return ids;
+  return { done, tallies, redone };
+}
+
+function openOutput(file: string): number {
+  try {
+    return openSync(file, 'a');
+  } catch (error) {
+    throw new BatchFileError('results', file, 'write', error);
+  }
+}
+
+/** One line in one go: with O_APPEND a line is never interleaved with another, and a kill between lines never cuts one. */
+function writeLine(fd: number, file: string, line: string): void {
+  const bytes = Buffer.from(line);
+  try {
+    for (let written = 0; written < bytes.length; ) written += writeSync(fd, bytes, written);
+  } catch (error) {
+    throw new BatchFileError('results', file, 'write', error);
+  }
+}
+
+/** The summary's view of a result line; null for a line that is not a result. */
+function tallyOf(row: Record<string, unknown>): Tally | null {
+  const { status, method, attempts, latencyMs } = row;
+  if (typeof status !== 'string' || typeof method !== 'string' || !Array.isArray(attempts)) return null;
+  let failedCalls = 0;
+  let unparseable = 0;
+  let allFailed = attempts.length > 0;
+  for (const attempt of attempts as Array<Record<string, unknown>>) {
+    const tries = Array.isArray(attempt?.['callTries']) ? (attempt['callTries'] as Array<{ error?: unknown }>) : null;
+    const failedTries = tries ? tries.filter((t) => t?.error !== null && t?.error !== undefined).length : 0;
+    if (attempt?.['callFailed'] === true) failedCalls += Math.max(1, failedTries);
+    else {
+      failedCalls += failedTries;
+      allFailed = false;
+      if (attempt?.['parseOk'] !== true) unparseable += 1;
+    }
+  }
+  return {
+    status,
+    method,
+    attempts: attempts.length,
+    latencyMs: typeof latencyMs === 'number' ? latencyMs : null,
+    failedCalls,
+    unparseable,
+    everyCallFailed: allFailed,
+  };
 }
 
 const STATUS_ORDER = ['VERIFIED', 'REPAIRED', 'AMBIGUOUS', 'UNCERTAIN', 'BLOCKED'];

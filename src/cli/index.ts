@@ -1,6 +1,7 @@
 /**
- * The `booth` command: `demo`, `ask`, `batch` and `calibrate`. Exit codes: 0 done,
- * 1 failed, 2 bad usage, 130 stopped by Ctrl-C.
+ * The `booth` command: `demo`, `ask`, `batch` and `calibrate`. Exit codes: 0 done (for
+ * `ask`: the answer was accepted), 1 failed (for `ask`: not accepted; for `batch`: a file
+ * could not be read or written), 2 bad usage, 130 stopped by Ctrl-C.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -8,12 +9,13 @@ import { SingleBar } from 'cli-progress';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { openAICompatible } from '../adapters.js';
 import { acheck } from '../acheck.js';
-import { runBatch } from './batch.js';
+import { type BatchSummary, runBatch } from './batch.js';
 import { calibrate, type Labelled, normalizeAnswer, reliabilitySvg } from './calibrate.js';
 import { runDemo } from './demo.js';
 import { toHtml } from '../visualize/index.js';
 
 const USAGE_ERROR = 2;
+const INTERRUPTED = 130;
 
 function unitInterval(value: string): number {
   const number = Number(value);
@@ -21,12 +23,29 @@ function unitInterval(value: string): number {
   return number;
 }
 
-function wholeNumber(minimum: number) {
+function wholeNumber(minimum: number, maximum = Number.MAX_SAFE_INTEGER) {
   return (value: string): number => {
     const number = Number(value);
-    if (!Number.isInteger(number) || number < minimum) throw new InvalidArgumentError(`expected a whole number, ${minimum} or more.`);
+    if (value.trim() === '' || !Number.isInteger(number) || number < minimum || number > maximum) {
+      throw new InvalidArgumentError(
+        maximum === Number.MAX_SAFE_INTEGER ? `expected a whole number, ${minimum} or more.` : `expected a whole number from ${minimum} to ${maximum}.`,
+      );
+    }
     return number;
   };
+}
+
+/** The version in the package.json next to the running file: dist/cli.js and src/cli/index.ts both find it. */
+function ownVersion(): string {
+  for (let dir = new URL('.', import.meta.url); ; dir = new URL('..', dir)) {
+    try {
+      const manifest = JSON.parse(readFileSync(new URL('package.json', dir), 'utf8')) as { name?: unknown; version?: unknown };
+      if (manifest.name === 'boothjs' && typeof manifest.version === 'string') return manifest.version;
+    } catch {
+      // No package.json here: look one folder up.
+    }
+    if (new URL('..', dir).href === dir.href) return 'unknown';
+  }
 }
 
 interface EndpointFlags {
@@ -36,6 +55,7 @@ interface EndpointFlags {
   threshold: number;
   maxRetries: number;
   timeoutMs?: number;
+  callRetries: number;
 }
 
 function withEndpointFlags(command: Command): Command {
@@ -44,8 +64,34 @@ function withEndpointFlags(command: Command): Command {
     .requiredOption('--model <name>', 'model name')
     .option('--api-key-env <var>', 'environment variable that holds the API key')
     .option('--threshold <number>', 'lowest confidence accepted', unitInterval, 0.7)
-    .option('--max-retries <n>', 'reconsiderations after the first attempt', wholeNumber(0), 1)
-    .option('--timeout-ms <ms>', 'time limit per model call', wholeNumber(1));
+    .option('--max-retries <n>', 'reconsiderations after the first attempt', wholeNumber(0, 100), 1)
+    .option('--timeout-ms <ms>', 'time limit per model call', wholeNumber(1))
+    .option('--call-retries <n>', 'tries again after a failed call (network error, 408, 429, 5xx), waiting as Retry-After asks', wholeNumber(0, 100), 0);
+}
+
+/** The library options the endpoint flags stand for. */
+function checkOptions(flags: EndpointFlags) {
+  return {
+    threshold: flags.threshold,
+    maxRetries: flags.maxRetries,
+    timeoutMs: flags.timeoutMs,
+    callRetries: flags.callRetries > 0 ? { retries: flags.callRetries } : undefined,
+  };
+}
+
+/** Each failed call and each unparseable reply of a run, with its cause. */
+function problems(result: Awaited<ReturnType<typeof acheck>>): string[] {
+  const lines: string[] = [];
+  result.attempts.forEach((attempt, index) => {
+    const tries = attempt.callTries.filter((t) => t.error !== null);
+    tries.forEach((t, n) => {
+      const which = tries.length > 1 || attempt.callTries.length > 1 ? `attempt ${index}, try ${n + 1}` : `attempt ${index}`;
+      lines.push(`call failed ${which}: ${t.error}`);
+    });
+    if (attempt.callFailed && tries.length === 0) lines.push(`call failed attempt ${index}: ${attempt.error}`);
+    if (!attempt.callFailed && !attempt.parseOk) lines.push(`unparseable attempt ${index}: ${attempt.error}`);
+  });
+  return lines;
 }
 
 function callFnFrom(flags: EndpointFlags) {
@@ -57,6 +103,7 @@ function callFnFrom(flags: EndpointFlags) {
 export function program(): Command {
   const booth = new Command('booth')
     .description('A checkpoint between your application and an LLM call.')
+    .version(ownVersion(), '-V, --version', 'print the version')
     .showHelpAfterError()
     .exitOverride();
 
@@ -73,11 +120,9 @@ export function program(): Command {
     .option('--json', 'print the whole result as JSON')
     .option('--html <file>', 'write the HTML trace of the run')
     .action(async (question: string, flags: EndpointFlags & { json?: boolean; html?: string }) => {
-      const result = await acheck(callFnFrom(flags), question, {
-        threshold: flags.threshold,
-        maxRetries: flags.maxRetries,
-        timeoutMs: flags.timeoutMs,
-      });
+      const result = await acheck(callFnFrom(flags), question, checkOptions(flags));
+      // A script can branch on the exit code alone: 0 accepted (VERIFIED, REPAIRED), 1 not.
+      process.exitCode = result.status === 'VERIFIED' || result.status === 'REPAIRED' ? 0 : 1;
       if (flags.html) writeFileSync(flags.html, await toHtml(result));
       if (flags.json) return console.log(JSON.stringify(result, null, 2));
       console.log(`status      ${result.status}`);
@@ -86,6 +131,7 @@ export function program(): Command {
       if (result.interpretations.length > 0) console.log(`readings    ${result.interpretations.join(' | ')}`);
       console.log(`attempts    ${result.nAttempts} (${result.method})`);
       console.log(`path        ${result.trace.map((step) => step.state).join(' → ')}`);
+      for (const line of problems(result)) console.log(line);
       if (flags.html) console.log(`html        ${flags.html}`);
     });
 
@@ -94,12 +140,11 @@ export function program(): Command {
     .argument('<questions>', 'input JSONL file')
     .requiredOption('-o, --output <file>', 'results JSONL file; a rerun skips the ids already in it')
     .option('--concurrency <n>', 'checks in flight at once', wholeNumber(1), 8)
-    .action(async (input: string, flags: EndpointFlags & { output: string; concurrency: number }) => {
+    .option('--no-retry-failed', 'on a rerun, keep the results whose every call failed instead of checking them again')
+    .option('--with-prompts', 'keep the prompts sent in each result line')
+    .action(async (input: string, flags: EndpointFlags & { output: string; concurrency: number; retryFailed: boolean; withPrompts?: boolean }) => {
       const callFn = callFnFrom(flags);
       const controller = new AbortController();
-      const stop = () => controller.abort(new Error('stopped by Ctrl-C'));
-      process.once('SIGINT', stop);
-      process.once('SIGTERM', stop);
       const bar = new SingleBar({
         format: 'booth batch |{bar}| {value}/{total} | {rate}/s | ETA {eta_formatted} | {counts}',
         stream: process.stderr,
@@ -107,37 +152,53 @@ export function program(): Command {
         notTTYSchedule: 1_000,
         hideCursor: true,
       });
+      // The first Ctrl-C stops starting checks and lets the run end cleanly; a second ends it at once.
+      // Either way every line written is whole: each is written in one synchronous call.
+      let interrupts = 0;
+      const interrupt = () => {
+        interrupts += 1;
+        if (interrupts === 1) return controller.abort(new Error('stopped by Ctrl-C'));
+        bar.stop();
+        console.error(`stopped at once: the results written so far are in ${flags.output}; run the same command again to go on.`);
+        process.exit(INTERRUPTED);
+      };
+      process.on('SIGINT', interrupt);
+      process.on('SIGTERM', interrupt);
       const started = performance.now();
       let barStarted = false;
-      const summary = await runBatch({
-        input,
-        output: flags.output,
-        concurrency: flags.concurrency,
-        callFn,
-        threshold: flags.threshold,
-        maxRetries: flags.maxRetries,
-        timeoutMs: flags.timeoutMs,
-        signal: controller.signal,
-        warn: (message) => console.error(`warning: ${message}`),
-        progress: ({ done, total, counts }) => {
-          const seconds = (performance.now() - started) / 1000;
-          const payload = {
-            rate: seconds > 0 ? (done / seconds).toFixed(1) : '0.0',
-            counts: Object.entries(counts).map(([status, n]) => `${status} ${n}`).join(' ') || '—',
-          };
-          if (!barStarted) {
-            bar.start(total, done, payload);
-            barStarted = true;
-          } else bar.update(done, payload);
-        },
-      });
-      bar.stop();
-      process.off('SIGINT', stop);
-      process.off('SIGTERM', stop);
-      printSummary(summary);
+      let summary: BatchSummary;
+      try {
+        summary = await runBatch({
+          input,
+          output: flags.output,
+          concurrency: flags.concurrency,
+          callFn,
+          ...checkOptions(flags),
+          retryFailed: flags.retryFailed,
+          withPrompts: flags.withPrompts ?? false,
+          signal: controller.signal,
+          warn: (message) => console.error(`warning: ${message}`),
+          progress: ({ done, total, counts }) => {
+            const seconds = (performance.now() - started) / 1000;
+            const payload = {
+              rate: seconds > 0 ? (done / seconds).toFixed(1) : '0.0',
+              counts: Object.entries(counts).map(([status, n]) => `${status} ${n}`).join(' ') || '—',
+            };
+            if (!barStarted) {
+              bar.start(total, done, payload);
+              barStarted = true;
+            } else bar.update(done, payload);
+          },
+        });
+      } finally {
+        bar.stop();
+        process.off('SIGINT', interrupt);
+        process.off('SIGTERM', interrupt);
+      }
+      printSummary(summary, input, flags.output);
       if (summary.stopped) {
         console.error(`stopped: ${summary.checked} results written to ${flags.output}; run the same command again to go on.`);
-        process.exitCode = 130;
+        process.exitCode = INTERRUPTED;
       }
     });
 
@@ -195,13 +256,22 @@ function readLabelled(file: string): Labelled[] {
   return labelled;
 }
 
-function printSummary(summary: Awaited<ReturnType<typeof runBatch>>): void {
-  const share = (n: number) => `${((n / Math.max(summary.checked, 1)) * 100).toFixed(1)}%`.padStart(7);
+/** The whole file's results, earlier runs included: what a script or a person wants after a resume. */
+function printSummary(summary: BatchSummary, input: string, output: string): void {
+  if (summary.total === 0) return console.log(`nothing to check: ${input} holds no questions`);
   console.log(`questions ${summary.total}, already done ${summary.skipped}, checked now ${summary.checked}`);
+  if (summary.skipped === summary.total) console.log(`nothing left to check: every question already has a result in ${output}`);
+  if (summary.results === 0) return;
+  const share = (n: number) => `${((n / summary.results) * 100).toFixed(1)}%`.padStart(7);
+  console.log(`results of all ${summary.results} questions in ${output}:`);
   console.log('status        count   share');
   for (const [status, n] of Object.entries(summary.byStatus)) console.log(`${status.padEnd(12)}${String(n).padStart(7)} ${share(n)}`);
   console.log('method        count   share');
   for (const [method, n] of Object.entries(summary.byMethod)) console.log(`${method.padEnd(12)}${String(n).padStart(7)} ${share(n)}`);
+  const noReply = summary.everyCallFailed;
+  console.log(
+    `failed calls ${summary.failedCalls}${noReply ? ` (every call failed for ${noReply} question${noReply === 1 ? '' : 's'})` : ''}, unparseable replies ${summary.unparseable}`,
+  );
   console.log(`mean attempts ${summary.meanAttempts.toFixed(2)}, latency p50 ${summary.p50Ms} ms, p95 ${summary.p95Ms} ms`);
 }
 
@@ -210,7 +280,8 @@ export async function main(argv: readonly string[]): Promise<void> {
     await program().parseAsync([...argv]);
   } catch (error) {
     if (error instanceof CommanderError) {
-      if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version' || error.code === 'commander.help') {
+      // `booth --help`, `booth help` and `booth --version` succeed; bare `booth` (code commander.help) is bad usage.
+      if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version' || (error.code === 'commander.help' && error.exitCode === 0)) {
         process.exitCode = 0;
       } else {
         if (error.code.startsWith('booth.')) console.error(error.message);
@@ -222,5 +293,11 @@ export async function main(argv: readonly string[]): Promise<void> {
     process.exitCode = 1;
   }
 }
+
+// `booth … | head` closes the pipe early: that ends the output, not with a stack trace.
+process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+  if (error.code !== 'EPIPE') throw error;
+  process.exit(process.exitCode ?? 0);
+});
 
 await main(process.argv);
