@@ -1,49 +1,10 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { calibrate } from '../src/cli/calibrate.js';
 import { envelope } from './helpers.js';
+import { batchFiles, booth, dir, linesIn, questionNumber } from './fixtures/booth-process.js';
 import { startProvider } from './fixtures/provider-server.js';
-
-const CLI = fileURLToPath(new URL('../src/cli/index.ts', import.meta.url));
-
-interface Run {
-  readonly code: number | null;
-  readonly signal: NodeJS.Signals | null;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
-/** Runs `booth` as a real process; `watch`, called every 20 ms while it runs, may kill or signal it. */
-function booth(args: string[], watch?: (child: ChildProcess) => void): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk));
-    child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk));
-    const timer = watch ? setInterval(() => watch(child), 20) : undefined;
-    child.on('error', reject);
-    child.on('close', (code, signal) => {
-      clearInterval(timer);
-      resolve({ code, signal, stdout, stderr });
-    });
-  });
-}
-
-/** A fresh folder holding `count` questions ("question i") and where their results will go. */
-function batchFiles(count: number, id: (i: number) => string | number = (i) => i) {
-  const work = dir();
-  const input = join(work, 'questions.jsonl');
-  writeFileSync(input, Array.from({ length: count }, (_, i) => JSON.stringify({ id: id(i), prompt: `question ${i}` })).join('\n'));
-  return { input, output: join(work, 'results.jsonl') };
-}
-
-/** Lines written to a file so far. */
-const linesIn = (file: string) => (existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(Boolean).length : 0);
 
 let provider: Awaited<ReturnType<typeof startProvider>>;
 let endpoint: string[];
@@ -60,12 +21,10 @@ beforeEach(() => {
   provider.fallback = null;
 });
 
-const dir = () => mkdtempSync(join(tmpdir(), 'booth-cli-'));
 /** A provider that answers each question with the number in it: "question 7" → "answer 7". */
 const answerByNumber = (delayMs = 0) => (body: Record<string, unknown>) => {
-  const content = (body['messages'] as Array<{ content: string }>)[0]?.content ?? '';
-  const n = /question (\d+)/.exec(content)?.[1];
-  return { text: envelope(`answer ${n}`, Number(n) % 10 === 0 ? 0.2 : 0.9), delayMs };
+  const n = questionNumber(body);
+  return { text: envelope(`answer ${n}`, n % 10 === 0 ? 0.2 : 0.9), delayMs };
 };
 
 describe('booth demo', () => {
