@@ -95,36 +95,120 @@ export function normalizeAnswer(text: string): string {
 }
 
 /**
- * A reliability diagram — accuracy against confidence per bin, the diagonal of perfect
- * calibration behind it — drawn by Vega-Lite and rendered to SVG by Vega, headless.
+ * `vega` and `vega-lite` draw the chart and nothing else, so they are optional peer
+ * dependencies: a plain install stays small, and `booth calibrate --svg` asks for them.
+ */
+export class ChartLibraryMissing extends Error {
+  override readonly name = 'ChartLibraryMissing';
+  /** The package that could not be loaded. */
+  readonly packageName: string;
+
+  constructor(packageName: string, cause: unknown) {
+    super(
+      `booth calibrate --svg draws its chart with vega and vega-lite, optional peer dependencies of boothjs, and \`${packageName}\` is not installed. Install them with: npm i vega vega-lite`,
+      { cause },
+    );
+    this.packageName = packageName;
+  }
+}
+
+/** Loads `vega` and `vega-lite`, or throws `ChartLibraryMissing` naming the command that installs them. */
+export async function loadChartLibraries(): Promise<{ vega: typeof import('vega'); vegaLite: typeof import('vega-lite') }> {
+  const load = async <T>(name: string, importer: () => Promise<T>): Promise<T> => {
+    try {
+      return await importer();
+    } catch (error) {
+      const code = (error as { code?: unknown } | null)?.code;
+      const message = String((error as { message?: unknown } | null)?.message ?? '');
+      if ((code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND') && message.includes(`'${name}'`)) throw new ChartLibraryMissing(name, error);
+      throw error;
+    }
+  };
+  const vega = await load('vega', () => import('vega'));
+  const vegaLite = await load('vega-lite', () => import('vega-lite'));
+  return { vega, vegaLite };
+}
+
+/** Pixel size of the reliability plot; the histogram below it is as wide. */
+export const CHART = { width: 360, height: 360, histogramHeight: 90 } as const;
+
+/**
+ * A reliability diagram, drawn by Vega-Lite and rendered to SVG by Vega, headless: the
+ * diagonal of perfect calibration; one continuous line through the (mean confidence,
+ * accuracy) of every non-empty bin, with a point on each whose area grows with the number
+ * of answers in the bin, labelled with that number; and below, a histogram of the answers
+ * per bin on the same confidence axis. The marks are named (`diagonal`, `reliability_line`,
+ * `bin_points`, `bin_counts`), so the SVG can be checked mark by mark.
  */
 export async function reliabilitySvg(calibration: Calibration): Promise<string> {
-  const vega = await import('vega');
-  const vegaLite = await import('vega-lite');
-  const points = calibration.bins
+  const { vega, vegaLite } = await loadChartLibraries();
+  const bins = calibration.bins
     .filter((bin) => bin.count > 0)
-    .map((bin) => ({ confidence: bin.meanConfidence, accuracy: bin.accuracy, count: bin.count }));
+    .map((bin) => ({ lower: bin.lower, upper: bin.upper, confidence: bin.meanConfidence, accuracy: bin.accuracy, count: bin.count }));
+  const confidence = { field: 'confidence', type: 'quantitative', scale: { domain: [0, 1] }, title: 'self-reported confidence (mean per bin)' };
+  const accuracy = { field: 'accuracy', type: 'quantitative', scale: { domain: [0, 1] }, title: 'accuracy' };
   const spec = vegaLite.compile({
     $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
     title: `Reliability: ECE ${calibration.ece.toFixed(3)}, Brier ${calibration.brier.toFixed(3)}, n = ${calibration.count}`,
-    width: 360,
-    height: 360,
-    layer: [
+    vconcat: [
       {
-        data: { values: [{ x: 0, y: 0 }, { x: 1, y: 1 }] },
-        mark: { type: 'line', strokeDash: [4, 4], color: '#999999' },
-        encoding: {
-          x: { field: 'x', type: 'quantitative', scale: { domain: [0, 1] }, title: 'self-reported confidence' },
-          y: { field: 'y', type: 'quantitative', scale: { domain: [0, 1] }, title: 'accuracy' },
-        },
+        width: CHART.width,
+        height: CHART.height,
+        layer: [
+          {
+            name: 'diagonal',
+            data: { values: [{ confidence: 0, accuracy: 0 }, { confidence: 1, accuracy: 1 }] },
+            mark: { type: 'line', strokeDash: [4, 4], color: '#999999', strokeWidth: 1 },
+            encoding: { x: confidence, y: accuracy },
+          },
+          {
+            name: 'reliability_line',
+            data: { values: bins },
+            // No size encoding here: a line with a size channel is cut into separate segments.
+            mark: { type: 'line', color: '#c0392b', strokeWidth: 2 },
+            encoding: { x: confidence, y: accuracy, order: { field: 'confidence', type: 'quantitative' } },
+          },
+          {
+            name: 'bin_points',
+            data: { values: bins },
+            mark: { type: 'circle', color: '#c0392b', opacity: 0.85, stroke: '#ffffff', strokeWidth: 1 },
+            encoding: {
+              x: confidence,
+              y: accuracy,
+              size: { field: 'count', type: 'quantitative', title: 'answers in the bin', scale: { range: [40, 900], zero: false } },
+              tooltip: [
+                { field: 'lower', title: 'from' },
+                { field: 'upper', title: 'to' },
+                { field: 'count', title: 'answers' },
+                { field: 'accuracy', format: '.3f' },
+                { field: 'confidence', format: '.3f' },
+              ],
+            },
+          },
+          {
+            name: 'bin_labels',
+            data: { values: bins },
+            mark: { type: 'text', dy: -14, fontSize: 10, color: '#333333' },
+            encoding: { x: confidence, y: accuracy, text: { field: 'count', type: 'quantitative' } },
+          },
+        ],
       },
       {
-        data: { values: points },
-        mark: { type: 'line', point: true, color: '#c0392b' },
+        name: 'bin_counts',
+        width: CHART.width,
+        height: CHART.histogramHeight,
+        data: { values: bins },
+        mark: { type: 'bar', color: '#7f8c8d', stroke: '#ffffff', strokeWidth: 1 },
         encoding: {
-          x: { field: 'confidence', type: 'quantitative' },
-          y: { field: 'accuracy', type: 'quantitative' },
-          size: { field: 'count', type: 'quantitative', title: 'answers' },
+          x: { field: 'lower', type: 'quantitative', scale: { domain: [0, 1] }, title: 'self-reported confidence (bin)' },
+          x2: { field: 'upper' },
+          y: { field: 'count', type: 'quantitative', title: 'answers' },
+          y2: { datum: 0 },
+          tooltip: [
+            { field: 'lower', title: 'from' },
+            { field: 'upper', title: 'to' },
+            { field: 'count', title: 'answers' },
+          ],
         },
       },
     ],
