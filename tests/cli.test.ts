@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { calibrate } from '../src/cli/calibrate.js';
@@ -181,6 +181,25 @@ describe('booth calibrate', () => {
     expect(picture.startsWith('<svg')).toBe(true);
     expect(picture).toContain('Reliability: ECE 0.230, Brier 0.287, n = 5');
     expect(picture).toContain('self-reported confidence');
+  }, 30_000);
+
+  it('without vega and vega-lite installed, --svg exits 1 naming the command that installs them; the numbers alone still work', async () => {
+    const work = dir();
+    const file = join(work, 'results.jsonl');
+    writeFileSync(file, rows.map((r) => JSON.stringify(r)).join('\n'));
+    const hook = new URL('./fixtures/without-vega.mjs', import.meta.url).href;
+    const env = { ...process.env, NODE_OPTIONS: `${process.env['NODE_OPTIONS'] ?? ''} --import ${hook}`.trim() };
+    const svg = join(work, 'reliability.svg');
+    const drawn = await booth(['calibrate', file, '--svg', svg], undefined, env);
+    expect(drawn.code).toBe(1);
+    expect(drawn.stderr).toContain(
+      'error: booth calibrate --svg draws its chart with vega and vega-lite, optional peer dependencies of boothjs, and `vega` is not installed. Install them with: npm i vega vega-lite',
+    );
+    expect(drawn.stdout).toBe('');
+    expect(existsSync(svg)).toBe(false);
+    const numbers = await booth(['calibrate', file, '--target-precision', '0.9'], undefined, env);
+    expect(numbers.code).toBe(0);
+    expect(numbers.stdout).toContain('ECE (10 bins)      0.2300');
   }, 30_000);
 
   it('the numbers come from calibrate(), bin by bin', () => {

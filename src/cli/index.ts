@@ -10,7 +10,7 @@ import { Command, CommanderError, InvalidArgumentError, Option } from 'commander
 import { openAICompatible } from '../adapters.js';
 import { acheck } from '../acheck.js';
 import { type BatchSummary, runBatch } from './batch.js';
-import { calibrate, type Labelled, normalizeAnswer, reliabilitySvg } from './calibrate.js';
+import { calibrate, type Labelled, loadChartLibraries, normalizeAnswer, reliabilitySvg } from './calibrate.js';
 import { runDemo } from './demo.js';
 import { toHtml } from '../visualize/index.js';
 
@@ -207,8 +207,10 @@ export function program(): Command {
     .description('measure how far the confidence of labelled results can be trusted')
     .argument('<results>', 'results JSONL from booth batch, with "correct" or "expected" per line')
     .addOption(new Option('--target-precision <p>', 'precision the fitted threshold must reach').argParser(unitInterval).default(0.95))
-    .option('--svg <file>', 'write a reliability diagram')
+    .option('--svg <file>', 'write a reliability diagram (needs the optional vega and vega-lite: npm i vega vega-lite)')
     .action(async (file: string, flags: { targetPrecision: number; svg?: string }) => {
+      // vega and vega-lite are optional: without them, say how to install them before printing anything.
+      if (flags.svg) await loadChartLibraries();
       const labelled = readLabelled(file);
       if (labelled.length === 0) throw new CommanderError(1, 'booth.calibrate', `error: ${file} has no labelled results with a confidence`);
       const report = calibrate(labelled, flags.targetPrecision);

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Packs Booth, installs the tarball with xstate into a fresh app, and prints the install
+# footprint: packages added and the commands put in node_modules/.bin. Fails above 10
+# packages or on any command but `booth`. Then checks the optional chart libraries: without
+# them `booth calibrate --svg` names the command that installs them; with them it draws.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+limit=10
+tarball="$(cd "$root" && npm pack --silent --pack-destination "$work" | tail -n 1)"
+pkg() { node -p "require('$root/package.json').$1"; }
+xstate="$(pkg "devDependencies.xstate")"
+mkdir "$work/app"
+cd "$work/app"
+echo '{ "name": "footprint", "private": true, "type": "module" }' > package.json
+npm install --no-audit --no-fund --loglevel=error "../$tarball" "xstate@$xstate" >/dev/null
+
+# Every package under node_modules, from npm's own record of the install.
+mapfile -t packages < <(node -e '
+  const lock = require("./node_modules/.package-lock.json");
+  for (const path of Object.keys(lock.packages)) if (path) console.log(path.replace(/^.*node_modules\//, "") + "@" + lock.packages[path].version);
+' | sort)
+mapfile -t commands < <(ls node_modules/.bin 2>/dev/null | sort)
+echo "footprint: npm i boothjs xstate adds ${#packages[@]} packages: ${packages[*]}"
+echo "footprint: commands in node_modules/.bin: ${commands[*]:-(none)}"
+echo "footprint: node_modules holds $(du -sh node_modules | cut -f1)"
+if [ "${#packages[@]}" -gt "$limit" ]; then
+  echo "footprint: more than $limit packages" >&2
+  exit 1
+fi
+foreign=()
+for command in "${commands[@]}"; do [ "$command" = booth ] || foreign+=("$command"); done
+if [ "${#foreign[@]}" -gt 0 ]; then
+  echo "footprint: commands other than booth: ${foreign[*]}" >&2
+  exit 1
+fi
+
+# The chart's libraries are optional: asked for, they are named with the command that installs them.
+printf '%s\n' '{"status":"VERIFIED","confidence":0.9,"correct":true}' '{"status":"UNCERTAIN","confidence":0.3,"correct":false}' > labelled.jsonl
+set +e
+message="$(./node_modules/.bin/booth calibrate labelled.jsonl --svg chart.svg 2>&1 >/dev/null)"
+code=$?
+set -e
+if [ "$code" -ne 1 ] || [[ "$message" != *"npm i vega vega-lite"* ]]; then
+  echo "footprint: without vega, booth calibrate --svg should exit 1 naming 'npm i vega vega-lite'; got $code: $message" >&2
+  exit 1
+fi
+echo "footprint: without vega, booth calibrate --svg says: $message"
+npm install --no-audit --no-fund --loglevel=error "vega@$(pkg "devDependencies.vega")" "vega-lite@$(pkg "devDependencies['vega-lite']")" >/dev/null
+./node_modules/.bin/booth calibrate labelled.jsonl --svg chart.svg >/dev/null
+grep -q '<svg' chart.svg
+echo "footprint: after npm i vega vega-lite, booth calibrate --svg draws the chart"
