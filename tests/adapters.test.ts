@@ -19,6 +19,9 @@ beforeEach(() => {
   provider.received.length = 0;
 });
 
+/** Resolves once the server has received `count` requests. */
+const untilReceived = (count: number) => expect.poll(() => provider.received.length, { interval: 5, timeout: 5_000 }).toBeGreaterThanOrEqual(count);
+
 const adapters = () => ({
   fetch: openAICompatible({ baseURL: `${provider.url}/v1`, model: 'test-model', apiKey: 'sk-test', temperature: 0, extraBody: { seed: 7 } }),
   openai: fromOpenAI(new OpenAI({ baseURL: `${provider.url}/v1`, apiKey: 'sk-test', maxRetries: 0 }), { model: 'test-model' }),
@@ -78,7 +81,9 @@ describe.each(['fetch', 'openai', 'anthropic'] as const)('%s adapter against a l
     provider.script.push({ text: envelope('late', 0.9), delayMs: 2_000 });
     const controller = new AbortController();
     const pending = acheck(adapters()[name], 'q', { signal: controller.signal });
-    setTimeout(() => controller.abort(new Error('user cancelled')), 50);
+    // Abort once the server holds the request, so no late request of this test meets the next test's script.
+    await untilReceived(1);
+    controller.abort(new Error('user cancelled'));
     await expect(pending).rejects.toThrow('user cancelled');
   });
 });
@@ -118,7 +123,8 @@ describe('openAICompatible', () => {
     provider.script.push({ text: envelope('x', 0.9), delayMs: 2_000 });
     const controller = new AbortController();
     const call = openAICompatible({ baseURL: `${provider.url}/v1`, model: 'm' })('q', { attempt: 0, signal: controller.signal });
-    setTimeout(() => controller.abort(new Error('caller gave up')), 50);
+    await untilReceived(1);
+    controller.abort(new Error('caller gave up'));
     await expect(call).rejects.toThrow('caller gave up');
   });
 
