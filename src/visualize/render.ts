@@ -42,14 +42,19 @@ export function flowchart(graph: MachineGraph, path: Path = NO_PATH): string {
   return `${lines.join('\n')}\n`;
 }
 
-/** Graphviz DOT of a machine; with a path, taken edges are red and labelled with their count. */
+/**
+ * Graphviz DOT of a machine; with a path, taken edges are red and labelled with their count.
+ * Top to bottom and 12-point labels: laid out left to right the checkpoint machine is so wide
+ * that a 1 400 px page shrinks its edge labels to about 8 px; top to bottom it fits the width
+ * and they stay above 13 px.
+ */
 export function dot(graph: MachineGraph, path: Path = NO_PATH): string {
   const lines = [
     `digraph ${JSON.stringify(graph.id)} {`,
-    '  rankdir=LR;',
+    '  rankdir=TB;',
     '  bgcolor="transparent";',
-    '  node [shape=box, style="rounded,filled", fillcolor="#ffffff", fontname="Helvetica", fontsize=11];',
-    '  edge [fontname="Helvetica", fontsize=9, color="#555555"];',
+    '  node [shape=box, style="rounded,filled", fillcolor="#ffffff", fontname="Helvetica", fontsize=12];',
+    '  edge [fontname="Helvetica", fontsize=12, color="#555555"];',
     '  start [shape=point, width=0.15, label=""];',
     `  start -> ${JSON.stringify(graph.initial)};`,
   ];
