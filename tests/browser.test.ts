@@ -92,6 +92,34 @@ describe.runIf(available)('in a browser, offline', () => {
     expect(result.status).toBe('REPAIRED');
     const { page, leaked, consoleErrors } = await open(await toHtml(result), 'retried');
 
+    const settings = await page.locator('#settings').innerText();
+    for (const shown of ['threshold 0.7', 'maxRetries 3', 'validator yes', 'timeoutMs 5000 ms', 'deadlineMs none', 'callRetries none']) {
+      expect(settings).toContain(shown);
+    }
+    expect(await page.locator('#summary [data-name="retried for"]').innerText()).toBe('retried for parse ×1, validation ×1, confidence ×1');
+    expect(await page.locator('#summary [data-name="method"]').innerText()).toBe('method confidence');
+
+    expect(await page.locator('#attempts td.why').allInnerTexts()).toEqual([
+      'could not parse: no JSON object was found in the reply',
+      'validator: Lyon is not a capital',
+      'confidence 0.4 below the threshold 0.7',
+      'accepted (validator passed, confidence 0.9 ≥ 0.7)',
+    ]);
+    expect(await page.locator('#attempts td.next').allInnerTexts()).toEqual(['parse retry', 'validation retry', 'confidence retry', 'REPAIRED']);
+    // Each reply took at least the model's 25 ms, and the page says how long.
+    const durations = await page.locator('#attempts td.duration').allInnerTexts();
+    expect(durations).toEqual(result.attempts.map((a) => `${a.durationMs} ms`));
+    for (const duration of durations) expect(parseInt(duration, 10)).toBeGreaterThanOrEqual(20);
+
+    const retryEdge = page.locator('#diagram svg g.edge', { has: page.locator('title', { hasText: /^reconsidering->calling$/ }) });
+    expect(await retryEdge.locator('text').allTextContents()).toEqual([
+      '[callFailed]',
+      '[parseFailed] ×1',
+      '[failedValidation] ×1',
+      '[else] ×1',
+    ]);
+    expect(await retryEdge.getAttribute('class')).toBe('edge taken');
+
     // Edge labels as displayed: the font size times the scale the page draws the SVG at.
     const labelPx = await page.locator('#diagram svg g.edge text').evaluateAll((texts) => {
       const { getComputedStyle } = globalThis as unknown as { getComputedStyle(e: unknown): { fontSize: string } };
