@@ -87,7 +87,10 @@ export function dot(graph: MachineGraph, path: Path = NO_PATH): string {
     const count = path.counts.get(edgeKey(edge.from, edge.to)) ?? 0;
     const label = edgeLabel(edge, path, '\n', '\n');
     const style = count > 0 ? ', color="#c0392b", fontcolor="#c0392b", penwidth=2.5, class="taken"' : '';
-    lines.push(`  ${JSON.stringify(edge.from)} -> ${JSON.stringify(edge.to)} [label=${JSON.stringify(label)}${style}];`);
+    // A self-loop's label as an external label, placed after layout where nothing is drawn:
+    // as an ordinary label it sits beside the node, where edges coming back cross it.
+    const labelKind = edge.from === edge.to ? 'xlabel' : 'label';
+    lines.push(`  ${JSON.stringify(edge.from)} -> ${JSON.stringify(edge.to)} [${labelKind}=${JSON.stringify(label)}${style}];`);
   }
   lines.push('}');
   return `${lines.join('\n')}\n`;
