@@ -22,6 +22,7 @@ const STYLE = `
   th { background: #eef0f4; font-weight: 600; }
   td.rejected { color: var(--red); }
   td.accepted { color: var(--ok); }
+  td.ambiguous { color: var(--warn); }
   td.duration { white-space: nowrap; font-variant-numeric: tabular-nums; }
   pre { margin: 6px 0 0; padding: 8px; max-height: 320px; overflow: auto; white-space: pre-wrap; word-break: break-word; background: #f1f3f6; border-radius: 4px; font: 12px/1.45 ui-monospace, Menlo, Consolas, monospace; }
   details summary { cursor: pointer; color: var(--muted); }
@@ -90,7 +91,7 @@ function attemptsTable(result: BoothResult): string {
 <td>${i}</td>
 <td>${a.answer === null ? '—' : escape(JSON.stringify(a.answer))}${a.ambiguous ? ' <small>(ambiguous)</small>' : ''}</td>
 <td>${a.confidence === null ? '—' : a.confidence}</td>
-<td class="why ${verdict.startsWith('accepted') ? 'accepted' : 'rejected'}">${escape(verdict)}</td>
+<td class="why ${a.ambiguous ? 'ambiguous' : verdict.startsWith('accepted') ? 'accepted' : 'rejected'}">${escape(verdict)}</td>
 <td class="next">${escape(nextStep(result, i))}</td>
 <td class="duration">${escape(durationText(a.durationMs))}</td>
 <td><details><summary>${a.rawText.length} characters</summary><pre>${escape(a.rawText)}</pre></details></td>
