@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { type Browser, chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkpointMachine } from '../machines/checkpoint.js';
-import { check } from '../src/index.js';
+import { acheck, check } from '../src/index.js';
 import { machineToMermaid, toHtml, toMermaid, toSequence } from '../src/visualize/index.js';
 import { envelope, scripted } from './helpers.js';
 
@@ -33,11 +33,10 @@ describe.runIf(available)('in a browser, offline', () => {
     await browser?.close();
   });
 
-  it('the HTML trace of a REPAIRED run shows its status, both attempts and the highlighted path', async () => {
-    const result = check(scripted([envelope('Lyon', 0.3), envelope('Paris', 0.9)]).sync, 'What is the capital of France?');
-    const file = new URL('repaired.html', OUTPUT);
-    writeFileSync(file, await toHtml(result));
-
+  /** Opens a page of Booth's at 1 400 px, every request but file: and data: blocked and recorded. */
+  async function open(html: string, name: string) {
+    const file = new URL(`${name}.html`, OUTPUT);
+    writeFileSync(file, html);
     const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
     const leaked: string[] = [];
     const consoleErrors: string[] = [];
@@ -52,6 +51,12 @@ describe.runIf(available)('in a browser, offline', () => {
       return route.abort();
     });
     await page.goto(file.href);
+    return { page, leaked, consoleErrors };
+  }
+
+  it('the HTML trace of a REPAIRED run shows its status, both attempts and the highlighted path', async () => {
+    const result = check(scripted([envelope('Lyon', 0.3), envelope('Paris', 0.9)]).sync, 'What is the capital of France?');
+    const { page, leaked, consoleErrors } = await open(await toHtml(result), 'repaired');
 
     await expect.poll(() => page.locator('#status').textContent()).toBe('REPAIRED');
     expect(await page.locator('#attempts tbody tr').count()).toBe(2);
@@ -73,6 +78,60 @@ describe.runIf(available)('in a browser, offline', () => {
     expect(await raw.isVisible()).toBe(true);
 
     await page.screenshot({ path: new URL('repaired.png', OUTPUT).pathname, fullPage: true });
+    expect(leaked).toEqual([]);
+    expect(consoleErrors).toEqual([]);
+  }, 30_000);
+
+  it('the HTML trace of a run retried for parse, validation and confidence says why, at a readable size', async () => {
+    const model = scripted(['junk', envelope('Lyon', 0.9), envelope('Paris', 0.4), envelope('Paris', 0.9)], { delayMs: 25 });
+    const result = await acheck(model.async, 'What is the capital of France?', {
+      maxRetries: 3,
+      timeoutMs: 5_000,
+      validator: (answer) => (answer === 'Lyon' ? [false, 'Lyon is not a capital'] : true),
+    });
+    expect(result.status).toBe('REPAIRED');
+    const { page, leaked, consoleErrors } = await open(await toHtml(result), 'retried');
+
+    const settings = await page.locator('#settings').innerText();
+    for (const shown of ['threshold 0.7', 'maxRetries 3', 'validator yes', 'timeoutMs 5000 ms', 'deadlineMs none', 'callRetries none']) {
+      expect(settings).toContain(shown);
+    }
+    expect(await page.locator('#summary [data-name="retried for"]').innerText()).toBe('retried for parse ×1, validation ×1, confidence ×1');
+    expect(await page.locator('#summary [data-name="method"]').innerText()).toBe('method confidence');
+
+    expect(await page.locator('#attempts td.why').allInnerTexts()).toEqual([
+      'could not parse: no JSON object was found in the reply',
+      'validator: Lyon is not a capital',
+      'confidence 0.4 below the threshold 0.7',
+      'accepted (validator passed, confidence 0.9 ≥ 0.7)',
+    ]);
+    expect(await page.locator('#attempts td.next').allInnerTexts()).toEqual(['parse retry', 'validation retry', 'confidence retry', 'REPAIRED']);
+    // Each reply took at least the model's 25 ms, and the page says how long.
+    const durations = await page.locator('#attempts td.duration').allInnerTexts();
+    expect(durations).toEqual(result.attempts.map((a) => `${a.durationMs} ms`));
+    for (const duration of durations) expect(parseInt(duration, 10)).toBeGreaterThanOrEqual(20);
+
+    const retryEdge = page.locator('#diagram svg g.edge', { has: page.locator('title', { hasText: /^reconsidering->calling$/ }) });
+    expect(await retryEdge.locator('text').allTextContents()).toEqual([
+      '[callFailed]',
+      '[parseFailed] ×1',
+      '[failedValidation] ×1',
+      '[else] ×1',
+    ]);
+    expect(await retryEdge.getAttribute('class')).toBe('edge taken');
+
+    // Edge labels as displayed: the font size times the scale the page draws the SVG at.
+    const labelPx = await page.locator('#diagram svg g.edge text').evaluateAll((texts) => {
+      const { getComputedStyle } = globalThis as unknown as { getComputedStyle(e: unknown): { fontSize: string } };
+      return texts.map((text) => {
+        const scale = (text as unknown as { getScreenCTM(): { a: number } | null }).getScreenCTM()?.a ?? 0;
+        return parseFloat(getComputedStyle(text).fontSize) * scale;
+      });
+    });
+    expect(labelPx.length).toBeGreaterThan(20);
+    expect(Math.min(...labelPx)).toBeGreaterThanOrEqual(11);
+
+    await page.screenshot({ path: new URL('retried.png', OUTPUT).pathname, fullPage: true });
     expect(leaked).toEqual([]);
     expect(consoleErrors).toEqual([]);
   }, 30_000);

@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { checkpointMachine } from '../machines/checkpoint.js';
 import { evidenceMachine } from '../machines/evidence.js';
-import { check, checkWithEvidence } from '../src/index.js';
+import { acheck, check, checkWithEvidence } from '../src/index.js';
+import { durationText, nextStep, settingsRows, verdictOf } from '../src/visualize/explain.js';
+import { RETRY_GUARDS, retryReasons } from '../src/visualize/retries.js';
 import {
   machineGraph,
   machineToDot,
@@ -36,6 +38,14 @@ function transitionCount(machine: typeof checkpointMachine | typeof evidenceMach
     0,
   );
 }
+
+/** A run that retried once for each gate: unparseable, then rejected by the validator, then not confident. */
+const retriedThrice = () =>
+  check(
+    scripted(['junk', envelope('Lyon', 0.9), envelope('Paris', 0.4), envelope('Paris', 0.9)]).sync,
+    'Capital of France?',
+    { maxRetries: 3, validator: (answer) => (answer === 'Lyon' ? [false, 'Lyon is not a capital'] : true) },
+  );
 
 const repaired = () => check(scripted([envelope('Lyon', 0.3), envelope('Paris', 0.9)]).sync, 'Capital of France?');
 
@@ -156,5 +166,115 @@ describe('a single run, drawn', () => {
     expect(html).not.toContain('<script>');
     expect(html).not.toContain('<img');
     expect(html).toContain('&lt;script&gt;alert(1)&lt;/script&gt;');
+  });
+});
+
+describe('a run, explained', () => {
+  it('each attempt says why it was turned down, gate by gate, or that it was accepted', () => {
+    const result = retriedThrice();
+    expect(result.attempts.map((a) => verdictOf(a, result.settings))).toEqual([
+      'could not parse: no JSON object was found in the reply',
+      'validator: Lyon is not a capital',
+      'confidence 0.4 below the threshold 0.7',
+      'accepted (validator passed, confidence 0.9 ≥ 0.7)',
+    ]);
+  });
+
+  it('a failed call, an ambiguous question and a validator without a message are each named', () => {
+    const failed = check(scripted([{ throws: new Error('ECONNREFUSED') }, envelope('Paris', 0.95)]).sync, 'q', { threshold: 0.8 });
+    expect(failed.attempts.map((a) => verdictOf(a, failed.settings))).toEqual([
+      'call failed: ECONNREFUSED',
+      'accepted (confidence 0.95 ≥ 0.8)',
+    ]);
+    const ambiguous = check(() => envelope('Paris', 0.9, { ambiguous: true, interpretations: ['France', 'Texas'] }), 'q');
+    expect(verdictOf(ambiguous.attempts[0]!, ambiguous.settings)).toBe('ambiguous: returned at once');
+    const silent = check(() => envelope('Paris', 0.9), 'q', { maxRetries: 0, validator: () => [false, ''] });
+    expect(verdictOf(silent.attempts[0]!, silent.settings)).toBe('validator: rejected, without a message');
+    expect(verdictOf(silent.attempts[0]!, null)).toBe('validator: rejected, without a message');
+    expect(verdictOf(failed.attempts[1]!, null)).toBe('confidence 0.95');
+  });
+
+  it('after each attempt comes the retry prompt it caused, and after the last how the run ended', async () => {
+    const result = retriedThrice();
+    expect(result.attempts.map((_, i) => nextStep(result, i))).toEqual(['parse retry', 'validation retry', 'confidence retry', 'REPAIRED']);
+    const spent = check(scripted([envelope('Lyon', 0.3), envelope('Lyon', 0.3)]).sync, 'q');
+    expect(nextStep(spent, 1)).toBe('UNCERTAIN: no retries left');
+    const slow = scripted([{ delayMs: 200, then: envelope('Paris', 0.9) }]);
+    const late = await acheck(slow.async, 'q', { maxRetries: 3, deadlineMs: 20 });
+    expect(nextStep(late, 0)).toBe('UNCERTAIN: out of time');
+  });
+
+  it('durations read in milliseconds, and in seconds once they are long', () => {
+    expect([0, 7, 1_234.4, 9_999, 12_345].map(durationText)).toEqual(['0 ms', '7 ms', '1234 ms', '9999 ms', '12.3 s']);
+  });
+
+  it('the settings name every option of the run, none for timers not set', async () => {
+    expect(settingsRows(check(() => envelope('Paris', 0.9), 'q').settings!)).toEqual([
+      ['threshold', '0.7'],
+      ['maxRetries', '1 (at most 2 attempts)'],
+      ['validator', 'none'],
+      ['timeoutMs', 'none'],
+      ['deadlineMs', 'none'],
+      ['callRetries', 'none'],
+    ]);
+    const timed = await acheck(async () => envelope('Paris', 0.9), 'q', {
+      threshold: 0.5,
+      validator: () => true,
+      timeoutMs: 2_000,
+      deadlineMs: 9_000,
+      callRetries: { retries: 2, minDelayMs: 100 },
+    });
+    expect(Object.fromEntries(settingsRows(timed.settings!))).toMatchObject({
+      threshold: '0.5',
+      validator: 'yes',
+      timeoutMs: '2000 ms',
+      deadlineMs: '9000 ms',
+      callRetries: '2 per attempt (minDelayMs 100)',
+    });
+  });
+
+  it('the retry reasons are named when they differ from the method, with how many of each', () => {
+    const thrice = retriedThrice();
+    expect(thrice.method).toBe('confidence');
+    expect(retryReasons(thrice.prompts, thrice.method)).toBe('parse ×1, validation ×1, confidence ×1');
+    const afterFailure = check(scripted([{ throws: new Error('503') }, envelope('Paris', 0.9)]).sync, 'q');
+    expect(retryReasons(afterFailure.prompts, afterFailure.method)).toBe('call failure ×1');
+    // Retried only for confidence, and decided by confidence: the method already says it.
+    expect(retryReasons(repaired().prompts, 'confidence')).toBeNull();
+    expect(retryReasons(check(() => envelope('Paris', 0.9), 'q').prompts, 'confidence')).toBeNull();
+  });
+
+  it('each retry kind is the guard the machine takes from reconsidering to calling', () => {
+    const node = checkpointMachine.root.states['reconsidering'];
+    const kinds = (node?.always ?? []).map((t) => (t.actions[0] as { params: { kind: keyof typeof RETRY_GUARDS } }).params.kind);
+    expect(kinds.sort()).toEqual(Object.keys(RETRY_GUARDS).sort());
+    const labels = machineGraph(checkpointMachine).edges.find((e) => e.from === 'reconsidering' && e.to === 'calling')?.labels;
+    expect((node?.always ?? []).map((t) => RETRY_GUARDS[(t.actions[0] as { params: { kind: keyof typeof RETRY_GUARDS } }).params.kind])).toEqual(labels);
+  });
+
+  it('the retry edge counts each kind of retry beside its guard, in DOT and Mermaid alike', () => {
+    const result = retriedThrice();
+    expect(toDot(result)).toContain('"reconsidering" -> "calling" [label="[callFailed]\\n[parseFailed] ×1\\n[failedValidation] ×1\\n[else] ×1"');
+    expect(toMermaid(result)).toContain('reconsidering -->|"[callFailed] / [parseFailed] ×1 / [failedValidation] ×1 / [else] ×1"| calling');
+    const twice = check(scripted(['junk', 'junk', envelope('Paris', 0.9)]).sync, 'q', { maxRetries: 2 });
+    expect(toDot(twice)).toContain('[label="[callFailed]\\n[parseFailed] ×2\\n[failedValidation]\\n[else]"');
+    // The machine's own diagram has no counts.
+    expect(machineToDot(checkpointMachine)).toContain('"reconsidering" -> "calling" [label="[callFailed]\\n[parseFailed]\\n[failedValidation]\\n[else]"];');
+  });
+
+  it('toSequence names the kind of each retry prompt', () => {
+    const diagram = toSequence(retriedThrice());
+    for (const [i, kind] of ['first prompt', 'parse retry', 'validation retry', 'confidence retry'].entries()) {
+      expect(diagram).toContain(`Booth->>Model: attempt ${i}, ${kind}`);
+    }
+  });
+
+  it('toHtml shows the settings of a check, and says an evidence check has none', async () => {
+    const html = await toHtml(retriedThrice());
+    expect(html).toContain('<span data-name="maxRetries">maxRetries <b>3 (at most 4 attempts)</b></span>');
+    expect(html).toContain('<span data-name="retried for">retried for <b>parse ×1, validation ×1, confidence ×1</b></span>');
+    const evidence = await toHtml(checkWithEvidence('Sydney', ['Canberra is the capital.'], () => false));
+    expect(evidence).toMatch(/id="settings">An evidence check: [^<]*no model call/);
+    expect(evidence).not.toContain('retried for');
   });
 });

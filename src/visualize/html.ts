@@ -1,5 +1,6 @@
-import type { Attempt } from '../attempt.js';
 import type { BoothResult } from '../result.js';
+import { durationText, nextStep, settingsRows, verdictOf } from './explain.js';
+import { retryReasons } from './retries.js';
 import { promptKindName } from './sequence.js';
 
 const STYLE = `
@@ -19,7 +20,10 @@ const STYLE = `
   table { width: 100%; border-collapse: collapse; background: #fff; border: 1px solid var(--line); }
   th, td { padding: 6px 10px; border-bottom: 1px solid var(--line); text-align: left; vertical-align: top; }
   th { background: #eef0f4; font-weight: 600; }
-  td.error { color: var(--red); }
+  td.rejected { color: var(--red); }
+  td.accepted { color: var(--ok); }
+  td.ambiguous { color: var(--warn); }
+  td.duration { white-space: nowrap; font-variant-numeric: tabular-nums; }
   pre { margin: 6px 0 0; padding: 8px; max-height: 320px; overflow: auto; white-space: pre-wrap; word-break: break-word; background: #f1f3f6; border-radius: 4px; font: 12px/1.45 ui-monospace, Menlo, Consolas, monospace; }
   details summary { cursor: pointer; color: var(--muted); }
   ol.trace { padding-left: 20px; columns: 3; }
@@ -33,6 +37,7 @@ export function renderHtml(result: BoothResult, svg: string): string {
     ['confidence', result.confidence === null ? '—' : String(result.confidence)],
     ['method', result.method],
     ['attempts', String(result.nAttempts)],
+    ...retried(result),
     ...(result.reason ? [['reason', `${result.reason}: ${result.detail ?? ''}`]] : []),
     ...(result.interpretations.length > 0 ? [['readings', result.interpretations.join(' | ')]] : []),
   ];
@@ -47,12 +52,13 @@ export function renderHtml(result: BoothResult, svg: string): string {
 <body>
 <header>
 <h1 id="status" class="status-${escape(result.status)}">${escape(result.status)}</h1>
-<div class="summary">${summary.map(([k, v]) => `<span>${escape(k ?? '')} <b>${escape(v ?? '')}</b></span>`).join('')}</div>
+<div class="summary" id="summary">${pairs(summary)}</div>
+${settingsLine(result)}
 <p class="caveat">VERIFIED and REPAIRED mean an acceptance condition was met, never that the answer is true.</p>
 </header>
 <h2>Path through the machine</h2>
 <figure id="diagram">${inlineSvg(svg)}</figure>
-${result.attempts.length > 0 ? attemptsTable(result.attempts) : ''}
+${result.attempts.length > 0 ? attemptsTable(result) : ''}
 ${result.prompts.length > 0 ? promptsList(result) : ''}
 <h2>Trace</h2>
 <ol class="trace" id="trace">${result.trace.map((s) => `<li>${escape(s.state)} <small>(attempt ${s.attempt})</small></li>`).join('')}</ol>
@@ -61,21 +67,39 @@ ${result.prompts.length > 0 ? promptsList(result) : ''}
 `;
 }
 
-function attemptsTable(attempts: readonly Attempt[]): string {
-  const rows = attempts.map(
-    (a, i) => `<tr data-attempt="${i}">
+/** The header's `retried for` entry, when the retries had reasons other than the method's. */
+function retried(result: BoothResult): string[][] {
+  const reasons = retryReasons(result.prompts, result.method);
+  return reasons === null ? [] : [['retried for', reasons]];
+}
+
+function settingsLine(result: BoothResult): string {
+  if (result.settings === null) {
+    return '<p class="summary" id="settings">An evidence check: the answer was scored against the caller\'s evidence, with no model call, so there is no confidence threshold, retry, validator or timer.</p>';
+  }
+  return `<div class="summary" id="settings">settings: ${pairs(settingsRows(result.settings))}</div>`;
+}
+
+function pairs(rows: readonly (readonly string[])[]): string {
+  return rows.map(([k, v]) => `<span data-name="${escape(k ?? '')}">${escape(k ?? '')} <b>${escape(v ?? '')}</b></span>`).join('');
+}
+
+function attemptsTable(result: BoothResult): string {
+  const rows = result.attempts.map((a, i) => {
+    const verdict = verdictOf(a, result.settings);
+    return `<tr data-attempt="${i}">
 <td>${i}</td>
 <td>${a.answer === null ? '—' : escape(JSON.stringify(a.answer))}${a.ambiguous ? ' <small>(ambiguous)</small>' : ''}</td>
 <td>${a.confidence === null ? '—' : a.confidence}</td>
-<td class="error">${a.callFailed ? escape(a.error ?? '') : ''}</td>
-<td class="error">${!a.callFailed && !a.parseOk ? escape(a.error ?? '') : ''}</td>
-<td class="error">${a.passedValidation ? '' : escape(a.validationError ?? '')}</td>
+<td class="why ${a.ambiguous ? 'ambiguous' : verdict.startsWith('accepted') ? 'accepted' : 'rejected'}">${escape(verdict)}</td>
+<td class="next">${escape(nextStep(result, i))}</td>
+<td class="duration">${escape(durationText(a.durationMs))}</td>
 <td><details><summary>${a.rawText.length} characters</summary><pre>${escape(a.rawText)}</pre></details></td>
-</tr>`,
-  );
+</tr>`;
+  });
   return `<h2>Attempts</h2>
 <table id="attempts">
-<thead><tr><th>#</th><th>answer</th><th>confidence</th><th>call failure</th><th>parse error</th><th>validation error</th><th>raw reply</th></tr></thead>
+<thead><tr><th>#</th><th>answer</th><th>confidence</th><th>why</th><th>then</th><th>duration</th><th>raw reply</th></tr></thead>
 <tbody>${rows.join('\n')}</tbody>
 </table>`;
 }

@@ -10,9 +10,10 @@ import { evidenceMachine } from '../../machines/evidence.js';
 import type { CheckpointOutput } from '../../machines/checkpoint.js';
 import { resultFrom } from '../check.js';
 import { type BoothResult, Result } from '../result.js';
-import { edgeCounts, type MachineGraph, machineGraph } from './graph.js';
+import { edgeCounts, edgeKey, type MachineGraph, machineGraph } from './graph.js';
 import { renderHtml } from './html.js';
 import { dot, flowchart, type Path, stateDiagram } from './render.js';
+import { retryGuardCounts } from './retries.js';
 import { sequence } from './sequence.js';
 
 export { type GraphEdge, type GraphState, type MachineGraph, machineGraph } from './graph.js';
@@ -42,7 +43,11 @@ function graphOfResult(result: BoothResult): MachineGraph {
 }
 
 function pathOf(result: BoothResult): Path {
-  return { counts: edgeCounts(result.trace), visited: new Set(result.trace.map((step) => step.state)) };
+  const counts = edgeCounts(result.trace);
+  const visited = new Set(result.trace.map((step) => step.state));
+  // Only the prompts tell which guard of reconsidering → calling each retry took.
+  const retries = edgeKey('reconsidering', 'calling');
+  return counts.has(retries) ? { counts, visited, labelCounts: new Map([[retries, retryGuardCounts(result.prompts)]]) } : { counts, visited };
 }
 
 let viz: Promise<Viz> | undefined;

@@ -1,12 +1,32 @@
-import { edgeKey, type MachineGraph } from './graph.js';
+import { edgeKey, type GraphEdge, type MachineGraph } from './graph.js';
 
 /** A run drawn on its machine: how often each edge was taken, and which states were entered. */
 export interface Path {
   readonly counts: ReadonlyMap<string, number>;
   readonly visited: ReadonlySet<string>;
+  /**
+   * For edges whose parallel transitions the run tells apart (by `edgeKey`): how often each
+   * label's transition was taken. The trace only records states, so which of several guards
+   * between the same two states fired must come from elsewhere, such as the prompts' kinds.
+   */
+  readonly labelCounts?: ReadonlyMap<string, ReadonlyMap<string, number>>;
 }
 
 const NO_PATH: Path = { counts: new Map(), visited: new Set() };
+
+/**
+ * An edge's label with the run's counts: beside each transition when the run tells
+ * them apart, else one `×n` for the edge. Parallel transitions stay one edge with a line
+ * each rather than one curve each: Graphviz bunches parallel curves so their labels collide,
+ * and the picture keeps the shape of the machine's own diagram.
+ */
+function edgeLabel(edge: GraphEdge, path: Path, between: string, beforeCount: string): string {
+  const perLabel = path.labelCounts?.get(edgeKey(edge.from, edge.to));
+  if (perLabel !== undefined) return edge.labels.map((label) => label + times(perLabel.get(label) ?? 0, ' ')).join(between);
+  return edge.labels.join(between) + times(path.counts.get(edgeKey(edge.from, edge.to)) ?? 0, beforeCount);
+}
+
+const times = (count: number, before: string) => (count > 0 ? `${before}×${count}` : '');
 
 /** Mermaid `stateDiagram-v2` of a machine, the form GitHub renders in a README. */
 export function stateDiagram(graph: MachineGraph): string {
@@ -30,7 +50,7 @@ export function flowchart(graph: MachineGraph, path: Path = NO_PATH): string {
   const taken: number[] = [];
   graph.edges.forEach((edge, index) => {
     const count = path.counts.get(edgeKey(edge.from, edge.to)) ?? 0;
-    const label = mermaidText(edge.labels.join(' / ') + (count > 0 ? ` ×${count}` : ''));
+    const label = mermaidText(edgeLabel(edge, path, ' / ', ' '));
     lines.push(`  ${edge.from} -->|"${label}"| ${edge.to}`);
     // linkStyle counts links in order of definition; the start arrow is link 0.
     if (count > 0) taken.push(index + 1);
@@ -42,14 +62,19 @@ export function flowchart(graph: MachineGraph, path: Path = NO_PATH): string {
   return `${lines.join('\n')}\n`;
 }
 
-/** Graphviz DOT of a machine; with a path, taken edges are red and labelled with their count. */
+/**
+ * Graphviz DOT of a machine; with a path, taken edges are red and labelled with their count.
+ * Top to bottom and 12-point labels: laid out left to right the checkpoint machine is so wide
+ * that a 1 400 px page shrinks its edge labels to about 8 px; top to bottom it fits the width
+ * and they stay above 13 px.
+ */
 export function dot(graph: MachineGraph, path: Path = NO_PATH): string {
   const lines = [
     `digraph ${JSON.stringify(graph.id)} {`,
-    '  rankdir=LR;',
+    '  rankdir=TB;',
     '  bgcolor="transparent";',
-    '  node [shape=box, style="rounded,filled", fillcolor="#ffffff", fontname="Helvetica", fontsize=11];',
-    '  edge [fontname="Helvetica", fontsize=9, color="#555555"];',
+    '  node [shape=box, style="rounded,filled", fillcolor="#ffffff", fontname="Helvetica", fontsize=12];',
+    '  edge [fontname="Helvetica", fontsize=12, color="#555555"];',
     '  start [shape=point, width=0.15, label=""];',
     `  start -> ${JSON.stringify(graph.initial)};`,
   ];
@@ -60,9 +85,12 @@ export function dot(graph: MachineGraph, path: Path = NO_PATH): string {
   }
   for (const edge of graph.edges) {
     const count = path.counts.get(edgeKey(edge.from, edge.to)) ?? 0;
-    const label = edge.labels.join('\n') + (count > 0 ? `\n×${count}` : '');
+    const label = edgeLabel(edge, path, '\n', '\n');
     const style = count > 0 ? ', color="#c0392b", fontcolor="#c0392b", penwidth=2.5, class="taken"' : '';
-    lines.push(`  ${JSON.stringify(edge.from)} -> ${JSON.stringify(edge.to)} [label=${JSON.stringify(label)}${style}];`);
+    // A self-loop's label as an external label, placed after layout where nothing is drawn:
+    // as an ordinary label it sits beside the node, where edges coming back cross it.
+    const labelKind = edge.from === edge.to ? 'xlabel' : 'label';
+    lines.push(`  ${JSON.stringify(edge.from)} -> ${JSON.stringify(edge.to)} [${labelKind}=${JSON.stringify(label)}${style}];`);
   }
   lines.push('}');
   return `${lines.join('\n')}\n`;

@@ -1,0 +1,62 @@
+import type { RunSettings } from '../../machines/checkpoint.js';
+import type { Attempt } from '../attempt.js';
+import type { CallRetryPolicy } from '../call-retries.js';
+import { UNCERTAIN } from '../constants.js';
+import type { BoothResult } from '../result.js';
+import { promptKindName } from './sequence.js';
+
+/**
+ * Why an attempt was accepted or turned down, in the words a reader debugging a retry
+ * wants: the gate that decided and the figures it compared. The same order as the
+ * machine's gates, so the first failure named is the one that sent the run round again.
+ */
+export function verdictOf(attempt: Attempt, settings: RunSettings | null): string {
+  if (attempt.callFailed) return `call failed: ${attempt.error ?? 'no reply'}`;
+  if (!attempt.parseOk) return `could not parse: ${attempt.error ?? 'no answer'}`;
+  if (attempt.ambiguous) return 'ambiguous: returned at once';
+  if (!attempt.passedValidation) {
+    // The validator's message is kept verbatim, even empty; an empty one would read as no reason.
+    return attempt.validationError ? `validator: ${attempt.validationError}` : 'validator: rejected, without a message';
+  }
+  const confidence = attempt.confidence ?? 0;
+  if (settings === null) return `confidence ${confidence}`;
+  const validated = settings.validator ? 'validator passed, ' : '';
+  return confidence >= settings.threshold
+    ? `accepted (${validated}confidence ${confidence} ≥ ${settings.threshold})`
+    : `confidence ${confidence} below the threshold ${settings.threshold}`;
+}
+
+/** An attempt's duration: milliseconds while they read easily, then seconds. */
+export function durationText(ms: number): string {
+  return ms < 10_000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(1)} s`;
+}
+
+/** The settings a check ran with, as name and value, `none` for timers not set. */
+export function settingsRows(settings: RunSettings): [string, string][] {
+  const ms = (value: number | null) => (value === null ? 'none' : `${value} ms`);
+  return [
+    ['threshold', String(settings.threshold)],
+    ['maxRetries', `${settings.maxRetries} (at most ${settings.maxRetries + 1} attempts)`],
+    ['validator', settings.validator ? 'yes' : 'none'],
+    ['timeoutMs', ms(settings.timeoutMs)],
+    ['deadlineMs', ms(settings.deadlineMs)],
+    ['callRetries', callRetriesText(settings.callRetries)],
+  ];
+}
+
+/** The policy as the caller wrote it: the options left out take the documented defaults. */
+function callRetriesText(policy: CallRetryPolicy | null): string {
+  if (policy === null || policy.retries === 0) return 'none';
+  const { retries, ...waits } = policy;
+  const given = Object.entries(waits).map(([name, value]) => `${name} ${value}`);
+  return `${retries} per attempt${given.length > 0 ? ` (${given.join(', ')})` : ''}`;
+}
+
+/** What Booth did after an attempt: the retry prompt it sent next, or how the run ended. */
+export function nextStep(result: BoothResult, index: number): string {
+  const next = result.prompts[index + 1];
+  if (next !== undefined) return promptKindName(next.kind);
+  if (result.status !== UNCERTAIN) return result.status;
+  const retriesLeft = result.settings !== null && index < result.settings.maxRetries;
+  return retriesLeft ? 'UNCERTAIN: out of time' : 'UNCERTAIN: no retries left';
+}

@@ -1,0 +1,38 @@
+import type { RetryKind, SentPrompt } from '../prompts.js';
+import type { Method } from '../result.js';
+
+/**
+ * The guard of `reconsidering → calling` that picks each retry kind, as the diagram labels
+ * it (machines/checkpoint.ts, state `reconsidering`; a test holds the two together).
+ */
+export const RETRY_GUARDS: Readonly<Record<RetryKind, string>> = {
+  repeat: '[callFailed]',
+  parse: '[parseFailed]',
+  validation: '[failedValidation]',
+  confidence: '[else]',
+};
+
+/** The retry kinds a run took, in the order first taken, with how many times each. */
+export function retryKindCounts(prompts: readonly SentPrompt[]): Map<RetryKind, number> {
+  const counts = new Map<RetryKind, number>();
+  for (const { kind } of prompts.slice(1)) if (kind !== 'first') counts.set(kind, (counts.get(kind) ?? 0) + 1);
+  return counts;
+}
+
+/** How often each guard of `reconsidering → calling` was taken, keyed by its diagram label. */
+export function retryGuardCounts(prompts: readonly SentPrompt[]): Map<string, number> {
+  return new Map([...retryKindCounts(prompts)].map(([kind, n]) => [RETRY_GUARDS[kind], n]));
+}
+
+const METHOD_RETRY: Partial<Record<Method, RetryKind>> = { parse_failure: 'parse', validation: 'validation', confidence: 'confidence' };
+const REASON_NAMES: Readonly<Record<RetryKind, string>> = { repeat: 'call failure', parse: 'parse', validation: 'validation', confidence: 'confidence' };
+
+/**
+ * Why the run retried, e.g. `parse ×1, validation ×1, confidence ×1`; null when it did
+ * not retry, or only for the reason `method` already names — the header says it once.
+ */
+export function retryReasons(prompts: readonly SentPrompt[], method: Method): string | null {
+  const counts = retryKindCounts(prompts);
+  if ([...counts.keys()].every((kind) => kind === METHOD_RETRY[method])) return null;
+  return [...counts].map(([kind, n]) => `${REASON_NAMES[kind]} ×${n}`).join(', ');
+}
