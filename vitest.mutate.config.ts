@@ -18,6 +18,7 @@ export default mergeConfig(
         'tests/cli.test.ts',
         'tests/demo.test.ts',
         'tests/concurrency.test.ts',
+        'tests/load.test.ts',
         'tests/stately-inspect.test.ts',
       ],
       env: { BOOTH_MUTATE: '1' },
