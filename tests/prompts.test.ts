@@ -44,6 +44,24 @@ describe('§3 first prompt', () => {
     }
   });
 
+  it('§3 the instruction block asks for exactly one JSON object, one line per key in order, then the object only', () => {
+    const lines = INSTRUCTIONS.split('\n');
+    expect(lines[0]).toBe('Respond with exactly one JSON object with these keys, in this order:');
+    expect(lines.slice(1, -1).map((line) => /^- ("\w+"):/.exec(line)?.[1])).toEqual([
+      '"ambiguous"',
+      '"interpretations"',
+      '"chosen_interpretation"',
+      '"answer"',
+      '"confidence"',
+    ]);
+    expect(lines.at(-1)).toBe('Output the JSON object only.');
+  });
+
+  it('§3 the answer line asks for an answer even when the question is ambiguous', () => {
+    const answerLine = INSTRUCTIONS.split('\n').find((line) => line.startsWith('- "answer"'));
+    expect(answerLine).toMatch(/when the question is ambiguous, still answer it under the most likely reading/);
+  });
+
   it('§3 markers never appear in the first prompt', () => {
     const [first] = promptsOf([envelope('Paris', 0.9)]);
     for (const marker of MARKERS) expect(first).not.toContain(marker);
@@ -149,6 +167,9 @@ describe('plainDecimal', () => {
     expect(plainDecimal(0)).toBe('0');
     expect(plainDecimal(1e21)).toBe('1000000000000000000000');
     expect(plainDecimal(-2.5e-8)).toBe('-0.000000025');
+    expect(plainDecimal(-1e-7)).toBe('-0.0000001');
+    expect(plainDecimal(-1e21)).toBe('-1000000000000000000000');
+    expect(plainDecimal(-1.5e22)).toBe('-15000000000000000000000');
     expect(Number(plainDecimal(1.2345e-9))).toBe(1.2345e-9);
   });
 });

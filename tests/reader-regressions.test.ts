@@ -125,7 +125,8 @@ describe('a durable acheck() and deep replies', () => {
 });
 
 describe('replies of very many objects', () => {
-  it('more than 16 777 216 objects in one reply do not hit a Map size limit', { timeout: 120_000 }, () => {
+  // Left out of `npm run mutate` (BOOTH_MUTATE): half a minute for every reader mutant it covers.
+  it.skipIf(process.env.BOOTH_MUTATE === '1')('more than 16 777 216 objects in one reply do not hit a Map size limit', { timeout: 120_000 }, () => {
     const count = 2 ** 24 + 1;
     const result = once(`${'{}'.repeat(count)}${envelope('last', 0.9)}`);
     expect(result.answer).toBe('last');

@@ -62,6 +62,18 @@ describe('timeoutMs', () => {
     await vi.advanceTimersByTimeAsync(400);
     expect((await pending).status).toBe('VERIFIED');
   });
+
+  it('a call that answers in time cancels its timeout, so the timer cannot cut the next call short', async () => {
+    // Two 300 ms calls under a 500 ms timeout: a timer left over from the first would fire 200 ms into the second.
+    const pending = acheck(async (_prompt, { attempt }) => {
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      return envelope('Paris', attempt === 0 ? 0.3 : 0.9);
+    }, 'q', { timeoutMs: 500 });
+    await vi.advanceTimersByTimeAsync(600);
+    const result = await pending;
+    expect(result.status).toBe('REPAIRED');
+    expect(result.attempts.map((attempt) => attempt.callFailed)).toEqual([false, false]);
+  });
 });
 
 describe('timers', () => {

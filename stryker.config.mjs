@@ -1,0 +1,35 @@
+// @ts-check
+/**
+ * Mutation testing of the decision core: `npm run mutate` (not in CI: it takes about an hour
+ * on two cores). Incremental: reports/stryker-incremental.json remembers earlier results, so
+ * a rerun only tests mutants whose code or tests changed. The HTML report is written to
+ * reports/mutation/mutation.html.
+ *
+ * Equivalent mutants (no test can tell them apart from the original), disabled in the source
+ * with `// Stryker disable next-line <mutator>: <reason>`:
+ *   (none yet)
+ */
+
+/** @type {import('@stryker-mutator/api/core').PartialStrykerOptions} */
+export default {
+  testRunner: 'vitest',
+  vitest: { configFile: 'vitest.mutate.config.ts', related: false },
+  mutate: [
+    'machines/checkpoint.ts',
+    'machines/evidence.ts',
+    'src/parse.ts',
+    'src/json-objects.ts',
+    'src/options.ts',
+    'src/prompts.ts',
+  ],
+  coverageAnalysis: 'perTest',
+  incremental: true,
+  incrementalFile: 'reports/stryker-incremental.json',
+  concurrency: 2,
+  reporters: ['clear-text', 'progress-append-only', 'html', 'json'],
+  htmlReporter: { fileName: 'reports/mutation/mutation.html' },
+  jsonReporter: { fileName: 'reports/mutation/mutation.json' },
+  tempDirName: '.stryker-tmp',
+  cleanTempDir: 'always',
+  thresholds: { high: 90, low: 80, break: null },
+};

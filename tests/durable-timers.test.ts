@@ -1,0 +1,69 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { acheck, type CheckpointStore, memoryStore } from '../src/index.js';
+import { envelope } from './helpers.js';
+
+const QUESTION = 'Which city is the capital of France?';
+const REPLIES = [envelope('Lyon', 0.1), envelope('Marseille', 0.3), envelope('Paris', 0.9)];
+const scriptedCall = async (_prompt: string, { attempt }: { attempt: number }) => REPLIES[attempt] ?? '';
+const never = () => new Promise<string>(() => {});
+
+beforeEach(() => {
+  vi.useFakeTimers();
+});
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+/** Runs until attempt 1 is being called, then aborts, leaving the run saved in `store` under "run". */
+async function interrupt(store: CheckpointStore, options: { timeoutMs?: number; deadlineMs?: number }) {
+  const controller = new AbortController();
+  const run = acheck(
+    async (prompt, info) => {
+      if (info.attempt === 1) controller.abort(new Error('process going down'));
+      return scriptedCall(prompt, info);
+    },
+    QUESTION,
+    { maxRetries: 2, checkpoint: store, key: 'run', signal: controller.signal, ...options },
+  );
+  await expect(run).rejects.toThrow('process going down');
+}
+
+describe('a resumed durable run re-arms the timers a snapshot does not keep', () => {
+  it('the call timeout: a call that hangs after the resume still times out and the run goes on', async () => {
+    const store = memoryStore();
+    await interrupt(store, { timeoutMs: 1_000 });
+    let settled = false;
+    const resumed = acheck((prompt, info) => (info.attempt === 1 ? never() : scriptedCall(prompt, info)), QUESTION, {
+      maxRetries: 2,
+      checkpoint: store,
+      key: 'run',
+      timeoutMs: 1_000,
+    });
+    void resumed.then(() => (settled = true));
+    await vi.advanceTimersByTimeAsync(999);
+    expect(settled).toBe(false);
+    await vi.advanceTimersByTimeAsync(1);
+    await vi.advanceTimersByTimeAsync(0);
+    expect(settled).toBe(true);
+    const result = await resumed;
+    expect(result.status).toBe('REPAIRED');
+    expect(result.attempts[1]).toMatchObject({ callFailed: true, error: 'callFn timed out after 1000 ms' });
+  });
+
+  it('the deadline: it still ends the run at the time set when the run first began', async () => {
+    const store = memoryStore();
+    await interrupt(store, { deadlineMs: 10_000 });
+    await vi.advanceTimersByTimeAsync(4_000);
+    let settled = false;
+    const resumed = acheck(never, QUESTION, { maxRetries: 2, checkpoint: store, key: 'run', deadlineMs: 10_000 });
+    void resumed.then(() => (settled = true));
+    await vi.advanceTimersByTimeAsync(5_999);
+    expect(settled).toBe(false);
+    await vi.advanceTimersByTimeAsync(1);
+    await vi.advanceTimersByTimeAsync(0);
+    expect(settled).toBe(true);
+    const result = await resumed;
+    expect(result.status).toBe('UNCERTAIN');
+    expect(result.attempts.at(-1)).toMatchObject({ callFailed: true, error: 'the deadline of 10000 ms passed during the call' });
+  });
+});

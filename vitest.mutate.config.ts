@@ -1,0 +1,29 @@
+import { defineConfig, mergeConfig } from 'vitest/config';
+import base from './vitest.config.js';
+
+/**
+ * The test run that `npm run mutate` (Stryker) uses. It leaves out the tests that spawn
+ * processes or browsers, which the active mutant never reaches, and tests that only cost
+ * time there. The SIGKILL crash tests share tests/durable.test.ts with the in-process
+ * durable tests, so they skip themselves when BOOTH_MUTATE is set instead of the whole
+ * file being left out. Short timeouts make a mutant that loops or retries forever fail
+ * fast.
+ */
+export default mergeConfig(
+  base,
+  defineConfig({
+    test: {
+      exclude: [
+        'tests/browser.test.ts',
+        'tests/cli.test.ts',
+        'tests/demo.test.ts',
+        'tests/concurrency.test.ts',
+        'tests/load.test.ts',
+        'tests/stately-inspect.test.ts',
+      ],
+      env: { BOOTH_MUTATE: '1' },
+      testTimeout: 5_000,
+      hookTimeout: 5_000,
+    },
+  }),
+);
