@@ -2,6 +2,7 @@ import {
   type AnyStateMachine,
   and,
   assign,
+  cancel,
   type DoneActorEvent,
   type ErrorActorEvent,
   type EventObject,
@@ -15,12 +16,14 @@ import {
   type Attempt,
   attemptFromCallError,
   attemptFromNonText,
+  attemptFromRawText,
   attemptFromReply,
   finished,
   NO_REPLY_YET,
   timeoutError,
   withVerdict,
 } from '../src/attempt.js';
+import { CHILD, cancelling, raising, remember, schedule, type Timer, update } from './effects.js';
 import { backoffDelay, type CallRetryPolicy, type CallTry, isTransient, retryAfterOf } from '../src/call-retries.js';
 import { AMBIGUOUS, DEFAULT_MAX_RETRIES, DEFAULT_THRESHOLD, REPAIRED, UNCERTAIN, VERIFIED } from '../src/constants.js';
 import type { JsonObject } from '../src/json-objects.js';
@@ -180,9 +183,10 @@ export type CheckpointEvent =
   | { readonly type: 'validator.threw'; readonly error: unknown }
   /** Sent once after a persisted snapshot is restored: it re-arms the timers, which do not persist. */
   | { readonly type: 'booth.resumed' }
-  /** Raised by the machine itself, after `timeoutMs` in `calling` and at the deadline. */
+  /** Raised by the machine itself, after `timeoutMs` in `calling`, at the deadline, and when a backoff ends. */
   | { readonly type: 'model.timedOut' }
-  | { readonly type: 'run.deadline' };
+  | { readonly type: 'run.deadline' }
+  | { readonly type: 'backoff.elapsed' };
 
 /** What the `callModel` actor is asked. */
 export interface ModelCall {
@@ -200,15 +204,108 @@ export interface ValidationRequest {
 const enter = (state: CheckpointState) => ({ type: 'enter', params: { state } }) as const;
 const conclude = (status: CheckpointStatus) => ({ type: 'conclude', params: { status } }) as const;
 const retryWith = (kind: RetryKind) => ({ type: 'prepareRetry', params: { kind } }) as const;
-/** The finished attempts with the draft committed: frozen, so no callback can change what was decided. */
-const withDraft = (context: CheckpointContext): readonly Attempt[] => [
-  ...context.attempts,
-  finished(context.draft, Date.now() - context.startedAt),
-];
 // Spawned actors' done and error events are not part of the machine's typed events.
 const outputOf = (event: EventObject): unknown => (event as DoneActorEvent).output;
 const errorOf = (event: EventObject): unknown => (event as ErrorActorEvent).error;
 const timeLeft = ({ settings }: CheckpointContext) => settings.deadlineAt === null || Date.now() < settings.deadlineAt;
+const CALL_TIMEOUT = 'callTimeout';
+const BACKOFF = 'backoff';
+const firstTry = (tries: readonly CallTry[]): CallTry[] => [...tries, { error: null, delayMs: null }];
+
+const timers = {
+  callTimeout: ({ settings }: CheckpointContext): Timer<CheckpointEvent> | null =>
+    settings.timeoutMs === null ? null : { id: CALL_TIMEOUT, delay: settings.timeoutMs, event: { type: 'model.timedOut' } },
+  deadline: ({ settings }: CheckpointContext): Timer<CheckpointEvent> | null =>
+    settings.deadlineAt === null ? null : { id: 'deadline', delay: Math.max(0, settings.deadlineAt - Date.now()), event: { type: 'run.deadline' } },
+  backoff: ({ backoffMs }: CheckpointContext): Timer<CheckpointEvent> | null => ({ id: BACKOFF, delay: backoffMs, event: { type: 'backoff.elapsed' } }),
+};
+type TimerName = keyof typeof timers;
+const arm = (timer: TimerName) => ({ type: 'arm', params: { timer } }) as const;
+
+/**
+ * What each action does, as plain functions: the actions in `setup()` below wrap them, and
+ * the compiled stepper (src/stepper.ts) calls them directly.
+ */
+export const checkpointEffects = {
+  enter: update((context: CheckpointContext, { state }: { state: CheckpointState }) => ({
+    trace: [...context.trace, { state, attempt: context.attempt }],
+  })),
+  // Timers are delayed events raised only when asked for: a run without them schedules nothing.
+  arm: schedule((context: CheckpointContext, { timer }: { timer: TimerName }) => timers[timer](context)),
+  endCall: cancelling(CALL_TIMEOUT),
+  endBackoff: cancelling(BACKOFF),
+  startCall: CHILD,
+  startValidation: CHILD,
+  stopValidation: CHILD,
+  failOnTimeout: raising(
+    (context: CheckpointContext, _: undefined): CheckpointEvent => ({
+      type: 'model.failed',
+      error: timeoutError(`callFn timed out after ${context.settings.timeoutMs} ms`),
+    }),
+  ),
+  forwardReply: raising((_: CheckpointContext, { reply }: { reply: unknown }): CheckpointEvent => ({ type: 'model.replied', reply })),
+  forwardCallError: raising((_: CheckpointContext, { error }: { error: unknown }): CheckpointEvent => ({ type: 'model.failed', error })),
+  forwardVerdict: raising((_: CheckpointContext, { value }: { value: unknown }): CheckpointEvent => ({ type: 'validator.returned', value })),
+  forwardValidatorError: raising((_: CheckpointContext, { error }: { error: unknown }): CheckpointEvent => ({ type: 'validator.threw', error })),
+  recordReply: update((context: CheckpointContext, { reply }: { reply: string }) => ({ draft: attemptFromRawText(reply, firstTry(context.tries)) })),
+  parse: update((context: CheckpointContext, _: undefined) => ({ draft: attemptFromReply(context.draft.rawText, context.draft.callTries) })),
+  recordNonText: update((context: CheckpointContext, { reply }: { reply: unknown }) => ({
+    draft: attemptFromNonText(reply, firstTry(context.tries)),
+  })),
+  recordCallError: update((context: CheckpointContext, { error }: { error: unknown }) => ({
+    draft: attemptFromCallError(error, [...context.tries, { error: describeThrown(error).message, delayMs: null }]),
+  })),
+  scheduleTry: update((context: CheckpointContext, { error }: { error: unknown }) => {
+    const policy = context.settings.callRetries ?? { retries: 0 };
+    const backoffMs = backoffDelay(policy, context.tries.length + 1, retryAfterOf(error), Math.random());
+    return { backoffMs, tries: [...context.tries, { error: describeThrown(error).message, delayMs: backoffMs }] };
+  }),
+  awaitVerdict: update((_: CheckpointContext, __: undefined) => ({ awaitingVerdict: true })),
+  recordReturn: update((context: CheckpointContext, { returned }: { returned: unknown }) => ({
+    draft: withVerdict(context.draft, verdictFromReturn(returned)),
+    awaitingVerdict: false,
+  })),
+  recordThrow: update((context: CheckpointContext, { thrown }: { thrown: unknown }) => ({
+    draft: withVerdict(context.draft, verdictFromThrow(thrown)),
+    awaitingVerdict: false,
+  })),
+  commitAttempt: update((context: CheckpointContext, _: undefined) => ({ attempts: withDraft(context) })),
+  prepareRetry: update((context: CheckpointContext, { kind }: { kind: RetryKind }) => ({
+    attempt: context.attempt + 1,
+    startedAt: Date.now(),
+    tries: [],
+    prompts: [...context.prompts, Object.freeze({ kind, text: retryPrompt(context.settings.prompt, kind, context.draft) })],
+  })),
+  conclude: update((context: CheckpointContext, { status }: { status: CheckpointStatus }) => ({ attempts: withDraft(context), status })),
+} as const;
+
+/** The finished attempts with the draft committed: frozen, so no callback can change what was decided. */
+function withDraft(context: CheckpointContext): readonly Attempt[] {
+  return [...context.attempts, finished(context.draft, Date.now() - context.startedAt)];
+}
+
+type GuardArgs = { readonly context: CheckpointContext };
+/** Every decision the machine makes, as a question about its context (or the event's payload). */
+const guards = {
+  canRetry: ({ context }: GuardArgs) => context.attempt < context.settings.maxRetries && timeLeft(context),
+  canRetryCall: ({ context }: GuardArgs, { error }: { error: unknown }) => {
+    const policy = context.settings.callRetries;
+    return policy !== null && context.tries.length < policy.retries && isTransient(error) && timeLeft(context);
+  },
+  isText: (_: GuardArgs, { reply }: { reply: unknown }) => typeof reply === 'string',
+  parseFailed: ({ context }: GuardArgs) => !context.draft.parseOk,
+  isAmbiguous: ({ context }: GuardArgs) => context.draft.ambiguous,
+  hasValidator: ({ context }: GuardArgs) => context.settings.hasValidator,
+  passedValidation: ({ context }: GuardArgs) => !context.awaitingVerdict && context.draft.passedValidation,
+  failedValidation: ({ context }: GuardArgs) => !context.awaitingVerdict && !context.draft.passedValidation,
+  isConfident: ({ context }: GuardArgs) => (context.draft.confidence ?? -1) >= context.settings.threshold,
+  isFirstAttempt: ({ context }: GuardArgs) => context.attempt === 0,
+  callFailed: ({ context }: GuardArgs) => context.draft.callFailed,
+};
+type GuardName = keyof typeof guards;
+/** Both guards, in order: XState's `and()`, noted for the stepper. */
+const allOf = <const TNames extends readonly [GuardName, GuardName]>(names: TNames) =>
+  remember(and<CheckpointContext, CheckpointEvent, [...TNames]>(names as never), names);
 
 /** Calls the model once. The default runs `input.model`; provide a `fromPromise` of your own instead. */
 const defaultCallModel = fromPromise<unknown, ModelCall>(async ({ input, signal }) => {
@@ -249,33 +346,12 @@ export const checkpointMachine = setup({
     events: {} as CheckpointEvent,
   },
   actors: { callModel: defaultCallModel, validate: defaultValidate },
-  delays: {
-    backoff: ({ context }) => context.backoffMs,
-  },
-  guards: {
-    canRetry: ({ context }) => context.attempt < context.settings.maxRetries && timeLeft(context),
-    canRetryCall: ({ context }, { error }: { error: unknown }) => {
-      const policy = context.settings.callRetries;
-      return policy !== null && context.tries.length < policy.retries && isTransient(error) && timeLeft(context);
-    },
-    isText: (_, { reply }: { reply: unknown }) => typeof reply === 'string',
-    parseFailed: ({ context }) => !context.draft.parseOk,
-    isAmbiguous: ({ context }) => context.draft.ambiguous,
-    hasValidator: ({ context }) => context.settings.hasValidator,
-    passedValidation: ({ context }) => !context.awaitingVerdict && context.draft.passedValidation,
-    failedValidation: ({ context }) => !context.awaitingVerdict && !context.draft.passedValidation,
-    isConfident: ({ context }) => (context.draft.confidence ?? -1) >= context.settings.threshold,
-    isFirstAttempt: ({ context }) => context.attempt === 0,
-    callFailed: ({ context }) => context.draft.callFailed,
-  },
+  guards,
   actions: {
-    enter: assign(({ context }, { state }: { state: CheckpointState }) => ({
-      trace: [...context.trace, { state, attempt: context.attempt }],
-    })),
-    // Timers are delayed events raised only when asked for: a run without them schedules nothing.
-    armCallTimeout: enqueueActions(({ context, enqueue }) => {
-      const { timeoutMs } = context.settings;
-      if (timeoutMs !== null) enqueue.raise({ type: 'model.timedOut' }, { id: 'callTimeout', delay: timeoutMs });
+    enter: assign(({ context }, params: { state: CheckpointState }) => checkpointEffects.enter.run(context, params)),
+    arm: enqueueActions(({ context, enqueue }, params: { timer: TimerName }) => {
+      const timer = checkpointEffects.arm.run(context, params);
+      if (timer !== null) enqueue.raise(timer.event, { id: timer.id, delay: timer.delay });
     }),
     startCall: enqueueActions(({ context, enqueue }) => {
       if (context.settings.effects !== 'actors') return;
@@ -283,89 +359,42 @@ export const checkpointMachine = setup({
       enqueue.spawnChild('callModel', { id: 'callModel', input: { prompt, attempt: context.attempt, model: context.settings.model } });
     }),
     endCall: enqueueActions(({ context, enqueue }) => {
-      if (context.settings.timeoutMs !== null) enqueue.cancel('callTimeout');
+      enqueue.cancel(checkpointEffects.endCall.id);
       if (context.settings.effects === 'actors') enqueue.stopChild('callModel');
     }),
-    armDeadline: enqueueActions(({ context, enqueue }) => {
-      if (context.settings.deadlineAt === null) return;
-      enqueue.raise({ type: 'run.deadline' }, { id: 'deadline', delay: Math.max(0, context.settings.deadlineAt - Date.now()) });
-    }),
+    endBackoff: cancel(checkpointEffects.endBackoff.id),
     startValidation: enqueueActions(({ context, enqueue }) => {
       if (context.settings.effects !== 'actors') return;
       enqueue.spawnChild('validate', { id: 'validate', input: { answer: context.draft.answer ?? '', validator: context.settings.validator } });
     }),
-    recordReply: assign(({ context }, { reply }: { reply: string }) => ({
-      draft: { ...NO_REPLY_YET, rawText: reply, callTries: [...context.tries, { error: null, delayMs: null }] },
-    })),
-    parse: assign(({ context }) => ({ draft: attemptFromReply(context.draft.rawText, context.draft.callTries) })),
-    recordNonText: assign(({ context }, { reply }: { reply: unknown }) => ({
-      draft: attemptFromNonText(reply, [...context.tries, { error: null, delayMs: null }]),
-    })),
-    recordCallError: assign(({ context }, { error }: { error: unknown }) => ({
-      draft: attemptFromCallError(error, [...context.tries, { error: describeThrown(error).message, delayMs: null }]),
-    })),
-    scheduleTry: assign(({ context }, { error }: { error: unknown }) => {
-      const policy = context.settings.callRetries ?? { retries: 0 };
-      const backoffMs = backoffDelay(policy, context.tries.length + 1, retryAfterOf(error), Math.random());
-      return { backoffMs, tries: [...context.tries, { error: describeThrown(error).message, delayMs: backoffMs }] };
-    }),
-    awaitVerdict: assign({ awaitingVerdict: true }),
-    recordReturn: assign(({ context }, { returned }: { returned: unknown }) => ({
-      draft: withVerdict(context.draft, verdictFromReturn(returned)),
-      awaitingVerdict: false,
-    })),
-    recordThrow: assign(({ context }, { thrown }: { thrown: unknown }) => ({
-      draft: withVerdict(context.draft, verdictFromThrow(thrown)),
-      awaitingVerdict: false,
-    })),
-    commitAttempt: assign(({ context }) => ({ attempts: withDraft(context) })),
-    prepareRetry: assign(({ context }, { kind }: { kind: RetryKind }) => ({
-      attempt: context.attempt + 1,
-      startedAt: Date.now(),
-      tries: [],
-      prompts: [...context.prompts, Object.freeze({ kind, text: retryPrompt(context.settings.prompt, kind, context.draft) })],
-    })),
-    conclude: assign(({ context }, { status }: { status: CheckpointStatus }) => ({ attempts: withDraft(context), status })),
+    stopValidation: stopChild('validate'),
+    failOnTimeout: raise(({ context }) => checkpointEffects.failOnTimeout.run(context, undefined)),
+    forwardReply: raise(({ context }, params: { reply: unknown }) => checkpointEffects.forwardReply.run(context, params)),
+    forwardCallError: raise(({ context }, params: { error: unknown }) => checkpointEffects.forwardCallError.run(context, params)),
+    forwardVerdict: raise(({ context }, params: { value: unknown }) => checkpointEffects.forwardVerdict.run(context, params)),
+    forwardValidatorError: raise(({ context }, params: { error: unknown }) => checkpointEffects.forwardValidatorError.run(context, params)),
+    recordReply: assign(({ context }, params: { reply: string }) => checkpointEffects.recordReply.run(context, params)),
+    parse: assign(({ context }) => checkpointEffects.parse.run(context, undefined)),
+    recordNonText: assign(({ context }, params: { reply: unknown }) => checkpointEffects.recordNonText.run(context, params)),
+    recordCallError: assign(({ context }, params: { error: unknown }) => checkpointEffects.recordCallError.run(context, params)),
+    scheduleTry: assign(({ context }, params: { error: unknown }) => checkpointEffects.scheduleTry.run(context, params)),
+    awaitVerdict: assign(({ context }) => checkpointEffects.awaitVerdict.run(context, undefined)),
+    recordReturn: assign(({ context }, params: { returned: unknown }) => checkpointEffects.recordReturn.run(context, params)),
+    recordThrow: assign(({ context }, params: { thrown: unknown }) => checkpointEffects.recordThrow.run(context, params)),
+    commitAttempt: assign(({ context }) => checkpointEffects.commitAttempt.run(context, undefined)),
+    prepareRetry: assign(({ context }, params: { kind: RetryKind }) => checkpointEffects.prepareRetry.run(context, params)),
+    conclude: assign(({ context }, params: { status: CheckpointStatus }) => checkpointEffects.conclude.run(context, params)),
   },
 }).createMachine({
   id: 'checkpoint',
-  context: ({ input, self }) => {
-    const checked = readMachineInput(input);
-    if (checked.effects === 'actors') requireImplementations(checked, (self as unknown as { logic: AnyStateMachine }).logic);
-    const { validator } = checked;
-    const settings: CheckpointSettings = Object.freeze({
-      prompt: checked.prompt,
-      threshold: checked.threshold,
-      maxRetries: checked.maxRetries,
-      effects: checked.effects,
-      model: checked.model as ModelFn | null,
-      validator: typeof validator === 'function' ? (validator as WorkflowValidator) : null,
-      hasValidator: validator !== null,
-      timeoutMs: checked.timeoutMs,
-      deadlineMs: checked.deadlineMs,
-      deadlineAt: checked.deadlineMs === null ? null : Date.now() + checked.deadlineMs,
-      callRetries: checked.callRetries,
-    });
-    return {
-      settings,
-      attempt: 0,
-      startedAt: Date.now(),
-      prompts: [Object.freeze({ kind: 'first' as const, text: firstPrompt(checked.prompt) })],
-      tries: [],
-      backoffMs: 0,
-      draft: NO_REPLY_YET,
-      awaitingVerdict: false,
-      attempts: [],
-      trace: [],
-      status: null,
-    };
-  },
-  entry: 'armDeadline',
-  on: { 'booth.resumed': { actions: 'armDeadline' } },
+  // A workflow's machine may have its actors replaced with .provide(): the context checks the running logic's.
+  context: ({ input, self }) => checkpointContext(input, (self as unknown as { logic: AnyStateMachine }).logic),
+  entry: arm('deadline'),
+  on: { 'booth.resumed': { actions: arm('deadline') } },
   initial: 'calling',
   states: {
     calling: {
-      entry: [enter('calling'), 'armCallTimeout', 'startCall'],
+      entry: [enter('calling'), arm('callTimeout'), 'startCall'],
       exit: 'endCall',
       on: {
         'model.replied': [
@@ -394,9 +423,7 @@ export const checkpointMachine = setup({
           },
           { target: 'uncertain', actions: { type: 'recordCallError', params: ({ event }) => ({ error: event.error }) } },
         ],
-        'model.timedOut': {
-          actions: raise(({ context }) => ({ type: 'model.failed', error: timeoutError(`callFn timed out after ${context.settings.timeoutMs} ms`) })),
-        },
+        'model.timedOut': { actions: 'failOnTimeout' },
         'run.deadline': {
           target: 'uncertain',
           actions: {
@@ -404,15 +431,17 @@ export const checkpointMachine = setup({
             params: ({ context }) => ({ error: timeoutError(`the deadline of ${context.settings.deadlineMs} ms passed during the call`) }),
           },
         },
-        'booth.resumed': { actions: ['armDeadline', 'armCallTimeout'] },
+        'booth.resumed': { actions: [arm('deadline'), arm('callTimeout')] },
         // The spawned actor's outcome, translated into the machine's own events.
-        'xstate.done.actor.callModel': { actions: raise(({ event }) => ({ type: 'model.replied', reply: outputOf(event) })) },
-        'xstate.error.actor.callModel': { actions: raise(({ event }) => ({ type: 'model.failed', error: errorOf(event) })) },
+        'xstate.done.actor.callModel': { actions: { type: 'forwardReply', params: ({ event }: { event: EventObject }) => ({ reply: outputOf(event) }) } },
+        'xstate.error.actor.callModel': { actions: { type: 'forwardCallError', params: ({ event }: { event: EventObject }) => ({ error: errorOf(event) }) } },
       },
     },
     backingOff: {
-      entry: enter('backingOff'),
+      entry: [enter('backingOff'), arm('backoff')],
+      exit: 'endBackoff',
       on: {
+        'backoff.elapsed': { target: 'calling' },
         'run.deadline': {
           target: 'uncertain',
           actions: {
@@ -421,12 +450,11 @@ export const checkpointMachine = setup({
           },
         },
       },
-      after: { backoff: { target: 'calling' } },
     },
     parsing: {
       entry: [enter('parsing'), 'parse'],
       always: [
-        { guard: and(['parseFailed', 'canRetry']), target: 'reconsidering' },
+        { guard: allOf(['parseFailed', 'canRetry']), target: 'reconsidering' },
         { guard: 'parseFailed', target: 'uncertain' },
         { target: 'ambiguityGate' },
       ],
@@ -441,23 +469,23 @@ export const checkpointMachine = setup({
     },
     validationGate: {
       entry: [enter('validationGate'), 'awaitVerdict', 'startValidation'],
-      exit: stopChild('validate'),
+      exit: 'stopValidation',
       on: {
         'validator.returned': { actions: { type: 'recordReturn', params: ({ event }) => ({ returned: event.value }) } },
         'validator.threw': { actions: { type: 'recordThrow', params: ({ event }) => ({ thrown: event.error }) } },
-        'xstate.done.actor.validate': { actions: raise(({ event }) => ({ type: 'validator.returned', value: outputOf(event) })) },
-        'xstate.error.actor.validate': { actions: raise(({ event }) => ({ type: 'validator.threw', error: errorOf(event) })) },
+        'xstate.done.actor.validate': { actions: { type: 'forwardVerdict', params: ({ event }: { event: EventObject }) => ({ value: outputOf(event) }) } },
+        'xstate.error.actor.validate': { actions: { type: 'forwardValidatorError', params: ({ event }: { event: EventObject }) => ({ error: errorOf(event) }) } },
       },
       always: [
         { guard: 'passedValidation', target: 'confidenceGate' },
-        { guard: and(['failedValidation', 'canRetry']), target: 'reconsidering' },
+        { guard: allOf(['failedValidation', 'canRetry']), target: 'reconsidering' },
         { guard: 'failedValidation', target: 'uncertain' },
       ],
     },
     confidenceGate: {
       entry: enter('confidenceGate'),
       always: [
-        { guard: and(['isConfident', 'isFirstAttempt']), target: 'verified' },
+        { guard: allOf(['isConfident', 'isFirstAttempt']), target: 'verified' },
         { guard: 'isConfident', target: 'repaired' },
         { guard: 'canRetry', target: 'reconsidering' },
         { target: 'uncertain' },
@@ -477,14 +505,50 @@ export const checkpointMachine = setup({
     ambiguous: { type: 'final', entry: [enter('ambiguous'), conclude(AMBIGUOUS)] },
     uncertain: { type: 'final', entry: [enter('uncertain'), conclude(UNCERTAIN)] },
   },
-  output: ({ context }) => summarize(context),
+  output: ({ context }) => checkpointOutput(context),
 });
+
+/**
+ * The context a run starts with, from its input, checked as `check()` checks its
+ * arguments; `machine` is the logic that will run it, whose actors a workflow needs.
+ */
+export function checkpointContext(input: CheckpointInput, machine: AnyStateMachine): CheckpointContext {
+  const checked = readMachineInput(input);
+  if (checked.effects === 'actors') requireImplementations(checked, machine);
+  const { validator } = checked;
+  const settings: CheckpointSettings = Object.freeze({
+    prompt: checked.prompt,
+    threshold: checked.threshold,
+    maxRetries: checked.maxRetries,
+    effects: checked.effects,
+    model: checked.model as ModelFn | null,
+    validator: typeof validator === 'function' ? (validator as WorkflowValidator) : null,
+    hasValidator: validator !== null,
+    timeoutMs: checked.timeoutMs,
+    deadlineMs: checked.deadlineMs,
+    deadlineAt: checked.deadlineMs === null ? null : Date.now() + checked.deadlineMs,
+    callRetries: checked.callRetries,
+  });
+  return {
+    settings,
+    attempt: 0,
+    startedAt: Date.now(),
+    prompts: [Object.freeze({ kind: 'first' as const, text: firstPrompt(checked.prompt) })],
+    tries: [],
+    backoffMs: 0,
+    draft: NO_REPLY_YET,
+    awaitingVerdict: false,
+    attempts: [],
+    trace: [],
+    status: null,
+  };
+}
 
 /**
  * Accepted and ambiguous runs report their last attempt; an uncertain run reports the
  * last attempt that parsed, if any, so the caller still sees the model's best try.
  */
-function summarize(context: CheckpointContext): CheckpointOutput {
+export function checkpointOutput(context: CheckpointContext): CheckpointOutput {
   const status = context.status ?? UNCERTAIN;
   const { attempts, prompts, trace } = context;
   const last = attempts.at(-1);

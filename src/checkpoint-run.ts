@@ -1,8 +1,9 @@
-import type { Actor, Snapshot } from 'xstate';
-import { type CheckpointEvent, type CheckpointOutput, checkpointMachine } from '../machines/checkpoint.js';
+import type { Snapshot } from 'xstate';
+import type { CheckpointEvent, CheckpointOutput } from '../machines/checkpoint.js';
 import type { Attempt } from './attempt.js';
 import { type Checkpoint, CheckpointError, FORMAT, VERSION } from './checkpoints.js';
-import { failIfBroken, startRun } from './machine-run.js';
+import { type Engine, startEngine } from './engines.js';
+import { failIfBroken } from './machine-run.js';
 import type { CheckSettings } from './options.js';
 
 /** What the machine needs next from its interpreter. */
@@ -19,7 +20,7 @@ export type Need =
  * always runs before the call of attempt n + 1 and before the result is returned.
  */
 export class CheckpointRun {
-  readonly #actor: Actor<typeof checkpointMachine>;
+  readonly #engine: Engine;
   #reported = 0;
   #waiters: Array<() => void> = [];
 
@@ -35,29 +36,25 @@ export class CheckpointRun {
       deadlineMs: settings.deadlineMs,
       callRetries: settings.callRetries,
     } as const;
-    this.#actor = startRun(checkpointMachine, { input, snapshot, inspect: settings.inspect });
-    // Every observer needs an error handler: one without makes XState report the error globally.
-    this.#actor.subscribe({
-      next: () => {
-        const waiters = this.#waiters;
-        this.#waiters = [];
-        for (const wake of waiters) wake();
-      },
-      error: () => {},
+    this.#engine = startEngine(input, snapshot, settings.inspect);
+    this.#engine.onChange(() => {
+      const waiters = this.#waiters;
+      this.#waiters = [];
+      for (const wake of waiters) wake();
     });
     if (snapshot) {
-      this.#reported = this.#actor.getSnapshot().context.attempts.length;
-      this.#actor.send({ type: 'booth.resumed' });
+      this.#reported = this.#engine.view().context.attempts.length;
+      this.#engine.send({ type: 'booth.resumed' });
     }
   }
 
   next(): Need {
-    const snapshot = this.#actor.getSnapshot();
+    const snapshot = this.#engine.view();
     failIfBroken(snapshot);
     const { context } = snapshot;
     const unreported = context.attempts[this.#reported];
     if (unreported) return { kind: 'report', index: this.#reported++, attempt: unreported };
-    if (snapshot.status === 'done') return { kind: 'done', output: snapshot.output };
+    if (snapshot.status === 'done' && snapshot.output) return { kind: 'done', output: snapshot.output };
     const prompt = context.prompts[context.attempt];
     if (snapshot.value === 'calling' && prompt) return { kind: 'call', prompt: prompt.text, attempt: context.attempt };
     if (snapshot.value === 'validationGate') return { kind: 'validate', answer: context.draft.answer ?? '' };
@@ -67,7 +64,7 @@ export class CheckpointRun {
 
   /** Tells the machine what the model or the validator did; it decides synchronously. */
   send(event: CheckpointEvent): void {
-    this.#actor.send(event);
+    this.#engine.send(event);
   }
 
   /** Settles when the machine next changes on its own: a timeout, the deadline, the end of a backoff. */
@@ -77,11 +74,11 @@ export class CheckpointRun {
 
   /** The run so far, as a store keeps it. */
   checkpoint(key: string): Checkpoint {
-    return { format: FORMAT, version: VERSION, key, snapshot: this.#actor.getPersistedSnapshot() };
+    return { format: FORMAT, version: VERSION, key, snapshot: this.#engine.persisted() };
   }
 
   stop(): void {
-    this.#actor.stop();
+    this.#engine.stop();
   }
 }
 

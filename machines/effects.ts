@@ -1,0 +1,50 @@
+import type { EventObject } from 'xstate';
+
+/**
+ * What a machine's actions do, written as plain data and functions of `(context, params)`.
+ * XState keeps its action objects opaque, so a machine that is also run by Booth's
+ * compiled stepper (src/stepper.ts) wraps these very functions in its `assign` and
+ * `enqueueActions` actions, and the stepper calls them directly: both engines run the
+ * same code.
+ */
+export type Effect<TContext, TEvent extends EventObject> =
+  /** `assign`: the fields it returns replace the context's. */
+  | { readonly kind: 'update'; readonly run: (context: TContext, params: never) => Partial<TContext> }
+  /** `raise`: the event is handled before any other event from outside. */
+  | { readonly kind: 'raise'; readonly run: (context: TContext, params: never) => TEvent }
+  /** A delayed `raise` with an id, or nothing when `run` returns null. */
+  | { readonly kind: 'schedule'; readonly run: (context: TContext, params: never) => Timer<TEvent> | null }
+  /** `cancel` of a scheduled event by id. */
+  | { readonly kind: 'cancel'; readonly id: string }
+  /** Spawning or stopping a child actor: only in workflows, which the stepper does not run. */
+  | { readonly kind: 'child' };
+
+export interface Timer<TEvent> {
+  readonly id: string;
+  readonly delay: number;
+  readonly event: TEvent;
+}
+
+export const update = <TContext, TParams>(run: (context: TContext, params: TParams) => Partial<TContext>) =>
+  ({ kind: 'update', run }) as const;
+export const raising = <TContext, TEvent, TParams>(run: (context: TContext, params: TParams) => TEvent) => ({ kind: 'raise', run }) as const;
+export const schedule = <TContext, TEvent, TParams>(run: (context: TContext, params: TParams) => Timer<TEvent> | null) =>
+  ({ kind: 'schedule', run }) as const;
+export const cancelling = (id: string) => ({ kind: 'cancel', id }) as const;
+export const CHILD = { kind: 'child' } as const;
+
+const guardParts = new WeakMap<object, readonly string[]>();
+
+/**
+ * Notes which named guards an `and()` guard combines: XState's guard is an opaque
+ * function, and the stepper must evaluate the same guards in the same order.
+ */
+export function remember<TGuard extends object>(guard: TGuard, names: readonly string[]): TGuard {
+  guardParts.set(guard, names);
+  return guard;
+}
+
+/** The named guards a remembered `and()` guard combines, or undefined for any other guard. */
+export function partsOf(guard: unknown): readonly string[] | undefined {
+  return typeof guard === 'function' ? guardParts.get(guard) : undefined;
+}

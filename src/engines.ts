@@ -1,0 +1,101 @@
+import type { Snapshot } from 'xstate';
+import {
+  type CheckpointContext,
+  type CheckpointEvent,
+  type CheckpointInput,
+  type CheckpointOutput,
+  checkpointContext,
+  checkpointEffects,
+  checkpointMachine,
+  checkpointOutput,
+} from '../machines/checkpoint.js';
+import { startRun } from './machine-run.js';
+import type { Inspector } from './options.js';
+import { compile, type Resumable, Stepper } from './stepper.js';
+
+/**
+ * The two engines that run the checkpoint machine for `check()` and `acheck()`: the
+ * compiled stepper, and XState's own actor, which a run with `inspect` uses so that the
+ * inspector sees real XState events.
+ */
+export type EngineName = 'stepper' | 'actor';
+
+export interface RunView {
+  readonly status: string;
+  readonly value: unknown;
+  readonly context: CheckpointContext;
+  readonly output: CheckpointOutput | undefined;
+  readonly error: unknown;
+}
+
+export interface Engine {
+  readonly name: EngineName;
+  /** The run now; the stepper's view is live, so read it before the next `send()`. */
+  view(): RunView;
+  send(event: CheckpointEvent): void;
+  /** Called after each event the run handles, timers' included. */
+  onChange(listener: () => void): void;
+  /** The snapshot a store keeps: the same JSON from both engines. */
+  persisted(): Snapshot<unknown>;
+  stop(): void;
+}
+
+/** Compiled once, when Booth is loaded: a change to the machine the stepper cannot run fails here, not mid-check. */
+const program = compile(checkpointMachine, checkpointEffects);
+
+let forced: EngineName | null = null;
+
+/** Tests only: run every check on one engine, or `null` for the usual choice. */
+export function forceEngine(name: EngineName | null): void {
+  forced = name;
+}
+
+/** The engine for a run: the stepper, unless an inspector watches (or a test forces one). */
+export function startEngine(input: CheckpointInput, snapshot: Snapshot<unknown> | undefined, inspect: Inspector | null): Engine {
+  return createEngine(forced ?? (inspect ? 'actor' : 'stepper'), input, snapshot, inspect);
+}
+
+export function createEngine(name: EngineName, input: CheckpointInput, snapshot?: Snapshot<unknown>, inspect: Inspector | null = null): Engine {
+  return name === 'actor' ? actorEngine(input, snapshot, inspect) : stepperEngine(input, snapshot);
+}
+
+function stepperEngine(input: CheckpointInput, snapshot: Snapshot<unknown> | undefined): Engine {
+  const resumed = snapshot as Resumable<CheckpointContext> | undefined;
+  const stepper = new Stepper<CheckpointContext, CheckpointEvent, CheckpointOutput>(
+    program,
+    checkpointOutput,
+    resumed ? resumed.context : checkpointContext(input, checkpointMachine),
+    resumed,
+  );
+  if (stepper.status === 'error') throw stepper.error;
+  return {
+    name: 'stepper',
+    view: () => stepper,
+    send: (event) => stepper.send(event),
+    onChange: (listener) => stepper.onChange(listener),
+    persisted: () =>
+      ({
+        status: stepper.status,
+        output: stepper.output,
+        error: stepper.error,
+        value: stepper.value,
+        historyValue: {},
+        context: { ...stepper.context },
+        children: {},
+      }) as Snapshot<unknown>,
+    stop: () => stepper.stop(),
+  };
+}
+
+function actorEngine(input: CheckpointInput, snapshot: Snapshot<unknown> | undefined, inspect: Inspector | null): Engine {
+  const actor = startRun(checkpointMachine, { input, snapshot, inspect });
+  return {
+    name: 'actor',
+    view: () => actor.getSnapshot(),
+    send: (event) => actor.send(event),
+    // Every observer needs an error handler: one without makes XState report the error globally.
+    onChange: (listener) => actor.subscribe({ next: listener, error: () => {} }),
+    persisted: () => actor.getPersistedSnapshot(),
+    stop: () => actor.stop(),
+  };
+}

@@ -1,0 +1,273 @@
+import fc from 'fast-check';
+import { createMachine, setup } from 'xstate';
+import { getShortestPaths } from 'xstate/graph';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { type CheckpointEvent, type CheckpointInput, checkpointMachine } from '../machines/checkpoint.js';
+import { update } from '../machines/effects.js';
+import { createEngine, type Engine, forceEngine } from '../src/engines.js';
+import { acheck, check } from '../src/index.js';
+import { compile, UnsupportedMachineError } from '../src/stepper.js';
+import { decided, envelope } from './helpers.js';
+
+/**
+ * One machine, two engines: the compiled stepper must be XState's actor, event for event.
+ * Both run side by side on the same fake clock; after every event (and every tick of the
+ * clock) their state, status, whole context, output and persisted snapshot must be equal.
+ */
+
+const replied = (reply: unknown): CheckpointEvent => ({ type: 'model.replied', reply });
+const failed = (error: unknown): CheckpointEvent => ({ type: 'model.failed', error });
+const badRequest = Object.assign(new Error('bad request'), { status: 400 });
+
+const EVENTS: readonly CheckpointEvent[] = [
+  replied(envelope('Paris', 0.9)),
+  replied(envelope('Paris', 0.2)),
+  replied(envelope('', 0.6, { ambiguous: true, interpretations: ['a', 'b'] })),
+  replied('no json here'),
+  replied(null),
+  failed(new Error('connection reset')),
+  failed(badRequest),
+  { type: 'validator.returned', value: true },
+  { type: 'validator.returned', value: [false, 'rejected'] },
+  { type: 'validator.threw', error: new Error('bug') },
+  { type: 'model.timedOut' },
+  { type: 'run.deadline' },
+  { type: 'backoff.elapsed' },
+  { type: 'booth.resumed' },
+];
+
+const VARIANTS = {
+  plain: {},
+  timers: { timeoutMs: 1_000, deadlineMs: 5_000 },
+  'call retries': { callRetries: { retries: 1, minDelayMs: 100 } },
+} satisfies Record<string, Partial<CheckpointInput>>;
+
+const inputs: Array<[string, CheckpointInput]> = [];
+for (const maxRetries of [0, 1, 2]) {
+  for (const validator of [false, true]) {
+    for (const [variant, extra] of Object.entries(VARIANTS)) {
+      inputs.push([
+        `maxRetries ${maxRetries}, ${validator ? 'a' : 'no'} validator, ${variant}`,
+        { prompt: 'Capital of France?', maxRetries, validator, effects: 'events', ...extra },
+      ]);
+    }
+  }
+}
+
+/**
+ * An engine's run as one string: state, status, error, and the persisted snapshot, which
+ * holds the whole context and, once done, the output.
+ */
+function seen(engine: Engine): string {
+  const { status, value, error } = engine.view();
+  return JSON.stringify({ status, value, error: String(error), persisted: engine.persisted() });
+}
+
+class Pair {
+  actor: Engine;
+  stepper: Engine;
+  constructor(input: CheckpointInput) {
+    this.actor = createEngine('actor', input);
+    this.stepper = createEngine('stepper', input);
+  }
+  get active() {
+    return this.actor.view().status === 'active';
+  }
+  expectEqual(where: string) {
+    expect(seen(this.stepper), where).toBe(seen(this.actor));
+  }
+  send(event: CheckpointEvent) {
+    this.actor.send(event);
+    this.stepper.send(event);
+  }
+  /** Each engine resumes the other's checkpoint, after a trip through JSON as a store makes it. */
+  swapCheckpoints(input: CheckpointInput) {
+    const fromActor = JSON.parse(JSON.stringify(this.actor.persisted()));
+    const fromStepper = JSON.parse(JSON.stringify(this.stepper.persisted()));
+    this.stop();
+    this.actor = createEngine('actor', input, fromStepper);
+    this.stepper = createEngine('stepper', input, fromActor);
+    this.send({ type: 'booth.resumed' });
+  }
+  stop() {
+    this.actor.stop();
+    this.stepper.stop();
+  }
+}
+
+beforeEach(() => {
+  vi.useFakeTimers({ now: 1_800_000_000_000 });
+  // The backoff's jitter: the same draw for both engines.
+  vi.spyOn(Math, 'random').mockReturnValue(0.25);
+});
+afterEach(() => {
+  vi.useRealTimers();
+  vi.restoreAllMocks();
+  forceEngine(null);
+});
+
+/**
+ * With call retries every try's error is kept, so each extra event multiplies the states:
+ * there the paths use one reply of each outcome and leave out the events that only repeat
+ * another's (a timeout is a failed call; null is another non-text reply).
+ */
+const CALL_RETRY_EVENTS = EVENTS.filter((event, i) => ![2, 4, 10].includes(i));
+
+function shortestPaths(input: CheckpointInput) {
+  const events = input.callRetries ? CALL_RETRY_EVENTS : EVENTS;
+  return getShortestPaths(checkpointMachine, {
+    input,
+    events: (snapshot) => (snapshot.status === 'active' ? [...events] : []),
+  });
+}
+
+describe('the stepper and the XState actor, side by side', () => {
+  for (const [name, input] of inputs) {
+    it(`every shortest path, every event: ${name}`, { timeout: 120_000 }, () => {
+      const paths = shortestPaths(input);
+      expect(paths.length).toBeGreaterThan(5);
+      for (const path of paths) {
+        const pair = new Pair(input);
+        pair.expectEqual('at start');
+        path.steps.forEach((step, i) => {
+          if (i === 0) return; // the initial state
+          pair.send(step.event as CheckpointEvent);
+          pair.expectEqual(`after step ${i}: ${step.event.type}`);
+          // The timers each engine armed fire alike too.
+          vi.advanceTimersByTime(600);
+          pair.expectEqual(`600 ms after step ${i}`);
+        });
+        pair.stop();
+      }
+    });
+  }
+
+  it('random event sequences, clock ticks and crossed resumes, ignored events included', () => {
+    const command = fc.oneof(
+      fc.record({ send: fc.constantFrom(...EVENTS) }),
+      fc.record({ advance: fc.integer({ min: 0, max: 3_000 }) }),
+      fc.constant({ swap: true as const }),
+    );
+    fc.assert(
+      fc.property(fc.constantFrom(...inputs), fc.array(command, { maxLength: 25 }), ([, input], commands) => {
+        vi.setSystemTime(1_800_000_000_000);
+        const pair = new Pair(input);
+        try {
+          pair.expectEqual('at start');
+          for (const [i, c] of commands.entries()) {
+            if (!pair.active) break;
+            if ('send' in c) pair.send(c.send);
+            else if ('advance' in c) vi.advanceTimersByTime(c.advance);
+            else pair.swapCheckpoints(input);
+            pair.expectEqual(`after command ${i}: ${JSON.stringify(c)}`);
+          }
+        } finally {
+          pair.stop();
+          vi.clearAllTimers();
+        }
+      }),
+      { numRuns: 300, seed: 20261201 },
+    );
+  });
+});
+
+describe('check() and acheck() on either engine', () => {
+  /** The replies and verdicts of every path that ends, as a script both engines replay. */
+  function endingScripts(maxRetries: number, validator: boolean) {
+    const input: CheckpointInput = { prompt: 'Capital of France?', maxRetries, validator, effects: 'events' };
+    return getShortestPaths(checkpointMachine, {
+      input,
+      events: (snapshot) => (snapshot.status !== 'active' ? [] : snapshot.value === 'validationGate' ? EVENTS.slice(7, 10) : EVENTS.slice(0, 6)),
+    })
+      .filter((path) => path.state.status === 'done')
+      .map((path) => path.steps.slice(1).map((step) => step.event as CheckpointEvent));
+  }
+
+  function scripted(events: readonly CheckpointEvent[]) {
+    const queue = [...events];
+    const next = (type: 'model' | 'validator') => {
+      const event = queue.shift();
+      if (!event || !event.type.startsWith(type)) throw new Error(`script out of step at ${event?.type}`);
+      if (event.type === 'model.failed' || event.type === 'validator.threw') throw event.error;
+      return event.type === 'model.replied' ? event.reply : event.type === 'validator.returned' ? event.value : undefined;
+    };
+    return { model: () => next('model') as string, validator: () => next('validator') as boolean };
+  }
+
+  for (const maxRetries of [0, 1, 2]) {
+    for (const validator of [false, true]) {
+      it(`maxRetries ${maxRetries}, ${validator ? 'a' : 'no'} validator: equal results and onAttempt calls`, async () => {
+        vi.useRealTimers();
+        const scripts = endingScripts(maxRetries, validator);
+        expect(scripts.length).toBeGreaterThan(3);
+        for (const script of scripts) {
+          const runs = [];
+          for (const engine of ['actor', 'stepper'] as const) {
+            forceEngine(engine);
+            const reported: unknown[] = [];
+            const sync = scripted(script);
+            const syncResult = check(sync.model, 'Capital of France?', {
+              maxRetries,
+              ...(validator ? { validator: sync.validator } : {}),
+              onAttempt: (i, attempt) => void reported.push([i, decided([attempt])]),
+            });
+            const async = scripted(script);
+            const asyncResult = await acheck(async.model, 'Capital of France?', {
+              maxRetries,
+              ...(validator ? { validator: async.validator } : {}),
+              onAttempt: (i, attempt) => void reported.push([i, decided([attempt])]),
+            });
+            runs.push({ sync: decided(syncResult.toJSON()), async: decided(asyncResult.toJSON()), reported });
+          }
+          expect(runs[1]).toEqual(runs[0]);
+        }
+      });
+    }
+  }
+
+  it('an inspected check runs on the actor, so the inspector sees XState events', () => {
+    vi.useRealTimers();
+    const types = new Set<string>();
+    check(() => envelope('Paris', 0.9), 'Capital of France?', { inspect: (event) => void types.add(event.type) });
+    expect(types).toContain('@xstate.snapshot');
+  });
+});
+
+describe('the compiler refuses what the stepper does not run', () => {
+  const effects = { note: update((_: object, __: undefined) => ({})) };
+  const refused = (machine: Parameters<typeof compile>[0]) => () => compile(machine, effects);
+
+  it('nested states', () => {
+    const machine = createMachine({ id: 'm', initial: 'a', states: { a: { initial: 'x', states: { x: {} } } } });
+    expect(refused(machine)).toThrow(new UnsupportedMachineError('The stepper cannot run machine "m": state "a" is a compound state; only flat machines are compiled.'));
+  });
+  it('parallel states', () => {
+    const machine = createMachine({ id: 'm', initial: 'a', states: { a: { type: 'parallel', states: { x: {}, y: {} } } } });
+    expect(refused(machine)).toThrow('state "a" is a parallel state');
+  });
+  it('history states', () => {
+    const machine = createMachine({ id: 'm', initial: 'a', states: { a: {}, h: { type: 'history' } } });
+    expect(refused(machine)).toThrow('state "h" is a history state');
+  });
+  it('inline guards and actions', () => {
+    const guarded = createMachine({ id: 'm', initial: 'a', states: { a: { on: { go: { guard: () => true, target: 'b' } } }, b: {} } });
+    expect(refused(guarded)).toThrow('state "a" on "go" has an inline guard');
+    const acting = createMachine({ id: 'm', initial: 'a', states: { a: { entry: () => {} } } });
+    expect(refused(acting)).toThrow('state "a" entry has an inline action');
+  });
+  it('actions with no effect, guards with no implementation', () => {
+    const unknownAction = setup({ actions: { other: () => {} } }).createMachine({ id: 'm', initial: 'a', states: { a: { entry: 'other' } } });
+    expect(refused(unknownAction)).toThrow('state "a" entry uses action "other", which has no effect in the stepper\'s table');
+    const unknownGuard = createMachine({ id: 'm', initial: 'a', states: { a: { always: { guard: 'nope', target: 'a' } } } });
+    expect(refused(unknownGuard)).toThrow('uses guard "nope", which setup({ guards }) does not implement');
+  });
+  it('delayed transitions and wildcard events', () => {
+    const delayed = createMachine({ id: 'm', initial: 'a', states: { a: { after: { 100: 'b' } }, b: {} } });
+    expect(refused(delayed)).toThrow('state "a"');
+    const wildcard = createMachine({ id: 'm', initial: 'a', states: { a: { on: { '*': 'b' } }, b: {} } });
+    expect(refused(wildcard)).toThrow('listens for the wildcard event "*"');
+  });
+  it('compiles the checkpoint machine itself', () => {
+    expect(() => compile(checkpointMachine, effects)).toThrow(/has no effect in the stepper's table/);
+  });
+});
