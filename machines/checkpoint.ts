@@ -513,7 +513,11 @@ export const checkpointMachine = setup({
  * arguments; `machine` is the logic that will run it, whose actors a workflow needs.
  */
 export function checkpointContext(input: CheckpointInput, machine: AnyStateMachine): CheckpointContext {
-  const checked = readMachineInput(input);
+  return contextOf(readMachineInput(input), machine);
+}
+
+/** The context a run starts with, from input already checked. */
+export function contextOf(checked: MachineInput, machine: AnyStateMachine): CheckpointContext {
   if (checked.effects === 'actors') requireImplementations(checked, machine);
   const { validator } = checked;
   const settings: CheckpointSettings = Object.freeze({

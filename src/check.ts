@@ -84,7 +84,21 @@ export function resultFrom(output: CheckpointOutput): CheckResult {
       `Expected \`output\` to be the checkpoint machine's output (event.output in an invoke's onDone), got ${describeValue(output)}.`,
     );
   }
-  return checkResult({ ...output, evidenceAgreement: null, reason: null, detail: null });
+  return checkResult({
+    status: output.status,
+    answer: output.answer,
+    confidence: output.confidence,
+    attempts: output.attempts,
+    ambiguous: output.ambiguous,
+    interpretations: output.interpretations,
+    evidenceAgreement: null,
+    parsed: output.parsed,
+    reason: null,
+    detail: null,
+    prompts: output.prompts,
+    trace: output.trace,
+    settings: output.settings,
+  });
 }
 
 const CHECK_STATUSES: readonly unknown[] = [VERIFIED, REPAIRED, AMBIGUOUS, UNCERTAIN];

@@ -4,7 +4,7 @@ import type { Attempt } from './attempt.js';
 import { type Checkpoint, CheckpointError, FORMAT, VERSION } from './checkpoints.js';
 import { type Engine, startEngine } from './engines.js';
 import { failIfBroken } from './machine-run.js';
-import type { CheckSettings } from './options.js';
+import type { CheckSettings, MachineInput } from './options.js';
 
 /** What the machine needs next from its interpreter. */
 export type Need =
@@ -26,16 +26,18 @@ export class CheckpointRun {
 
   /** Starts a run, or resumes the one in `checkpoint` (already checked by `readCheckpoint`). */
   constructor(prompt: string, settings: CheckSettings, snapshot?: Snapshot<unknown>) {
-    const input = {
+    // The arguments were checked by readCheckArguments(): the same rules as the machine's input.
+    const input: MachineInput = {
       prompt,
       threshold: settings.threshold,
       maxRetries: settings.maxRetries,
       effects: 'events',
-      validator: settings.validator !== null,
+      model: null,
+      validator: settings.validator === null ? null : true,
       timeoutMs: settings.timeoutMs,
       deadlineMs: settings.deadlineMs,
       callRetries: settings.callRetries,
-    } as const;
+    };
     this.#engine = startEngine(input, snapshot, settings.inspect);
     this.#engine.onChange(() => {
       const waiters = this.#waiters;

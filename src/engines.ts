@@ -4,13 +4,13 @@ import {
   type CheckpointEvent,
   type CheckpointInput,
   type CheckpointOutput,
-  checkpointContext,
   checkpointEffects,
   checkpointMachine,
   checkpointOutput,
+  contextOf,
 } from '../machines/checkpoint.js';
 import { startRun } from './machine-run.js';
-import type { Inspector } from './options.js';
+import type { Inspector, MachineInput } from './options.js';
 import { compile, type Resumable, Stepper } from './stepper.js';
 
 /**
@@ -51,44 +51,39 @@ export function forceEngine(name: EngineName | null): void {
 }
 
 /** The engine for a run: the stepper, unless an inspector watches (or a test forces one). */
-export function startEngine(input: CheckpointInput, snapshot: Snapshot<unknown> | undefined, inspect: Inspector | null): Engine {
+export function startEngine(input: MachineInput, snapshot: Snapshot<unknown> | undefined, inspect: Inspector | null): Engine {
   return createEngine(forced ?? (inspect ? 'actor' : 'stepper'), input, snapshot, inspect);
 }
 
-export function createEngine(name: EngineName, input: CheckpointInput, snapshot?: Snapshot<unknown>, inspect: Inspector | null = null): Engine {
+/** A run of the checkpoint machine on the named engine, from input already checked by `readMachineInput()`. */
+export function createEngine(name: EngineName, input: MachineInput, snapshot?: Snapshot<unknown>, inspect: Inspector | null = null): Engine {
   return name === 'actor' ? actorEngine(input, snapshot, inspect) : stepperEngine(input, snapshot);
 }
 
-function stepperEngine(input: CheckpointInput, snapshot: Snapshot<unknown> | undefined): Engine {
+function stepperEngine(input: MachineInput, snapshot: Snapshot<unknown> | undefined): Engine {
   const resumed = snapshot as Resumable<CheckpointContext> | undefined;
-  const stepper = new Stepper<CheckpointContext, CheckpointEvent, CheckpointOutput>(
-    program,
-    checkpointOutput,
-    resumed ? resumed.context : checkpointContext(input, checkpointMachine),
-    resumed,
-  );
-  if (stepper.status === 'error') throw stepper.error;
-  return {
-    name: 'stepper',
-    view: () => stepper,
-    send: (event) => stepper.send(event),
-    onChange: (listener) => stepper.onChange(listener),
-    persisted: () =>
-      ({
-        status: stepper.status,
-        output: stepper.output,
-        error: stepper.error,
-        value: stepper.value,
-        historyValue: {},
-        context: { ...stepper.context },
-        children: {},
-      }) as Snapshot<unknown>,
-    stop: () => stepper.stop(),
-  };
+  const engine = new CheckpointStepper(program, checkpointOutput, resumed ? resumed.context : contextOf(input, checkpointMachine), resumed);
+  if (engine.status === 'error') throw engine.error;
+  return engine;
 }
 
-function actorEngine(input: CheckpointInput, snapshot: Snapshot<unknown> | undefined, inspect: Inspector | null): Engine {
-  const actor = startRun(checkpointMachine, { input, snapshot, inspect });
+/** The stepper is its own view: no object is made per step. */
+class CheckpointStepper extends Stepper<CheckpointContext, CheckpointEvent, CheckpointOutput> implements Engine {
+  readonly name = 'stepper';
+
+  view(): RunView {
+    return this;
+  }
+
+  persisted(): Snapshot<unknown> {
+    const { status, output, error, value } = this;
+    return { status, output, error, value, historyValue: {}, context: { ...this.context }, children: {} } as Snapshot<unknown>;
+  }
+}
+
+function actorEngine(input: MachineInput, snapshot: Snapshot<unknown> | undefined, inspect: Inspector | null): Engine {
+  // The machine checks its input again, as it does in any workflow.
+  const actor = startRun(checkpointMachine, { input: input as CheckpointInput, snapshot, inspect });
   return {
     name: 'actor',
     view: () => actor.getSnapshot(),

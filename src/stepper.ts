@@ -166,9 +166,12 @@ export class Stepper<TContext extends object, TEvent extends EventObject, TOutpu
   readonly #outputOf: (context: TContext) => TOutput;
   #state: State;
   readonly #raised: TEvent[] = [];
-  /** Scheduled events by id, as XState keeps them: scheduling an id again forgets the older timer, which still fires. */
-  readonly #timers = new Map<string, ReturnType<typeof setTimeout>>();
-  readonly #pending = new Set<ReturnType<typeof setTimeout>>();
+  /**
+   * Scheduled events by id, as XState keeps them: scheduling an id again forgets the older
+   * timer, which still fires. Both made on the first timer: most runs have none.
+   */
+  #timers: Map<string, ReturnType<typeof setTimeout>> | null = null;
+  #pending: Set<ReturnType<typeof setTimeout>> | null = null;
   #onChange: (() => void) | null = null;
 
   /** Starts a run with `context` (entering the initial state), or resumes `resumed` without entering anything. */
@@ -282,11 +285,11 @@ export class Stepper<TContext extends object, TEvent extends EventObject, TOutpu
           break;
         }
         case 'cancel': {
-          const handle = this.#timers.get(effect.id);
+          const handle = this.#timers?.get(effect.id);
           if (handle !== undefined) {
             clearTimeout(handle);
-            this.#pending.delete(handle);
-            this.#timers.delete(effect.id);
+            this.#pending?.delete(handle);
+            this.#timers?.delete(effect.id);
           }
           break;
         }
@@ -297,19 +300,22 @@ export class Stepper<TContext extends object, TEvent extends EventObject, TOutpu
   }
 
   #schedule(timer: Timer<TEvent>): void {
+    const timers = (this.#timers ??= new Map());
+    const pending = (this.#pending ??= new Set());
     const handle = setTimeout(() => {
-      this.#pending.delete(handle);
-      this.#timers.delete(timer.id);
+      pending.delete(handle);
+      timers.delete(timer.id);
       this.send(timer.event);
     }, timer.delay);
-    this.#pending.add(handle);
-    this.#timers.set(timer.id, handle);
+    pending.add(handle);
+    timers.set(timer.id, handle);
   }
 
   #clearTimers(): void {
+    if (this.#pending === null) return;
     for (const handle of this.#pending) clearTimeout(handle);
     this.#pending.clear();
-    this.#timers.clear();
+    this.#timers?.clear();
   }
 
   /** What XState does with a throwing guard or action: the run stops in an error state. */

@@ -6,6 +6,7 @@ import { type CheckpointEvent, type CheckpointInput, checkpointMachine } from '.
 import { update } from '../machines/effects.js';
 import { createEngine, type Engine, forceEngine } from '../src/engines.js';
 import { acheck, check } from '../src/index.js';
+import { readMachineInput } from '../src/options.js';
 import { compile, UnsupportedMachineError } from '../src/stepper.js';
 import { decided, envelope } from './helpers.js';
 
@@ -67,8 +68,8 @@ class Pair {
   actor: Engine;
   stepper: Engine;
   constructor(input: CheckpointInput) {
-    this.actor = createEngine('actor', input);
-    this.stepper = createEngine('stepper', input);
+    this.actor = createEngine('actor', readMachineInput(input));
+    this.stepper = createEngine('stepper', readMachineInput(input));
   }
   get active() {
     return this.actor.view().status === 'active';
@@ -85,8 +86,8 @@ class Pair {
     const fromActor = JSON.parse(JSON.stringify(this.actor.persisted()));
     const fromStepper = JSON.parse(JSON.stringify(this.stepper.persisted()));
     this.stop();
-    this.actor = createEngine('actor', input, fromStepper);
-    this.stepper = createEngine('stepper', input, fromActor);
+    this.actor = createEngine('actor', readMachineInput(input), fromStepper);
+    this.stepper = createEngine('stepper', readMachineInput(input), fromActor);
     this.send({ type: 'booth.resumed' });
   }
   stop() {
