@@ -1,9 +1,9 @@
 /**
  * `npm run bench`: Booth's cost, measured side by side in one run.
  *
- * 1. Per-check time of check() and acheck() for three scenarios, next to a tight
- *    hand-written loop that makes the same decisions with the same parser and prompt
- *    builders, so the ratio is the price of the state machine itself.
+ * 1. Per-check time of check() and acheck() on the compiled stepper, and of check() on
+ *    XState's actor, next to a tight hand-written loop making the same decisions with
+ *    JSON.parse, and the same loop over Booth's own reader and prompt builders.
  * 2. Parse time of 10 KB, 1 MB and 10 MB replies (should grow linearly).
  * 3. The worst reply shapes (2 MB each) against JSON.parse of a valid document of that size.
  * 4. Heap bytes per in-flight acheck() with 10 000 pending.
@@ -11,6 +11,7 @@
  * Figures are best-of-rounds on a shared machine: trust the ratios more than the times.
  */
 import { attemptFromReply, type Attempt } from '../src/attempt.js';
+import { forceEngine } from '../src/engines.js';
 import { acheck, check } from '../src/index.js';
 import { parseReply } from '../src/parse.js';
 import { firstPrompt, INSTRUCTIONS, type RetryKind, retryPrompt } from '../src/prompts.js';
@@ -20,7 +21,7 @@ const SCENARIOS = {
   verified: { replies: [envelope('Paris', 0.9)], maxRetries: 1 },
   repaired: { replies: [envelope('Paris', 0.3), envelope('Paris', 0.9)], maxRetries: 1 },
   // What unparseable model output usually is: JSON that is almost right.
-  uncertain: {
+  'uncertain, malformed': {
     replies: [
       '{"answer": "Paris", "confidence": 0.9,}',
       "{'answer': 'Paris', 'confidence': 0.9}",
@@ -113,34 +114,46 @@ async function bestMicrosAsync(rounds: number, iterations: number, body: () => P
 async function perCheck(name: string, scenario: Scenario) {
   const model = replier(scenario.replies);
   const options = { maxRetries: scenario.maxRetries };
+  const question = 'What is the capital of France?';
   const tight = () => {
     model.reset();
-    tightLoop(model.call, 'What is the capital of France?', 0.7, scenario.maxRetries);
+    tightLoop(model.call, question, 0.7, scenario.maxRetries);
   };
   const loop = () => {
     model.reset();
-    handLoop(model.call, 'What is the capital of France?', 0.7, scenario.maxRetries);
+    handLoop(model.call, question, 0.7, scenario.maxRetries);
   };
   const sync = () => {
     model.reset();
-    check(model.call, 'What is the capital of France?', options);
+    check(model.call, question, options);
   };
   const async = () => {
     model.reset();
-    return acheck(model.call, 'What is the capital of France?', options);
+    return acheck(model.call, question, options);
   };
-  // Warm up all three before timing any, so the JIT treats them alike.
+  const onEngine = <T>(engine: 'stepper' | 'actor', body: () => T) => () => {
+    forceEngine(engine);
+    try {
+      return body();
+    } finally {
+      forceEngine(null);
+    }
+  };
+  const syncActor = onEngine('actor', sync);
+  // Warm up every contender before timing any, so the JIT treats them alike.
   for (let i = 0; i < 2_000; i += 1) {
     tight();
     loop();
     sync();
+    syncActor();
     await async();
   }
   const tightUs = bestMicros(5, 200_000, tight);
   const loopUs = bestMicros(5, 50_000, loop);
-  const syncUs = bestMicros(5, 5_000, sync);
-  const asyncUs = await bestMicrosAsync(5, 5_000, async);
-  return { name, tightUs, loopUs, syncUs, asyncUs };
+  const syncUs = bestMicros(5, 50_000, sync);
+  const actorUs = bestMicros(5, 5_000, syncActor);
+  const asyncUs = await bestMicrosAsync(5, 50_000, async);
+  return { name, tightUs, loopUs, syncUs, actorUs, asyncUs };
 }
 
 function proseReply(bytes: number): string {
@@ -180,29 +193,44 @@ async function heapPerPendingCheck(count: number): Promise<number> {
 const fmt = (n: number, digits = 1) => n.toFixed(digits).padStart(9);
 
 console.log('Booth benchmark', process.version, '\n');
-console.log('Per check, µs (best of 5 rounds); × = ratio to the tight loop, (×) to the same-helpers loop');
-console.log(`  ${'scenario'.padEnd(16)}${'tight'.padStart(9)}${'helpers'.padStart(9)}${'check()'.padStart(9)}${'×'.padStart(7)}${'(×)'.padStart(7)}${'acheck()'.padStart(10)}${'×'.padStart(7)}${'(×)'.padStart(7)}`);
+console.log('Per check, µs (best of 5 rounds). loop: a tight hand-written loop with JSON.parse; helpers: the same');
+console.log("decisions over Booth's own reader and prompts; check() and acheck() on the compiled stepper, check() on");
+console.log("XState's actor (the engine of inspected runs); ×: ratio to the loop");
+console.log(`  ${'scenario'.padEnd(20)}${'loop'.padStart(8)}${'helpers'.padStart(9)}${'check()'.padStart(9)}${'×'.padStart(6)}${'acheck()'.padStart(10)}${'×'.padStart(6)}${'actor'.padStart(9)}${'×'.padStart(7)}`);
 for (const [name, scenario] of Object.entries(SCENARIOS)) {
   const r = await perCheck(name, scenario);
-  const cells = [r.tightUs, r.loopUs, r.syncUs, r.syncUs / r.tightUs, r.syncUs / r.loopUs, r.asyncUs, r.asyncUs / r.tightUs, r.asyncUs / r.loopUs];
-  const widths = [9, 9, 9, 7, 7, 10, 7, 7];
-  console.log(`  ${name.padEnd(16)}${cells.map((c, i) => c.toFixed(i < 2 ? 2 : 1).padStart(widths[i] ?? 9)).join('')}`);
+  const cells: Array<[number, number, number]> = [
+    [r.tightUs, 8, 2],
+    [r.loopUs, 9, 2],
+    [r.syncUs, 9, 2],
+    [r.syncUs / r.tightUs, 6, 1],
+    [r.asyncUs, 10, 2],
+    [r.asyncUs / r.tightUs, 6, 1],
+    [r.actorUs, 9, 1],
+    [r.actorUs / r.tightUs, 7, 0],
+  ];
+  console.log(`  ${name.padEnd(20)}${cells.map(([value, width, digits]) => value.toFixed(digits).padStart(width)).join('')}`);
 }
 
-// Inspection is attached only when asked for: the rows above ran without it.
+// Inspection runs on XState's actor, and is attached only when asked for.
 {
   const model = replier(SCENARIOS.repaired.replies);
   const run = (inspect?: () => void) => {
     model.reset();
     check(model.call, 'What is the capital of France?', inspect ? { inspect } : {});
   };
-  for (let i = 0; i < 2_000; i += 1) {
+  const onActor = () => {
+    forceEngine('actor');
     run();
+    forceEngine(null);
+  };
+  for (let i = 0; i < 2_000; i += 1) {
+    onActor();
     run(() => {});
   }
-  const plain = bestMicros(5, 5_000, () => run());
+  const actor = bestMicros(5, 5_000, onActor);
   const inspected = bestMicros(5, 5_000, () => run(() => {}));
-  console.log(`\ncheck(), repaired, µs: without inspect ${plain.toFixed(1)}, with a no-op inspect observer ${inspected.toFixed(1)} (${(inspected / plain).toFixed(2)}×)`);
+  console.log(`\ncheck(), repaired, on the actor, µs: without inspect ${actor.toFixed(1)}, with a no-op inspect observer ${inspected.toFixed(1)} (${(inspected / actor).toFixed(2)}×)`);
 }
 
 console.log('\nParse time of a prose reply with the envelope buried mid-line');

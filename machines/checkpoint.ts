@@ -210,7 +210,13 @@ const errorOf = (event: EventObject): unknown => (event as ErrorActorEvent).erro
 const timeLeft = ({ settings }: CheckpointContext) => settings.deadlineAt === null || Date.now() < settings.deadlineAt;
 const CALL_TIMEOUT = 'callTimeout';
 const BACKOFF = 'backoff';
-const firstTry = (tries: readonly CallTry[]): CallTry[] => [...tries, { error: null, delayMs: null }];
+/** `[...list, item]` as V8 builds it fastest: a spread goes through the iterator protocol. */
+function appended<T>(list: readonly T[], item: T): T[] {
+  const copy = list.slice();
+  copy.push(item);
+  return copy;
+}
+const firstTry = (tries: readonly CallTry[]): CallTry[] => appended(tries, { error: null, delayMs: null });
 
 const timers = {
   callTimeout: ({ settings }: CheckpointContext): Timer<CheckpointEvent> | null =>
@@ -228,7 +234,7 @@ const arm = (timer: TimerName) => ({ type: 'arm', params: { timer } }) as const;
  */
 export const checkpointEffects = {
   enter: update((context: CheckpointContext, { state }: { state: CheckpointState }) => ({
-    trace: [...context.trace, { state, attempt: context.attempt }],
+    trace: appended(context.trace, { state, attempt: context.attempt }),
   })),
   // Timers are delayed events raised only when asked for: a run without them schedules nothing.
   arm: schedule((context: CheckpointContext, { timer }: { timer: TimerName }) => timers[timer](context)),
@@ -253,12 +259,12 @@ export const checkpointEffects = {
     draft: attemptFromNonText(reply, firstTry(context.tries)),
   })),
   recordCallError: update((context: CheckpointContext, { error }: { error: unknown }) => ({
-    draft: attemptFromCallError(error, [...context.tries, { error: describeThrown(error).message, delayMs: null }]),
+    draft: attemptFromCallError(error, appended(context.tries, { error: describeThrown(error).message, delayMs: null })),
   })),
   scheduleTry: update((context: CheckpointContext, { error }: { error: unknown }) => {
     const policy = context.settings.callRetries ?? { retries: 0 };
     const backoffMs = backoffDelay(policy, context.tries.length + 1, retryAfterOf(error), Math.random());
-    return { backoffMs, tries: [...context.tries, { error: describeThrown(error).message, delayMs: backoffMs }] };
+    return { backoffMs, tries: appended(context.tries, { error: describeThrown(error).message, delayMs: backoffMs }) };
   }),
   awaitVerdict: update((_: CheckpointContext, __: undefined) => ({ awaitingVerdict: true })),
   recordReturn: update((context: CheckpointContext, { returned }: { returned: unknown }) => ({
@@ -274,14 +280,14 @@ export const checkpointEffects = {
     attempt: context.attempt + 1,
     startedAt: Date.now(),
     tries: [],
-    prompts: [...context.prompts, Object.freeze({ kind, text: retryPrompt(context.settings.prompt, kind, context.draft) })],
+    prompts: appended(context.prompts, Object.freeze({ kind, text: retryPrompt(context.settings.prompt, kind, context.draft) })),
   })),
   conclude: update((context: CheckpointContext, { status }: { status: CheckpointStatus }) => ({ attempts: withDraft(context), status })),
 } as const;
 
 /** The finished attempts with the draft committed: frozen, so no callback can change what was decided. */
 function withDraft(context: CheckpointContext): readonly Attempt[] {
-  return [...context.attempts, finished(context.draft, Date.now() - context.startedAt)];
+  return appended(context.attempts, finished(context.draft, Date.now() - context.startedAt));
 }
 
 type GuardArgs = { readonly context: CheckpointContext };
