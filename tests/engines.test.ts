@@ -167,7 +167,7 @@ describe('the stepper and the XState actor, side by side', () => {
           vi.clearAllTimers();
         }
       }),
-      { numRuns: 300, seed: 20261201 },
+      { numRuns: 1_000, seed: 20261201 },
     );
   });
 });
