@@ -1,10 +1,10 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { envelope } from './helpers.js';
-import { batchFiles, booth, dir, linesIn, questionNumber, resultsIn } from './fixtures/booth-process.js';
+import { batchFiles, booth, dir, linesIn, questionNumber, resultsIn, useProvider } from './fixtures/booth-process.js';
 import { closedPort } from './fixtures/closed-port.js';
-import { type Scripted, startProvider } from './fixtures/provider-server.js';
+import type { Scripted } from './fixtures/provider-server.js';
 
 /**
  * `booth` as a script sees it: exit codes, failed calls with their cause, retries of failed
@@ -12,20 +12,7 @@ import { type Scripted, startProvider } from './fixtures/provider-server.js';
  * Every test runs the command as a real process against a real loopback server.
  */
 
-let provider: Awaited<ReturnType<typeof startProvider>>;
-let endpoint: string[];
-beforeAll(async () => {
-  provider = await startProvider();
-  endpoint = ['--base-url', `${provider.url}/v1`, '--model', 'test-model'];
-});
-afterAll(async () => {
-  await provider.close();
-});
-beforeEach(() => {
-  provider.script.length = 0;
-  provider.received.length = 0;
-  provider.fallback = null;
-});
+const server = useProvider();
 
 const refused = async () => ['--base-url', `http://127.0.0.1:${await closedPort()}/v1`, '--model', 'test-model'];
 
@@ -59,11 +46,11 @@ describe('booth: exit codes and usage', () => {
       [['--timeout-ms', '0'], /--timeout-ms <ms>' argument '0' is invalid\. expected a whole number, 1 or more\./],
     ];
     for (const [flags, message] of cases) {
-      const run = await booth(['ask', 'q', ...endpoint, ...flags]);
+      const run = await booth(['ask', 'q', ...server.endpoint, ...flags]);
       expect(run.code, flags.join(' ')).toBe(2);
       expect(run.stderr).toMatch(message);
     }
-    expect(provider.received).toHaveLength(0);
+    expect(server.provider.received).toHaveLength(0);
   }, 60_000);
 
   it('`booth … | head` that closes the pipe early ends quietly, without an EPIPE stack trace', async () => {
@@ -81,14 +68,14 @@ describe('booth: exit codes and usage', () => {
 
 describe('booth ask: exit code and failed calls', () => {
   it('exits 0 when the answer is accepted and 1 when it is not (UNCERTAIN, AMBIGUOUS)', async () => {
-    provider.script.push({ text: envelope('Paris', 0.95) });
-    expect((await booth(['ask', 'capital of France?', ...endpoint])).code).toBe(0);
-    provider.script.push({ text: envelope('Paris', 0.3) }, { text: envelope('Paris', 0.3) });
-    const uncertain = await booth(['ask', 'capital of France?', ...endpoint]);
+    server.provider.script.push({ text: envelope('Paris', 0.95) });
+    expect((await booth(['ask', 'capital of France?', ...server.endpoint])).code).toBe(0);
+    server.provider.script.push({ text: envelope('Paris', 0.3) }, { text: envelope('Paris', 0.3) });
+    const uncertain = await booth(['ask', 'capital of France?', ...server.endpoint]);
     expect(uncertain.stdout).toContain('status      UNCERTAIN');
     expect(uncertain.code).toBe(1);
-    provider.script.push({ text: envelope('4,879 km', 0.9, { ambiguous: true, interpretations: ['planet', 'element'], chosen_interpretation: 'planet' }) });
-    const ambiguous = await booth(['ask', 'How big is Mercury?', ...endpoint, '--json']);
+    server.provider.script.push({ text: envelope('4,879 km', 0.9, { ambiguous: true, interpretations: ['planet', 'element'], chosen_interpretation: 'planet' }) });
+    const ambiguous = await booth(['ask', 'How big is Mercury?', ...server.endpoint, '--json']);
     expect(JSON.parse(ambiguous.stdout)).toMatchObject({ status: 'AMBIGUOUS' });
     expect(ambiguous.code).toBe(1);
   }, 30_000);
@@ -117,34 +104,34 @@ describe('booth ask: exit code and failed calls', () => {
       [{ text: envelope('late', 0.9), delayMs: 3_000 }, ['--timeout-ms', '100'], /call failed attempt 0: callFn timed out after 100 ms/],
     ];
     for (const [reply, flags, cause] of cases) {
-      provider.script.push(reply);
-      const run = await booth(['ask', 'q', ...endpoint, '--max-retries', '0', ...flags]);
+      server.provider.script.push(reply);
+      const run = await booth(['ask', 'q', ...server.endpoint, '--max-retries', '0', ...flags]);
       expect(run.code).toBe(1);
       expect(run.stdout).toMatch(cause);
     }
   }, 60_000);
 
   it('--call-retries tries a failed call again after the wait Retry-After asks for', async () => {
-    provider.script.push({ status: 429, headers: { 'retry-after': '2' }, body: { error: { message: 'busy' } } }, { text: envelope('Paris', 0.95) });
-    const run = await booth(['ask', 'capital of France?', ...endpoint, '--call-retries', '1', '--max-retries', '0']);
+    server.provider.script.push({ status: 429, headers: { 'retry-after': '2' }, body: { error: { message: 'busy' } } }, { text: envelope('Paris', 0.95) });
+    const run = await booth(['ask', 'capital of France?', ...server.endpoint, '--call-retries', '1', '--max-retries', '0']);
     expect(run.code).toBe(0);
     expect(run.stdout).toContain('status      VERIFIED');
     expect(run.stdout).toMatch(/call failed attempt 0, try 1: .*answered 429 Too Many Requests: busy/);
-    const [first, second] = provider.received;
+    const [first, second] = server.provider.received;
     // The backoff alone waits at most 1 s on the first retry; the provider asked for 2 s.
     expect((second?.at ?? 0) - (first?.at ?? 0)).toBeGreaterThanOrEqual(1_950);
   }, 30_000);
 
   it('without --call-retries a failed call is not tried again', async () => {
-    provider.script.push({ status: 429, headers: { 'retry-after': '0' }, body: { error: { message: 'busy' } } }, { text: envelope('Paris', 0.95) });
-    const run = await booth(['ask', 'capital of France?', ...endpoint, '--max-retries', '0']);
+    server.provider.script.push({ status: 429, headers: { 'retry-after': '0' }, body: { error: { message: 'busy' } } }, { text: envelope('Paris', 0.95) });
+    const run = await booth(['ask', 'capital of France?', ...server.endpoint, '--max-retries', '0']);
     expect(run.code).toBe(1);
-    expect(provider.received).toHaveLength(1);
+    expect(server.provider.received).toHaveLength(1);
   }, 30_000);
 
   it('--timeout-ms cuts a slow call and --call-retries tries it again', async () => {
-    provider.script.push({ text: envelope('late', 0.9), delayMs: 5_000 }, { text: envelope('Paris', 0.95) });
-    const run = await booth(['ask', 'q', ...endpoint, '--timeout-ms', '300', '--call-retries', '1', '--max-retries', '0']);
+    server.provider.script.push({ text: envelope('late', 0.9), delayMs: 5_000 }, { text: envelope('Paris', 0.95) });
+    const run = await booth(['ask', 'q', ...server.endpoint, '--timeout-ms', '300', '--call-retries', '1', '--max-retries', '0']);
     expect(run.code).toBe(0);
     expect(run.stdout).toContain('answer      Paris');
     expect(run.stdout).toContain('call failed attempt 0, try 1: callFn timed out after 300 ms');
@@ -156,20 +143,20 @@ describe('booth batch: files, interrupts and the summary', () => {
   it('an output folder that does not exist ends the run at once: exit 1, naming the path and the fix', async () => {
     const { input } = batchFiles(3);
     const output = join(dir(), 'missing', 'results.jsonl');
-    const run = await booth(['batch', input, '-o', output, ...endpoint]);
+    const run = await booth(['batch', input, '-o', output, ...server.endpoint]);
     expect(run.code).toBe(1);
     expect(run.stderr).toContain(`error: cannot write the results file ${output} (-o): ENOENT: no such file or directory. Create its folder first`);
     expect(run.stderr).not.toContain('Usage:');
-    expect(provider.received).toHaveLength(0);
+    expect(server.provider.received).toHaveLength(0);
   }, 30_000);
 
   it('a questions file that cannot be read ends the run: exit 1, naming the path', async () => {
     const folder = dir();
     const missing = join(folder, 'nope.jsonl');
-    const run = await booth(['batch', missing, '-o', join(folder, 'out.jsonl'), ...endpoint]);
+    const run = await booth(['batch', missing, '-o', join(folder, 'out.jsonl'), ...server.endpoint]);
     expect(run.code).toBe(1);
     expect(run.stderr).toContain(`error: cannot read the questions file ${missing}: ENOENT`);
-    const isFolder = await booth(['batch', folder, '-o', join(folder, 'out.jsonl'), ...endpoint]);
+    const isFolder = await booth(['batch', folder, '-o', join(folder, 'out.jsonl'), ...server.endpoint]);
     expect(isFolder.code).toBe(1);
     expect(isFolder.stderr).toContain(`error: cannot read the questions file ${folder}: EISDIR`);
   }, 30_000);
@@ -178,23 +165,23 @@ describe('booth batch: files, interrupts and the summary', () => {
     'a write that fails mid-run (disk full) ends it at once, without waiting for the calls in flight: exit 1, naming the path',
     async () => {
       // Question 0 is answered at once; the others would take 30 s.
-      provider.fallback = (body) => ({ text: envelope('x', 0.9), delayMs: questionNumber(body) === 0 ? 0 : 30_000 });
+      server.provider.fallback = (body) => ({ text: envelope('x', 0.9), delayMs: questionNumber(body) === 0 ? 0 : 30_000 });
       const { input } = batchFiles(8);
-      const run = await booth(['batch', input, '-o', '/dev/full', ...endpoint, '--concurrency', '4']);
+      const run = await booth(['batch', input, '-o', '/dev/full', ...server.endpoint, '--concurrency', '4']);
       expect(run.code).toBe(1);
       expect(run.stderr).toContain('error: cannot write the results file /dev/full (-o): ENOSPC: no space left on device. Free some disk space');
       expect(run.ms).toBeLessThan(15_000);
       // No question was started after the failure.
-      expect(provider.received.length).toBeLessThanOrEqual(4);
+      expect(server.provider.received.length).toBeLessThanOrEqual(4);
     },
     30_000,
   );
 
   it('Ctrl-C ends a batch whose calls hang: exit 130 at once, every written line whole', async () => {
-    provider.fallback = (body) => ({ text: envelope('x', 0.9), delayMs: questionNumber(body) < 3 ? 0 : 60_000 });
+    server.provider.fallback = (body) => ({ text: envelope('x', 0.9), delayMs: questionNumber(body) < 3 ? 0 : 60_000 });
     const { input, output } = batchFiles(20);
     let sentAt = 0;
-    const run = await booth(['batch', input, '-o', output, ...endpoint, '--concurrency', '4'], (child) => {
+    const run = await booth(['batch', input, '-o', output, ...server.endpoint, '--concurrency', '4'], (child) => {
       if (!sentAt && linesIn(output) >= 3) {
         sentAt = performance.now();
         child.kill('SIGINT');
@@ -208,10 +195,10 @@ describe('booth batch: files, interrupts and the summary', () => {
   }, 30_000);
 
   it('a second Ctrl-C ends the run at once, still with 130 and whole lines', async () => {
-    provider.fallback = (body) => ({ text: envelope('x', 0.9), delayMs: questionNumber(body) < 2 ? 0 : 60_000 });
+    server.provider.fallback = (body) => ({ text: envelope('x', 0.9), delayMs: questionNumber(body) < 2 ? 0 : 60_000 });
     const { input, output } = batchFiles(10);
     let sent = false;
-    const run = await booth(['batch', input, '-o', output, ...endpoint, '--concurrency', '2'], (child) => {
+    const run = await booth(['batch', input, '-o', output, ...server.endpoint, '--concurrency', '2'], (child) => {
       if (!sent && linesIn(output) >= 2) {
         sent = true;
         child.kill('SIGINT');
@@ -225,13 +212,13 @@ describe('booth batch: files, interrupts and the summary', () => {
 
   it('the summary counts failed calls apart from unparseable replies', async () => {
     // Question n: n % 3 = 0 fails (500), n % 3 = 1 replies with prose, n % 3 = 2 answers.
-    provider.fallback = (body) => {
+    server.provider.fallback = (body) => {
       const n = questionNumber(body);
       if (n % 3 === 0) return { status: 500, body: { error: { message: 'upstream down' } } };
       return { text: n % 3 === 1 ? 'I think it is 42.' : envelope('42', 0.9) };
     };
     const { input, output } = batchFiles(9);
-    const run = await booth(['batch', input, '-o', output, ...endpoint, '--max-retries', '0']);
+    const run = await booth(['batch', input, '-o', output, ...server.endpoint, '--max-retries', '0']);
     expect(run.code).toBe(0);
     expect(run.stdout).toContain('failed calls 3 (every call failed for 3 questions), unparseable replies 3');
     const byId = new Map(resultsIn(output).map((r) => [r.id, r]));
@@ -246,16 +233,16 @@ describe('booth batch: files, interrupts and the summary', () => {
     expect(down.stdout).toContain('failed calls 6 (every call failed for 6 questions), unparseable replies 0');
     expect(resultsIn(output).every((r) => r['callFailed'] === true && /ECONNREFUSED/.test(String((r['attempts'] as Array<{ error: string }>)[0]?.error)))).toBe(true);
 
-    provider.fallback = () => ({ text: envelope('42', 0.9) });
-    const kept = await booth(['batch', input, '-o', output, ...endpoint, '--no-retry-failed']);
+    server.provider.fallback = () => ({ text: envelope('42', 0.9) });
+    const kept = await booth(['batch', input, '-o', output, ...server.endpoint, '--no-retry-failed']);
     expect(kept.code).toBe(0);
-    expect(provider.received).toHaveLength(0);
+    expect(server.provider.received).toHaveLength(0);
     expect(kept.stdout).toContain('nothing left to check: every question already has a result');
 
-    const redone = await booth(['batch', input, '-o', output, ...endpoint]);
+    const redone = await booth(['batch', input, '-o', output, ...server.endpoint]);
     expect(redone.code).toBe(0);
     expect(redone.stderr).toContain('6 questions whose every call failed are checked again (--no-retry-failed keeps them)');
-    expect(provider.received).toHaveLength(6);
+    expect(server.provider.received).toHaveLength(6);
     const results = resultsIn(output);
     expect(results.map((r) => r.id).sort()).toEqual([0, 1, 2, 3, 4, 5]);
     expect(results.every((r) => r.status === 'VERIFIED')).toBe(true);
@@ -264,11 +251,11 @@ describe('booth batch: files, interrupts and the summary', () => {
 
   it('the summary after a resume covers the whole file; with nothing left to check it says so', async () => {
     // Questions 0–3 are written by a first run that stops; the rest by the resume.
-    provider.fallback = (body) => ({ text: envelope('x', questionNumber(body) === 0 ? 0.2 : 0.9) });
+    server.provider.fallback = (body) => ({ text: envelope('x', questionNumber(body) === 0 ? 0.2 : 0.9) });
     const { input, output } = batchFiles(4);
-    await booth(['batch', input, '-o', output, ...endpoint, '--max-retries', '0']);
+    await booth(['batch', input, '-o', output, ...server.endpoint, '--max-retries', '0']);
     const { input: more } = batchFiles(8);
-    const resumed = await booth(['batch', more, '-o', output, ...endpoint, '--max-retries', '0']);
+    const resumed = await booth(['batch', more, '-o', output, ...server.endpoint, '--max-retries', '0']);
     expect(resumed.code).toBe(0);
     expect(resumed.stdout).toContain('questions 8, already done 4, checked now 4');
     expect(resumed.stdout).toContain(`results of all 8 questions in ${output}:`);
@@ -276,7 +263,7 @@ describe('booth batch: files, interrupts and the summary', () => {
     expect(resumed.stdout).toMatch(/UNCERTAIN\s+1\s+12\.5%/);
     expect(resumed.stdout).toMatch(/mean attempts 1\.00, latency p50 \d+ ms/);
 
-    const again = await booth(['batch', more, '-o', output, ...endpoint, '--max-retries', '0']);
+    const again = await booth(['batch', more, '-o', output, ...server.endpoint, '--max-retries', '0']);
     expect(again.code).toBe(0);
     expect(again.stdout).toContain('questions 8, already done 8, checked now 0');
     expect(again.stdout).toContain(`nothing left to check: every question already has a result in ${output}`);
@@ -287,21 +274,21 @@ describe('booth batch: files, interrupts and the summary', () => {
 
   it('an empty questions file says there is nothing to check', async () => {
     const { input, output } = batchFiles(0);
-    const run = await booth(['batch', input, '-o', output, ...endpoint]);
+    const run = await booth(['batch', input, '-o', output, ...server.endpoint]);
     expect(run.code).toBe(0);
     expect(run.stdout.trim()).toBe(`nothing to check: ${input} holds no questions`);
   }, 30_000);
 
   it('result lines keep the prompts out by default; --with-prompts puts them in', async () => {
-    provider.fallback = () => ({ text: envelope('42', 0.9) });
+    server.provider.fallback = () => ({ text: envelope('42', 0.9) });
     const { input, output } = batchFiles(2);
-    await booth(['batch', input, '-o', output, ...endpoint]);
+    await booth(['batch', input, '-o', output, ...server.endpoint]);
     const lean = readFileSync(output, 'utf8').split('\n')[0] ?? '';
     expect(JSON.parse(lean)).not.toHaveProperty('prompts');
     expect(lean).not.toContain('exactly one JSON object');
 
     const withPrompts = join(dir(), 'with-prompts.jsonl');
-    await booth(['batch', input, '-o', withPrompts, ...endpoint, '--with-prompts']);
+    await booth(['batch', input, '-o', withPrompts, ...server.endpoint, '--with-prompts']);
     const full = JSON.parse(readFileSync(withPrompts, 'utf8').split('\n')[0] ?? '') as { prompts: Array<{ kind: string; text: string }> };
     expect(full.prompts[0]?.kind).toBe('first');
     expect(full.prompts[0]?.text).toMatch(/^question \d\n\n/);
@@ -309,10 +296,10 @@ describe('booth batch: files, interrupts and the summary', () => {
   }, 30_000);
 
   it('--call-retries reaches every check of a batch', async () => {
-    provider.script.push({ status: 503, headers: { 'retry-after': '0' }, body: { error: { message: 'warming up' } } });
-    provider.fallback = () => ({ text: envelope('42', 0.9) });
+    server.provider.script.push({ status: 503, headers: { 'retry-after': '0' }, body: { error: { message: 'warming up' } } });
+    server.provider.fallback = () => ({ text: envelope('42', 0.9) });
     const { input, output } = batchFiles(3);
-    const run = await booth(['batch', input, '-o', output, ...endpoint, '--concurrency', '1', '--call-retries', '1', '--max-retries', '0']);
+    const run = await booth(['batch', input, '-o', output, ...server.endpoint, '--concurrency', '1', '--call-retries', '1', '--max-retries', '0']);
     expect(run.code).toBe(0);
     expect(resultsIn(output).every((r) => r.status === 'VERIFIED')).toBe(true);
     expect(run.stdout).toContain('failed calls 1, unparseable replies 0');

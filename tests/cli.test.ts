@@ -1,25 +1,11 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { calibrate } from '../src/cli/calibrate.js';
 import { envelope } from './helpers.js';
-import { batchFiles, booth, dir, linesIn, questionNumber } from './fixtures/booth-process.js';
-import { startProvider } from './fixtures/provider-server.js';
+import { batchFiles, booth, dir, linesIn, questionNumber, useProvider } from './fixtures/booth-process.js';
 
-let provider: Awaited<ReturnType<typeof startProvider>>;
-let endpoint: string[];
-beforeAll(async () => {
-  provider = await startProvider();
-  endpoint = ['--base-url', `${provider.url}/v1`, '--model', 'test-model'];
-});
-afterAll(async () => {
-  await provider.close();
-});
-beforeEach(() => {
-  provider.script.length = 0;
-  provider.received.length = 0;
-  provider.fallback = null;
-});
+const server = useProvider();
 
 /** A provider that answers each question with the number in it: "question 7" → "answer 7". */
 const answerByNumber = (delayMs = 0) => (body: Record<string, unknown>) => {
@@ -32,14 +18,14 @@ describe('booth demo', () => {
     const run = await booth(['demo']);
     expect(run.code).toBe(0);
     for (const status of ['VERIFIED', 'REPAIRED', 'AMBIGUOUS', 'UNCERTAIN', 'BLOCKED']) expect(run.stdout).toContain(`status      ${status}`);
-    expect(provider.received).toHaveLength(0);
+    expect(server.provider.received).toHaveLength(0);
   }, 30_000);
 });
 
 describe('booth ask', () => {
   it('checks one question against the endpoint and prints status, answer, confidence and path', async () => {
-    provider.script.push({ text: envelope('Paris', 0.4) }, { text: envelope('Paris', 0.95) });
-    const run = await booth(['ask', 'What is the capital of France?', ...endpoint]);
+    server.provider.script.push({ text: envelope('Paris', 0.4) }, { text: envelope('Paris', 0.95) });
+    const run = await booth(['ask', 'What is the capital of France?', ...server.endpoint]);
     expect(run.code).toBe(0);
     expect(run.stdout).toContain('status      REPAIRED');
     expect(run.stdout).toContain('answer      Paris');
@@ -49,17 +35,17 @@ describe('booth ask', () => {
 
   it('--json prints result.toJSON(); --html writes the trace page; --api-key-env sends the key', async () => {
     const out = join(dir(), 'trace.html');
-    provider.script.push({ text: envelope('4', 0.9) });
-    const run = await booth(['ask', '2 + 2?', ...endpoint, '--json', '--html', out, '--api-key-env', 'BOOTH_TEST_KEY']);
+    server.provider.script.push({ text: envelope('4', 0.9) });
+    const run = await booth(['ask', '2 + 2?', ...server.endpoint, '--json', '--html', out, '--api-key-env', 'BOOTH_TEST_KEY']);
     expect(run.code).toBe(2); // the variable is not set
     expect(run.stderr).toContain('$BOOTH_TEST_KEY is not set');
     process.env['BOOTH_TEST_KEY'] = 'sk-from-env';
     try {
-      const ok = await booth(['ask', '2 + 2?', ...endpoint, '--json', '--html', out, '--api-key-env', 'BOOTH_TEST_KEY']);
+      const ok = await booth(['ask', '2 + 2?', ...server.endpoint, '--json', '--html', out, '--api-key-env', 'BOOTH_TEST_KEY']);
       expect(ok.code).toBe(0);
       expect(JSON.parse(ok.stdout)).toMatchObject({ status: 'VERIFIED', answer: '4', ok: true, method: 'confidence' });
       expect(readFileSync(out, 'utf8')).toContain('>VERIFIED</h1>');
-      expect(provider.received.at(-1)?.headers['authorization']).toBe('Bearer sk-from-env');
+      expect(server.provider.received.at(-1)?.headers['authorization']).toBe('Bearer sk-from-env');
     } finally {
       delete process.env['BOOTH_TEST_KEY'];
     }
@@ -67,10 +53,10 @@ describe('booth ask', () => {
 
   it('invalid flags exit with code 2 and a usage message', async () => {
     for (const args of [
-      ['ask', 'q', ...endpoint, '--threshold', '2'],
+      ['ask', 'q', ...server.endpoint, '--threshold', '2'],
       ['ask', 'q', '--model', 'm'],
-      ['ask', 'q', ...endpoint, '--max-retries', '-1'],
-      ['batch', 'in.jsonl', ...endpoint],
+      ['ask', 'q', ...server.endpoint, '--max-retries', '-1'],
+      ['batch', 'in.jsonl', ...server.endpoint],
       ['frobnicate'],
     ]) {
       const run = await booth(args);
@@ -83,7 +69,7 @@ describe('booth ask', () => {
 
 describe('booth batch', () => {
   it('checks 1 000 questions with a progress bar, appends results as JSONL and prints a summary', async () => {
-    provider.fallback = answerByNumber();
+    server.provider.fallback = answerByNumber();
     const work = dir();
     const input = join(work, 'questions.jsonl');
     const output = join(work, 'results.jsonl');
@@ -91,7 +77,7 @@ describe('booth batch', () => {
     lines.splice(500, 0, '{"id": "broken", "prompt": 5}', 'not json at all');
     writeFileSync(input, `${lines.join('\n')}\n`);
 
-    const run = await booth(['batch', input, '-o', output, ...endpoint, '--concurrency', '8', '--max-retries', '0']);
+    const run = await booth(['batch', input, '-o', output, ...server.endpoint, '--concurrency', '8', '--max-retries', '0']);
     expect(run.code).toBe(0);
     expect(run.stderr).toContain(`warning: ${input}:501: needs a string or number "id" and a string "prompt"; skipped`);
     expect(run.stderr).toContain(`warning: ${input}:502: not JSON; skipped`);
@@ -108,32 +94,32 @@ describe('booth batch', () => {
   }, 120_000);
 
   it('a killed run resumes by skipping the ids already written', async () => {
-    provider.fallback = answerByNumber(20);
+    server.provider.fallback = answerByNumber(20);
     const { input, output } = batchFiles(120, (i) => `q${i}`);
-    const killed = await booth(['batch', input, '-o', output, ...endpoint, '--concurrency', '4'], (child) => {
+    const killed = await booth(['batch', input, '-o', output, ...server.endpoint, '--concurrency', '4'], (child) => {
       if (linesIn(output) >= 30) child.kill('SIGKILL');
     });
     expect(killed.signal).toBe('SIGKILL');
     const before = linesIn(output);
     expect(before).toBeLessThan(120);
-    const requestsBefore = provider.received.length;
+    const requestsBefore = server.provider.received.length;
 
-    const resumed = await booth(['batch', input, '-o', output, ...endpoint, '--concurrency', '4']);
+    const resumed = await booth(['batch', input, '-o', output, ...server.endpoint, '--concurrency', '4']);
     expect(resumed.code).toBe(0);
     expect(resumed.stdout).toContain(`questions 120, already done ${before}`);
     const ids = readFileSync(output, 'utf8').trim().split('\n').map((l) => JSON.parse(l).id);
     expect(ids).toHaveLength(120);
     expect(new Set(ids).size).toBe(120);
     // Only the questions not yet written were asked again (each reconsidered once when its confidence was low).
-    const asked = new Set(provider.received.slice(requestsBefore).map((r) => /question (\d+)/.exec(JSON.stringify(r.body))?.[1]));
+    const asked = new Set(server.provider.received.slice(requestsBefore).map((r) => /question (\d+)/.exec(JSON.stringify(r.body))?.[1]));
     expect(asked.size).toBe(120 - before);
   }, 60_000);
 
   it('Ctrl-C stops cleanly: written results stay whole, exit code 130', async () => {
-    provider.fallback = answerByNumber(50);
+    server.provider.fallback = answerByNumber(50);
     const { input, output } = batchFiles(200);
     let sent = false;
-    const run = await booth(['batch', input, '-o', output, ...endpoint, '--concurrency', '2'], (child) => {
+    const run = await booth(['batch', input, '-o', output, ...server.endpoint, '--concurrency', '2'], (child) => {
       if (!sent && linesIn(output) >= 5) {
         sent = true;
         child.kill('SIGINT');
