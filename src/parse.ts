@@ -1,4 +1,4 @@
-import { isDigit, type JsonObject, JsonObjectReader, type JsonValue, type ReadResult } from './json-objects.js';
+import { isDigit, type JsonObject, JsonObjectReader, type JsonValue } from './json-objects.js';
 
 /** What one model reply says, once a JSON object in it passed every rule. */
 export interface Reading {
@@ -37,25 +37,26 @@ export const MAX_DEPTH = 512;
 export function parseReply(text: string): Reading | Unreadable {
   const start = text.length - text.trimStart().length;
   const end = text.trimEnd().length;
-  if (start >= end) return { ok: false, error: EMPTY_REPLY_ERROR };
+  if (start >= end) return reject(EMPTY_REPLY_ERROR);
+  if (text.indexOf('{', start) < 0) return reject(NO_OBJECT_ERROR);
 
-  const reader = new JsonObjectReader(text);
+  const reader = new JsonObjectReader(text, ENVELOPE_KEYS);
   // The scan meets every position once; only the two whole-span candidates can come round again.
   const spans: number[] = [];
-  let firstRejection: string | undefined;
-  const consider = (read: ReadResult): Reading | undefined => {
-    if (!read.ok) return undefined;
-    const verdict = read.depth > MAX_DEPTH ? tooDeep(read.depth) : readEnvelope(read.value);
-    if (verdict.ok) return verdict;
-    firstRejection ??= verdict.error;
+  // Only the first rejection is ever reported, so its message is written once, at the end.
+  let firstRejected = -1;
+  const consider = (id: number): Reading | undefined => {
+    if (id < 0) return undefined;
+    if (reader.depth(id) <= MAX_DEPTH && brokenRule(reader.members(id)) === undefined) return readEnvelope(reader.build(id));
+    if (firstRejected < 0) firstRejected = id;
     return undefined;
   };
   const wholeSpan = (from: number): Reading | undefined => {
     if (text.charCodeAt(from) !== OPEN_BRACE || text.charCodeAt(end - 1) !== CLOSE_BRACE || spans.includes(from)) return undefined;
-    const read = reader.read(from);
-    if (!read.ok || read.end !== end) return undefined;
+    const id = reader.read(from);
+    if (id < 0 || reader.end(id) !== end) return undefined;
     spans.push(from);
-    return consider(read);
+    return consider(id);
   };
 
   const found = wholeSpan(start) ?? wholeSpan(lastLineStart(text, start, end));
@@ -65,11 +66,18 @@ export function parseReply(text: string): Reading | Unreadable {
     const verdict = consider(reader.read(at));
     if (verdict) return verdict;
   }
-  return { ok: false, error: firstRejection ?? NO_OBJECT_ERROR };
+  return reject(firstRejected < 0 ? NO_OBJECT_ERROR : rejection(reader, firstRejected));
 }
 
-function tooDeep(depth: number): Unreadable {
-  return reject(`the JSON object nests ${depth} levels deep; Booth reads objects at most ${MAX_DEPTH} deep`);
+/** The only members the rules look at, so the only ones decoded from a candidate before it passes. */
+const ENVELOPE_KEYS = ['answer', 'confidence', 'ambiguous'];
+
+/** Why object `id` of the reader was rejected. */
+function rejection(reader: JsonObjectReader, id: number): string {
+  const depth = reader.depth(id);
+  if (depth > MAX_DEPTH) return `the JSON object nests ${depth} levels deep; Booth reads objects at most ${MAX_DEPTH} deep`;
+  const members = reader.members(id);
+  return brokenRule(members)!(members);
 }
 
 const OPEN_BRACE = 123;
@@ -91,45 +99,66 @@ function lastLineStart(text: string, start: number, end: number): number {
   return end - text.slice(lineStart, end).trimStart().length;
 }
 
-/** Applies the envelope rules to one decoded object, in the order the spec gives them. */
-function readEnvelope(object: JsonObject): Reading | Unreadable {
+/**
+ * A broken envelope rule, as the function writing its message: the message is written
+ * only for the rejection that is reported, never for each of a million rejected objects.
+ */
+type Broken = (object: JsonObject) => string;
+
+const missing: Broken = (object) =>
+  `${isAbsent(own(object, 'answer')) ? '"answer"' : '"confidence"'} is missing or null; the object needs both "answer" and "confidence"`;
+const answerNotScalar: Broken = (object) =>
+  `"answer" must be a string, number or boolean, not ${Array.isArray(object['answer']) ? 'an array' : 'an object'}`;
+const confidenceBoolean: Broken = () => '"confidence" must be a number, not a boolean';
+const confidenceNotNumber: Broken = () => '"confidence" must be a number from 0 to 1';
+const confidenceOutOfRange: Broken = (object) => {
+  const confidence = confidenceOf(own(object, 'confidence'));
+  return `"confidence" is out of range: ${Number.isFinite(confidence) ? confidence : 'not finite'}, expected 0 to 1`;
+};
+const ambiguousNotBoolean: Broken = () => '"ambiguous" must be true or false';
+const answerEmpty: Broken = () => '"answer" is empty';
+
+/** The first envelope rule the object breaks, in the order the spec gives them. */
+function brokenRule(object: JsonObject): Broken | undefined {
   const answerValue = own(object, 'answer');
   const confidenceValue = own(object, 'confidence');
-  if (answerValue === undefined || answerValue === null || confidenceValue === undefined || confidenceValue === null) {
-    const absent = answerValue === undefined || answerValue === null ? '"answer"' : '"confidence"';
-    return reject(`${absent} is missing or null; the object needs both "answer" and "confidence"`);
-  }
-  if (typeof answerValue === 'object') {
-    return reject(`"answer" must be a string, number or boolean, not ${Array.isArray(answerValue) ? 'an array' : 'an object'}`);
-  }
-  const answer = String(answerValue);
-
-  if (typeof confidenceValue === 'boolean') return reject('"confidence" must be a number, not a boolean');
-  const confidence = typeof confidenceValue === 'number' ? confidenceValue : decimalString(confidenceValue);
-  if (confidence === undefined) return reject('"confidence" must be a number from 0 to 1');
-  if (!Number.isFinite(confidence) || confidence < 0 || confidence > 1) {
-    return reject(`"confidence" is out of range: ${Number.isFinite(confidence) ? confidence : 'not finite'}, expected 0 to 1`);
-  }
-
+  if (isAbsent(answerValue) || isAbsent(confidenceValue)) return missing;
+  if (typeof answerValue === 'object') return answerNotScalar;
+  if (typeof confidenceValue === 'boolean') return confidenceBoolean;
+  const confidence = confidenceOf(confidenceValue);
+  if (confidence === undefined) return confidenceNotNumber;
+  if (!Number.isFinite(confidence) || confidence < 0 || confidence > 1) return confidenceOutOfRange;
   const ambiguous = readAmbiguous(own(object, 'ambiguous'));
-  if (ambiguous === undefined) return reject('"ambiguous" must be true or false');
-  if (!ambiguous && answer.trim() === '') return reject('"answer" is empty');
+  if (ambiguous === undefined) return ambiguousNotBoolean;
+  if (!ambiguous && String(answerValue).trim() === '') return answerEmpty;
+  return undefined;
+}
 
+/** The reading of an object that breaks no rule. */
+function readEnvelope(object: JsonObject): Reading {
   const interpretations = own(object, 'interpretations');
   const chosen = own(object, 'chosen_interpretation');
   return {
     ok: true,
-    answer,
-    confidence,
-    ambiguous,
+    answer: String(own(object, 'answer')),
+    confidence: confidenceOf(own(object, 'confidence'))!,
+    ambiguous: readAmbiguous(own(object, 'ambiguous'))!,
     interpretations: Array.isArray(interpretations) ? interpretations.map(asText) : [],
-    chosenInterpretation: chosen === undefined || chosen === null ? null : asText(chosen),
+    chosenInterpretation: isAbsent(chosen) ? null : asText(chosen),
     parsed: object,
   };
 }
 
 function reject(error: string): Unreadable {
   return { ok: false, error };
+}
+
+function isAbsent(value: JsonValue | undefined): value is null | undefined {
+  return value === undefined || value === null;
+}
+
+function confidenceOf(value: JsonValue | undefined): number | undefined {
+  return typeof value === 'number' ? value : decimalString(value);
 }
 
 function own(object: JsonObject, key: string): JsonValue | undefined {
@@ -153,7 +182,7 @@ function readAmbiguous(value: JsonValue | undefined): boolean | undefined {
  * `^\s*[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?\s*$` with ASCII digits, checked by a
  * single forward scan: `Number()` would accept `""`, `"0x1"` and `"Infinity"`.
  */
-export function decimalString(value: JsonValue): number | undefined {
+export function decimalString(value: JsonValue | undefined): number | undefined {
   if (typeof value !== 'string') return undefined;
   const s = value.trim();
   let i = 0;
