@@ -266,57 +266,26 @@ export class JsonObjectReader {
     return 0;
   }
 
-  /**
-   * Checks the JSON string whose opening quote is at i, and decodes it into `#scalar` when
-   * `kept`; returns the index after it, or -1. Failures return -1 rather than throw: a
-   * reply can hold hundreds of thousands of braces that open nothing, and a throw each
-   * would dominate the parse.
-   */
+  /** Checks the JSON string whose opening quote is at i, decoding it into `#scalar` when `kept`; returns the index after it, or -1. */
   #readString(i: number, kept: boolean): number {
     const text = this.#text;
-    let escaped = false;
-    for (let j = i + 1; ; j += 1) {
-      const c = text.charCodeAt(j);
-      if (c === Code.Quote) {
-        this.#escaped = escaped;
-        // Checked above, so JSON.parse cannot throw, and decodes escapes exactly as it would in place.
-        if (kept) this.#scalar = escaped ? (JSON.parse(text.slice(i, j + 1)) as string) : text.slice(i + 1, j);
-        return j + 1;
-      }
-      if (c < 0x20 || Number.isNaN(c)) return -1;
-      if (c === Code.Backslash) {
-        escaped = true;
-        j += 1;
-        const escape = text.charCodeAt(j);
-        if (escape === Code.LowerU) {
-          if (!isHex4(text, j + 1)) return -1;
-          j += 4;
-        } else if (!isSimpleEscape(escape)) {
-          return -1;
-        }
-      }
-    }
+    const found = stringEnd(text, i);
+    if (found === -1) return -1;
+    const end = Math.abs(found);
+    this.#escaped = found < 0;
+    // Checked above, so JSON.parse cannot throw, and decodes escapes exactly as it would in place.
+    if (kept) this.#scalar = found < 0 ? (JSON.parse(text.slice(i, end)) as string) : text.slice(i + 1, end - 1);
+    return end;
   }
 
   /** Reads `true`, `false`, `null` or a number at i, into `#scalar` when `kept`; returns the index after it, or -1. */
   #readScalar(i: number, kept: boolean): number {
     const text = this.#text;
-    // One look at the first character: trying each literal in turn costs more than the number.
-    switch (text.charCodeAt(i)) {
-      case Code.LowerT:
-        return text.startsWith('true', i) ? this.#found(true, i + 4) : -1;
-      case Code.LowerF:
-        return text.startsWith('false', i) ? this.#found(false, i + 5) : -1;
-      case Code.LowerN:
-        return text.startsWith('null', i) ? this.#found(null, i + 4) : -1;
+    const end = scalarEnd(text, i);
+    if (end >= 0 && kept) {
+      const c = text.charCodeAt(i);
+      this.#scalar = c === Code.LowerT ? true : c === Code.LowerF ? false : c === Code.LowerN ? null : Number(text.slice(i, end));
     }
-    const end = numberEnd(text, i);
-    if (end >= 0 && kept) this.#scalar = Number(text.slice(i, end));
-    return end;
-  }
-
-  #found(value: JsonValue, end: number): number {
-    this.#scalar = value;
     return end;
   }
 
@@ -343,19 +312,131 @@ function grown(array: Int32Array, row: number): Int32Array {
   return copy;
 }
 
+/** Containers waiting for `freezeDeep`, shared by every call: a freeze calls no code that could start another. */
+const unfrozen: object[] = [];
+
 /**
  * Freezes a value and everything in it, without recursing, so callbacks cannot change
  * what was decided on.
  */
 export function freezeDeep<T extends JsonValue>(value: T): T {
-  const pending: JsonValue[] = [value];
-  for (let item = pending.pop(); item !== undefined; item = pending.pop()) {
-    if (typeof item !== 'object' || item === null) continue;
+  if (typeof value === 'object' && value !== null) unfrozen.push(value);
+  while (unfrozen.length > 0) {
+    const item = unfrozen.pop()!;
     Object.freeze(item);
-    // A loop, not push(...items): spreading a million items would overflow the stack.
-    for (const child of Array.isArray(item) ? item : Object.values(item)) pending.push(child);
+    const children: readonly JsonValue[] = Array.isArray(item) ? item : Object.values(item);
+    // One push a child, not push(...children): spreading a million would overflow the stack.
+    for (let k = 0; k < children.length; k += 1) {
+      const child = children[k];
+      if (typeof child === 'object' && child !== null) unfrozen.push(child);
+    }
   }
   return value;
+}
+
+/** Which container each level of `isObjectText`'s scan is in, reused by every call. */
+let openers = new Uint8Array(64);
+
+/**
+ * Whether `text` from `start` to `end` is exactly one standard JSON object nesting at most
+ * `maxDepth` deep: then `JSON.parse` of that slice cannot throw, nor build a value deeper
+ * than the limit. One pass that allocates nothing, for the common reply that is its own
+ * envelope; a false answer says nothing about the objects inside.
+ */
+export function isObjectText(text: string, start: number, end: number, maxDepth: number): boolean {
+  if (text.charCodeAt(start) !== Code.OpenBrace) return false;
+  let depth = 0;
+  let i = start;
+  for (;;) {
+    i = skipSpace(text, i);
+    const c = text.charCodeAt(i);
+    if (c === Code.OpenBrace || c === Code.OpenBracket) {
+      if (depth === maxDepth) return false;
+      if (depth === openers.length) {
+        const wider = new Uint8Array(depth * 2);
+        wider.set(openers);
+        openers = wider;
+      }
+      openers[depth++] = c;
+      i = skipSpace(text, i + 1);
+      if (text.charCodeAt(i) !== c + 2) {
+        if (c === Code.OpenBrace && (i = keyEnd(text, i)) < 0) return false;
+        continue;
+      }
+      i += 1;
+      depth -= 1;
+    } else {
+      const found = c === Code.Quote ? stringEnd(text, i) : scalarEnd(text, i);
+      if (found === -1) return false;
+      i = Math.abs(found);
+    }
+    for (;;) {
+      if (depth === 0) return i === end;
+      i = skipSpace(text, i);
+      const next = text.charCodeAt(i);
+      const opener = openers[depth - 1]!;
+      if (next === Code.Comma) {
+        i = opener === Code.OpenBrace ? keyEnd(text, skipSpace(text, i + 1)) : i + 1;
+        if (i < 0) return false;
+        break;
+      }
+      if (next !== opener + 2) return false;
+      i += 1;
+      depth -= 1;
+    }
+  }
+}
+
+/** Where the value after `"key" :` at i starts, or -1. */
+function keyEnd(text: string, i: number): number {
+  if (text.charCodeAt(i) !== Code.Quote) return -1;
+  const after = stringEnd(text, i);
+  if (after === -1) return -1;
+  const colon = skipSpace(text, Math.abs(after));
+  return text.charCodeAt(colon) === Code.Colon ? colon + 1 : -1;
+}
+
+/**
+ * End of the JSON string whose opening quote is at i: the index after its closing quote,
+ * negated when the string holds an escape, or -1 when it is not a valid string. Failures
+ * return -1 rather than throw: a reply can hold hundreds of thousands of braces that open
+ * nothing, and a throw each would dominate the parse.
+ */
+function stringEnd(text: string, i: number): number {
+  let escaped = false;
+  for (let j = i + 1; j < text.length; j += 1) {
+    const c = text.charCodeAt(j);
+    // Most characters are letters or above ASCII, and past every character checked below.
+    if (c > Code.Backslash) continue;
+    if (c === Code.Quote) return escaped ? -(j + 1) : j + 1;
+    if (c < 0x20) return -1;
+    if (c === Code.Backslash) {
+      escaped = true;
+      j += 1;
+      const escape = text.charCodeAt(j);
+      if (escape === Code.LowerU) {
+        if (!isHex4(text, j + 1)) return -1;
+        j += 4;
+      } else if (!isSimpleEscape(escape)) {
+        return -1;
+      }
+    }
+  }
+  return -1;
+}
+
+/** End of `true`, `false`, `null` or the number at i, or -1. */
+function scalarEnd(text: string, i: number): number {
+  // One look at the first character: trying each literal in turn costs more than the number.
+  switch (text.charCodeAt(i)) {
+    case Code.LowerT:
+      return text.startsWith('true', i) ? i + 4 : -1;
+    case Code.LowerF:
+      return text.startsWith('false', i) ? i + 5 : -1;
+    case Code.LowerN:
+      return text.startsWith('null', i) ? i + 4 : -1;
+  }
+  return numberEnd(text, i);
 }
 
 /** The characters JSON allows after a backslash, `u` aside: `" \\ / b f n r t`. */

@@ -1,4 +1,4 @@
-import { isDigit, type JsonObject, JsonObjectReader, type JsonValue } from './json-objects.js';
+import { freezeDeep, isDigit, isObjectText, type JsonObject, JsonObjectReader, type JsonValue } from './json-objects.js';
 
 /** What one model reply says, once a JSON object in it passed every rule. */
 export interface Reading {
@@ -38,35 +38,61 @@ export function parseReply(text: string): Reading | Unreadable {
   const start = text.length - text.trimStart().length;
   const end = text.trimEnd().length;
   if (start >= end) return reject(EMPTY_REPLY_ERROR);
-  if (text.indexOf('{', start) < 0) return reject(NO_OBJECT_ERROR);
-
-  const reader = new JsonObjectReader(text, ENVELOPE_KEYS);
-  // The scan meets every position once; only the two whole-span candidates can come round again.
-  const spans: number[] = [];
-  // Only the first rejection is ever reported, so its message is written once, at the end.
-  let firstRejected = -1;
-  const consider = (id: number): Reading | undefined => {
-    if (id < 0) return undefined;
-    if (reader.depth(id) <= MAX_DEPTH && brokenRule(reader.members(id)) === undefined) return readEnvelope(reader.build(id));
-    if (firstRejected < 0) firstRejected = id;
-    return undefined;
-  };
-  const wholeSpan = (from: number): Reading | undefined => {
-    if (text.charCodeAt(from) !== OPEN_BRACE || text.charCodeAt(end - 1) !== CLOSE_BRACE || spans.includes(from)) return undefined;
-    const id = reader.read(from);
-    if (id < 0 || reader.end(id) !== end) return undefined;
-    spans.push(from);
-    return consider(id);
-  };
-
-  const found = wholeSpan(start) ?? wholeSpan(lastLineStart(text, start, end));
-  if (found) return found;
-  for (let at = text.indexOf('{', start); at !== -1 && at < end; at = text.indexOf('{', at + 1)) {
-    if (spans.includes(at)) continue;
-    const verdict = consider(reader.read(at));
-    if (verdict) return verdict;
+  // Most replies are their own envelope: one check, one JSON.parse, nothing else built.
+  // Any other verdict takes the full path, which decides exactly as if this were not here.
+  if (isObjectText(text, start, end, MAX_DEPTH)) {
+    const object = JSON.parse(text.slice(start, end)) as JsonObject;
+    if (brokenRule(object) === undefined) return readEnvelope(freezeDeep(object));
   }
-  return reject(firstRejected < 0 ? NO_OBJECT_ERROR : rejection(reader, firstRejected));
+  if (text.indexOf('{', start) < 0) return reject(NO_OBJECT_ERROR);
+  return new Candidates(text, end).find(start);
+}
+
+/** One reply's candidates, judged in turn. Methods rather than closures, which cost an allocation each per reply. */
+class Candidates {
+  readonly #text: string;
+  readonly #end: number;
+  readonly #reader: JsonObjectReader;
+  /** Where the whole-span candidates that were read start: the scan that follows skips them. */
+  readonly #spans: number[] = [];
+  /** Only the first rejection is ever reported, so its message is written once, at the end. */
+  #firstRejected = -1;
+
+  constructor(text: string, end: number) {
+    this.#text = text;
+    this.#end = end;
+    this.#reader = new JsonObjectReader(text, ENVELOPE_KEYS);
+  }
+
+  find(start: number): Reading | Unreadable {
+    const text = this.#text;
+    const found = this.#wholeSpan(start) ?? this.#wholeSpan(lastLineStart(text, start, this.#end));
+    if (found) return found;
+    for (let at = text.indexOf('{', start); at !== -1 && at < this.#end; at = text.indexOf('{', at + 1)) {
+      if (this.#spans.includes(at)) continue;
+      const verdict = this.#consider(this.#reader.read(at));
+      if (verdict) return verdict;
+    }
+    return reject(this.#firstRejected < 0 ? NO_OBJECT_ERROR : rejection(this.#reader, this.#firstRejected));
+  }
+
+  #consider(id: number): Reading | undefined {
+    if (id < 0) return undefined;
+    const reader = this.#reader;
+    if (reader.depth(id) <= MAX_DEPTH && brokenRule(reader.members(id)) === undefined) return readEnvelope(reader.build(id));
+    if (this.#firstRejected < 0) this.#firstRejected = id;
+    return undefined;
+  }
+
+  /** The object spanning `from` to the end of the reply, as a candidate. */
+  #wholeSpan(from: number): Reading | undefined {
+    const text = this.#text;
+    if (text.charCodeAt(from) !== OPEN_BRACE || text.charCodeAt(this.#end - 1) !== CLOSE_BRACE || this.#spans.includes(from)) return undefined;
+    const id = this.#reader.read(from);
+    if (id < 0 || this.#reader.end(id) !== this.#end) return undefined;
+    this.#spans.push(from);
+    return this.#consider(id);
+  }
 }
 
 /** The only members the rules look at, so the only ones decoded from a candidate before it passes. */

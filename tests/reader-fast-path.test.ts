@@ -85,3 +85,37 @@ describe('the members judged and the object built agree', () => {
     expect(parseReply('just prose')).toEqual({ ok: false, error: 'no JSON object was found in the reply' });
   });
 });
+
+describe('a whole reply read in one check agrees with the full path', () => {
+  const nested = (levels: number) => `{"answer": "a", "confidence": 0.9, "x": ${'['.repeat(levels)}${']'.repeat(levels)}}`;
+
+  it(`nesting exactly ${MAX_DEPTH} deep is accepted, one more is rejected by depth`, () => {
+    expect(read(nested(MAX_DEPTH - 1)).answer).toBe('a');
+    expect(parseReply(nested(MAX_DEPTH))).toMatchObject({ ok: false, error: expect.stringMatching(`nests ${MAX_DEPTH + 1} levels deep`) });
+  });
+
+  it('strings the check rejects fall back to the objects inside, or to no object', () => {
+    const error = { ok: false, error: 'no JSON object was found in the reply' };
+    expect(parseReply('{"answer": "a\tb", "confidence": 0.9}')).toEqual(error);
+    expect(parseReply('{"answer": "a\\xb", "confidence": 0.9}')).toEqual(error);
+    expect(parseReply('{"answer": "\\u00g1", "confidence": 0.9}')).toEqual(error);
+    expect(parseReply('{"answer": "a}')).toEqual(error);
+    expect(parseReply('{"answer": "a\\}')).toEqual(error);
+    expect(read(`{"answer": "a\u0001", "inner": ${envelope('inner', 0.9)}}`).answer).toBe('inner');
+  });
+
+  it('characters past the backslash, quotes and escapes inside strings are kept as JSON.parse keeps them', () => {
+    const reading = read('{"answer": "P\u00e1ris \u2028 ]}[{ \\"q\\" \\\\ \\/", "confidence": 0.9}');
+    expect(reading.answer).toBe('P\u00e1ris \u2028 ]}[{ "q" \\ /');
+  });
+
+  it('an object that closes before the end of the reply is not the whole reply', () => {
+    expect(read(`${envelope('first', 0.9)} ${envelope('second', 0.8)}`).answer).toBe('first');
+    expect(read(`{"answer": "a", "confidence": 0.9}}`).answer).toBe('a');
+  });
+
+  it('an array or a scalar as the whole reply is no object', () => {
+    expect(read(`[${envelope('in array', 0.9)}]`).answer).toBe('in array');
+    expect(parseReply('"{}"')).toMatchObject({ ok: false, error: expect.stringMatching(/"answer" is missing/) });
+  });
+});
