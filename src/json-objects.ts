@@ -46,13 +46,14 @@ const enum Code {
   LowerT = 116,
   LowerU = 117,
   OpenBrace = 123,
+  CloseBrace = 125,
 }
 
 /** What a container under a chosen key is kept as: its kind, never its content. */
 const OBJECT_STAND_IN: JsonObject = Object.freeze({});
 const ARRAY_STAND_IN: readonly JsonValue[] = Object.freeze([]);
 /** The chosen members of an object holding none, shared by all such objects. */
-const NO_MEMBERS: JsonObject = Object.freeze({});
+export const NO_MEMBERS: JsonObject = Object.freeze({});
 
 /** Slot marks: 0 is "not read yet", a positive number n is object n - 1. */
 const FAILED_SLOT = -1;
@@ -109,6 +110,9 @@ export class JsonObjectReader {
    * returns its id, or -1 when no object starts there.
    */
   read(start: number): number {
+    // Most braces in text open nothing, and the character after them says so.
+    const next = this.#text.charCodeAt(skipSpace(this.#text, start + 1));
+    if (next !== Code.Quote && next !== Code.CloseBrace) return -1;
     if (this.#reads++ === 0) {
       if (this.#decode(start, null)) return this.#count - 1;
       this.#failOpen(this.#memo());
@@ -185,7 +189,8 @@ export class JsonObjectReader {
           i = this.end(slot - 1);
         } else {
           const row = this.#open++ * ROW;
-          const frames = (this.#frames = grown(this.#frames, row));
+          let frames = this.#frames;
+          if (row === frames.length) frames = this.#frames = doubled(frames);
           frames[row + START] = i;
           frames[row + FRAME_DEPTH] = 1;
           frames[row + FRAME_KEY] = 0;
@@ -295,7 +300,8 @@ export class JsonObjectReader {
     const start = this.#frames[frame + START]!;
     if (this.#text.charCodeAt(start) !== Code.OpenBrace) return;
     const row = this.#count++ * ROW;
-    const objects = (this.#objects = grown(this.#objects, row));
+    let objects = this.#objects;
+    if (row === objects.length) objects = this.#objects = doubled(objects);
     objects[row + START] = start;
     objects[row + OBJECT_END] = end;
     objects[row + OBJECT_DEPTH] = this.#frames[frame + FRAME_DEPTH]!;
@@ -304,9 +310,8 @@ export class JsonObjectReader {
   }
 }
 
-/** The array itself, or a copy twice its size when it has no room for a row at `row`. */
-function grown(array: Int32Array, row: number): Int32Array {
-  if (row + ROW <= array.length) return array;
+/** A copy of a full table with room for as many rows again; called only when full, so the check stays inline. */
+function doubled(array: Int32Array): Int32Array {
   const copy = new Int32Array(array.length * 2);
   copy.set(array);
   return copy;

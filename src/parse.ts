@@ -1,4 +1,4 @@
-import { freezeDeep, isDigit, isObjectText, type JsonObject, JsonObjectReader, type JsonValue } from './json-objects.js';
+import { freezeDeep, isDigit, isObjectText, type JsonObject, JsonObjectReader, type JsonValue, NO_MEMBERS } from './json-objects.js';
 
 /** What one model reply says, once a JSON object in it passed every rule. */
 export interface Reading {
@@ -28,6 +28,9 @@ export const EMPTY_REPLY_ERROR = 'the reply was empty';
  */
 export const MAX_DEPTH = 512;
 
+/** Longest reply, in UTF-16 code units, tried as its own envelope before any other reading. */
+const FAST_PATH_LIMIT = 65_536;
+
 /**
  * Finds the model's JSON object in a reply. Candidates, first acceptable wins: the whole
  * trimmed reply, its last non-empty line, then every object in order of where it starts
@@ -40,7 +43,8 @@ export function parseReply(text: string): Reading | Unreadable {
   if (start >= end) return reject(EMPTY_REPLY_ERROR);
   // Most replies are their own envelope: one check, one JSON.parse, nothing else built.
   // Any other verdict takes the full path, which decides exactly as if this were not here.
-  if (isObjectText(text, start, end, MAX_DEPTH)) {
+  // A large reply skips it: when its envelope is rejected, building it was wasted.
+  if (end - start <= FAST_PATH_LIMIT && isObjectText(text, start, end, MAX_DEPTH)) {
     const object = JSON.parse(text.slice(start, end)) as JsonObject;
     if (brokenRule(object) === undefined) return readEnvelope(freezeDeep(object));
   }
@@ -66,10 +70,14 @@ class Candidates {
 
   find(start: number): Reading | Unreadable {
     const text = this.#text;
-    const found = this.#wholeSpan(start) ?? this.#wholeSpan(lastLineStart(text, start, this.#end));
-    if (found) return found;
-    for (let at = text.indexOf('{', start); at !== -1 && at < this.#end; at = text.indexOf('{', at + 1)) {
-      if (this.#spans.includes(at)) continue;
+    const end = this.#end;
+    if (text.charCodeAt(end - 1) === CLOSE_BRACE) {
+      const found = this.#wholeSpan(start) ?? this.#wholeSpan(lastLineStart(text, start, end));
+      if (found) return found;
+    }
+    // A loop, not indexOf: a reply can be mostly braces, and a call per brace costs more.
+    for (let at = start; at < end; at += 1) {
+      if (text.charCodeAt(at) !== OPEN_BRACE || this.#spans.includes(at)) continue;
       const verdict = this.#consider(this.#reader.read(at));
       if (verdict) return verdict;
     }
@@ -79,7 +87,9 @@ class Candidates {
   #consider(id: number): Reading | undefined {
     if (id < 0) return undefined;
     const reader = this.#reader;
-    if (reader.depth(id) <= MAX_DEPTH && brokenRule(reader.members(id)) === undefined) return readEnvelope(reader.build(id));
+    // Most objects in a long reply hold no envelope member at all: rejected without a look.
+    const members = reader.members(id);
+    if (members !== NO_MEMBERS && reader.depth(id) <= MAX_DEPTH && brokenRule(members) === undefined) return readEnvelope(reader.build(id));
     if (this.#firstRejected < 0) this.#firstRejected = id;
     return undefined;
   }
@@ -87,7 +97,7 @@ class Candidates {
   /** The object spanning `from` to the end of the reply, as a candidate. */
   #wholeSpan(from: number): Reading | undefined {
     const text = this.#text;
-    if (text.charCodeAt(from) !== OPEN_BRACE || text.charCodeAt(this.#end - 1) !== CLOSE_BRACE || this.#spans.includes(from)) return undefined;
+    if (text.charCodeAt(from) !== OPEN_BRACE || this.#spans.includes(from)) return undefined;
     const id = this.#reader.read(from);
     if (id < 0 || this.#reader.end(id) !== this.#end) return undefined;
     this.#spans.push(from);
@@ -108,20 +118,13 @@ function rejection(reader: JsonObjectReader, id: number): string {
 
 const OPEN_BRACE = 123;
 const CLOSE_BRACE = 125;
-const LINE_FEED = 10;
-const CARRIAGE_RETURN = 13;
 
 /**
  * Start of the trimmed last non-empty line. `end` is the end of the trimmed reply, so
  * that line is the one holding `end - 1`; lines end at `\r\n`, `\n` or `\r`.
  */
 function lastLineStart(text: string, start: number, end: number): number {
-  let lineStart = end - 1;
-  while (lineStart > start) {
-    const c = text.charCodeAt(lineStart - 1);
-    if (c === LINE_FEED || c === CARRIAGE_RETURN) break;
-    lineStart -= 1;
-  }
+  const lineStart = Math.max(start, text.lastIndexOf('\n', end - 1) + 1, text.lastIndexOf('\r', end - 1) + 1);
   return end - text.slice(lineStart, end).trimStart().length;
 }
 

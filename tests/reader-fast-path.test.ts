@@ -114,6 +114,14 @@ describe('a whole reply read in one check agrees with the full path', () => {
     expect(read(`{"answer": "a", "confidence": 0.9}}`).answer).toBe('a');
   });
 
+  it('a reply too long for the one check is read by the full path to the same verdict', () => {
+    const padding = `"pad": "${'x'.repeat(70_000)}"`;
+    const reading = read(`{${padding}, "answer": "long", "confidence": 0.9, "x": [{"y": 1}]}`);
+    expect(reading.answer).toBe('long');
+    expect(Object.isFrozen((reading.parsed['x'] as unknown as object[])[0])).toBe(true);
+    expect(read(`{${padding}, "answer": "outer", "inner": ${envelope('inner', 0.9)}}`).answer).toBe('inner');
+  });
+
   it('an array or a scalar as the whole reply is no object', () => {
     expect(read(`[${envelope('in array', 0.9)}]`).answer).toBe('in array');
     expect(parseReply('"{}"')).toMatchObject({ ok: false, error: expect.stringMatching(/"answer" is missing/) });
