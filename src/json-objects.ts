@@ -2,29 +2,21 @@
  * Reads standard JSON objects out of arbitrary model text, in time linear in its length.
  *
  * `JSON.parse` cannot read a prefix ("the object that starts here, ignore what follows"),
- * and cannot tell where each nested object started, so this is a small strict decoder.
- * Every object it opens is remembered by start position, decoded or failed, so no text
- * is decoded twice: objects nested in a decoded object come from that decode, objects
- * still open where a decode failed fail too, and only a `{` that sat inside a JSON
- * string is read afresh. It never recurses (deep nesting cannot overflow the stack)
- * and never uses regular expressions on model text.
+ * and cannot tell where each nested object started, so this is a small strict validator.
+ * Every object it opens is remembered by start position, valid or failed, so no text is
+ * read twice: objects nested in a valid object come from that reading, objects still open
+ * where a reading failed fail too, and only a `{` that sat inside a JSON string is read
+ * afresh. Of each object it keeps only the members under a few chosen keys, what a caller
+ * needs to judge it; `build` then leaves the object itself to `JSON.parse`, once its text
+ * is known to be valid, so a reply of a million rejected objects builds none of them. It
+ * never recurses (deep nesting cannot overflow the stack) and never uses regular
+ * expressions on model text.
  */
 
 export type JsonValue = null | boolean | number | string | readonly JsonValue[] | JsonObject;
 export interface JsonObject {
   readonly [key: string]: JsonValue;
 }
-
-/**
- * A decoded object, where it ends, and how deep it nests: `{}` and `{"a": 1}` are 1 deep,
- * `{"a": [2]}` is 2. The depth is reported rather than limited here, so that an object
- * nested inside one that is too deep is still found on its own.
- */
-export type ReadResult =
-  | { readonly ok: true; readonly end: number; readonly value: JsonObject; readonly depth: number }
-  | { readonly ok: false };
-
-const FAILED: ReadResult = { ok: false };
 
 const enum Code {
   Tab = 9,
@@ -36,73 +28,151 @@ const enum Code {
   Comma = 44,
   Minus = 45,
   Dot = 46,
+  Slash = 47,
   Zero = 48,
   Nine = 57,
   Colon = 58,
   UpperA = 65,
+  UpperE = 69,
   UpperF = 70,
   OpenBracket = 91,
   Backslash = 92,
-  CloseBracket = 93,
   LowerA = 97,
-  LowerF = 102,
+  LowerB = 98,
   LowerE = 101,
-  UpperE = 69,
+  LowerF = 102,
+  LowerN = 110,
+  LowerR = 114,
+  LowerT = 116,
+  LowerU = 117,
   OpenBrace = 123,
   CloseBrace = 125,
 }
 
-/** A container being decoded: an object (with the key whose value comes next) or an array. */
-interface Frame {
-  readonly start: number;
-  readonly object: Record<string, JsonValue> | null;
-  readonly items: JsonValue[] | null;
-  key: string;
-  /** Depth of what the container holds so far, itself included. */
-  depth: number;
-}
+/** What a container under a chosen key is kept as: its kind, never its content. */
+const OBJECT_STAND_IN: JsonObject = Object.freeze({});
+const ARRAY_STAND_IN: readonly JsonValue[] = Object.freeze([]);
+/** The chosen members of an object holding none, shared by all such objects. */
+export const NO_MEMBERS: JsonObject = Object.freeze({});
 
-/** Slot marks: 0 is "not read yet", a positive number n is decoded object n - 1. */
+/** Slot marks: 0 is "not read yet", a positive number n is object n - 1. */
 const FAILED_SLOT = -1;
+
+/**
+ * Records are rows of four int32 fields in a typed array grown by doubling: a plain array
+ * costs tens of nanoseconds a push once it is large, more than reading a small object.
+ * An object row holds start, end, depth and its chosen members (index + 1 in
+ * `#memberSets`, or 0); an open container's row holds start, depth so far (itself
+ * included), the chosen key naming the value read next (index + 1, or 0) and its members.
+ */
+const ROW = 4;
+const START = 0;
+const MEMBERS = 3;
+const OBJECT_END = 1;
+const OBJECT_DEPTH = 2;
+const FRAME_DEPTH = 1;
+const FRAME_KEY = 2;
 
 export class JsonObjectReader {
   readonly #text: string;
+  readonly #keys: readonly string[];
   /**
-   * What is known about each position holding a `{`, in one typed array allocated on the
-   * first read: a Map would hit V8's limit of 2^24 entries on a reply of `{}{}{}…`, and
-   * most braces in prose open nothing and cost one slot, not an entry.
+   * What is known about each position holding a `{`, in one typed array: a Map would hit
+   * V8's limit of 2^24 entries on a reply of `{}{}{}…`, and most braces in prose open
+   * nothing and cost one slot, not an entry. Allocated after the first read, which needs
+   * no memo and settles most replies.
    */
   #slots: Int32Array | null = null;
-  readonly #values: JsonObject[] = [];
-  readonly #ends: number[] = [];
-  readonly #depths: number[] = [];
-  readonly #frames: Frame[] = [];
-  /** The last string, literal or number read; saves allocating a tuple per value. */
+  #reads = 0;
+  /**
+   * The valid objects by id, in the order they closed. Both tables start at 64 bytes, the
+   * most V8 keeps inside the heap: a larger typed array costs a microsecond to allocate.
+   */
+  #objects: Int32Array = new Int32Array(ROW * 4);
+  #count = 0;
+  /** The containers still open, innermost last, shared by every read. */
+  #frames: Int32Array = new Int32Array(ROW * 4);
+  #open = 0;
+  readonly #memberSets: Array<Record<string, JsonValue>> = [];
+  /** The last string, literal or number decoded; saves allocating a tuple per value. */
   #scalar: JsonValue = null;
+  /** Whether the last string read held an escape. */
+  #escaped = false;
 
-  constructor(text: string) {
+  /** `keys` name the members kept for `members`; no other value is decoded. */
+  constructor(text: string, keys: readonly string[]) {
     this.#text = text;
+    this.#keys = keys;
   }
 
-  /** The object a standard JSON parser reads from `start` (which holds a `{`). */
-  read(start: number): ReadResult {
-    const slots = (this.#slots ??= new Int32Array(this.#text.length));
-    if (slots[start] === 0) {
-      // One stack for every read: most braces in prose fail at once, and a fresh array each would be garbage.
-      const frames = this.#frames;
-      frames.length = 0;
-      if (!this.#decode(start, frames, slots)) {
-        for (const frame of frames) if (frame.object) slots[frame.start] = FAILED_SLOT;
-      }
+  /**
+   * Reads the object a standard JSON parser reads from `start` (which holds a `{`) and
+   * returns its id, or -1 when no object starts there.
+   */
+  read(start: number): number {
+    // Most braces in text open nothing, and the character after them says so.
+    const next = this.#text.charCodeAt(skipSpace(this.#text, start + 1));
+    if (next !== Code.Quote && next !== Code.CloseBrace) return -1;
+    if (this.#reads++ === 0) {
+      if (this.#decode(start, null)) return this.#count - 1;
+      this.#failOpen(this.#memo());
+      return -1;
     }
-    const slot = slots[start] ?? FAILED_SLOT;
-    if (slot <= 0) return FAILED;
-    return { ok: true, end: this.#ends[slot - 1]!, value: this.#values[slot - 1]!, depth: this.#depths[slot - 1]! };
+    const slots = this.#memo();
+    if (slots[start] === 0 && !this.#decode(start, slots)) this.#failOpen(slots);
+    const slot = slots[start]!;
+    return slot > 0 ? slot - 1 : -1;
   }
 
-  /** Decodes the value at `start`; false when the text there is not standard JSON. */
-  #decode(start: number, frames: Frame[], slots: Int32Array): boolean {
+  /** Where object `id` starts (its `{`). */
+  start(id: number): number {
+    return this.#objects[id * ROW + START]!;
+  }
+
+  /** Where object `id` ends (the index after its `}`). */
+  end(id: number): number {
+    return this.#objects[id * ROW + OBJECT_END]!;
+  }
+
+  /** How deep object `id` nests: `{}` and `{"a": 1}` are 1 deep, `{"a": [2]}` is 2. */
+  depth(id: number): number {
+    return this.#objects[id * ROW + OBJECT_DEPTH]!;
+  }
+
+  /**
+   * Object `id`'s members under the chosen keys, the last of each name winning as in
+   * `JSON.parse`; an object or array among them stands in as an empty one.
+   */
+  members(id: number): JsonObject {
+    const set = this.#objects[id * ROW + MEMBERS]!;
+    return set === 0 ? NO_MEMBERS : this.#memberSets[set - 1]!;
+  }
+
+  /** Object `id` itself, as `JSON.parse` builds it from its text, frozen all through. */
+  build(id: number): JsonObject {
+    return freezeDeep(JSON.parse(this.#text.slice(this.start(id), this.end(id))) as JsonObject);
+  }
+
+  #memo(): Int32Array {
+    if (this.#slots === null) {
+      this.#slots = new Int32Array(this.#text.length);
+      for (let id = 0; id < this.#count; id += 1) this.#slots[this.start(id)] = id + 1;
+    }
+    return this.#slots;
+  }
+
+  /** Marks the objects still open where a read failed: each would have failed there too. */
+  #failOpen(slots: Int32Array): void {
+    for (let row = 0; row < this.#open * ROW; row += ROW) {
+      const start = this.#frames[row + START]!;
+      if (this.#text.charCodeAt(start) === Code.OpenBrace) slots[start] = FAILED_SLOT;
+    }
+  }
+
+  /** Reads the value at `start`; false when the text there is not standard JSON. */
+  #decode(start: number, slots: Int32Array | null): boolean {
     const text = this.#text;
+    this.#open = 0;
     let i = start;
     for (;;) {
       // Read one value at i, opening containers as needed.
@@ -110,155 +180,282 @@ export class JsonObjectReader {
       let depth = 0;
       i = skipSpace(text, i);
       const c = text.charCodeAt(i);
-      if (c === Code.OpenBrace) {
-        const slot = slots[i]!;
+      if (c === Code.OpenBrace || c === Code.OpenBracket) {
+        value = c === Code.OpenBrace ? OBJECT_STAND_IN : ARRAY_STAND_IN;
+        const slot = c === Code.OpenBrace && slots !== null ? slots[i]! : 0;
         if (slot < 0) return false;
         if (slot > 0) {
-          value = this.#values[slot - 1]!;
-          depth = this.#depths[slot - 1]!;
-          i = this.#ends[slot - 1]!;
+          depth = this.depth(slot - 1);
+          i = this.end(slot - 1);
         } else {
-          const frame: Frame = { start: i, object: {}, items: null, key: '', depth: 1 };
-          frames.push(frame);
+          const row = this.#open++ * ROW;
+          let frames = this.#frames;
+          if (row === frames.length) frames = this.#frames = doubled(frames);
+          frames[row + START] = i;
+          frames[row + FRAME_DEPTH] = 1;
+          frames[row + FRAME_KEY] = 0;
+          frames[row + MEMBERS] = 0;
           i = skipSpace(text, i + 1);
-          if (text.charCodeAt(i) !== Code.CloseBrace) {
-            i = this.#readKey(frame, i);
-            if (i < 0) return false;
+          // `}` and `]` each come two code units after their opener.
+          if (text.charCodeAt(i) !== c + 2) {
+            if (c === Code.OpenBrace && (i = this.#readKey(i, row)) < 0) return false;
             continue;
           }
           i += 1;
-          value = this.#close(frame, i, slots);
           depth = 1;
-          frames.pop();
+          this.#close(i, slots);
         }
-      } else if (c === Code.OpenBracket) {
-        const open = i;
-        i = skipSpace(text, i + 1);
-        if (text.charCodeAt(i) !== Code.CloseBracket) {
-          frames.push({ start: open, object: null, items: [], key: '', depth: 1 });
-          continue;
-        }
-        i += 1;
-        value = Object.freeze([]);
-        depth = 1;
       } else {
-        i = c === Code.Quote ? this.#readString(i) : this.#readScalar(i);
+        const kept = this.#open > 0 && this.#frames[(this.#open - 1) * ROW + FRAME_KEY]! > 0;
+        i = c === Code.Quote ? this.#readString(i, kept) : this.#readScalar(i, kept);
         if (i < 0) return false;
         value = this.#scalar;
       }
 
       // Hand the value to the enclosing containers, closing those that end here.
       for (;;) {
-        const frame = frames.at(-1);
-        if (frame === undefined) return true;
-        if (depth >= frame.depth) frame.depth = depth + 1;
+        if (this.#open === 0) return true;
+        const frames = this.#frames;
+        const row = (this.#open - 1) * ROW;
+        if (depth >= frames[row + FRAME_DEPTH]!) frames[row + FRAME_DEPTH] = depth + 1;
+        const key = frames[row + FRAME_KEY]!;
+        if (key > 0) this.#keep(row, this.#keys[key - 1]!, value);
         i = skipSpace(text, i);
         const next = text.charCodeAt(i);
-        if (frame.items) {
-          frame.items.push(value);
-          if (next === Code.Comma) {
-            i += 1;
-            break;
-          }
-          if (next !== Code.CloseBracket) return false;
-          i += 1;
-          value = Object.freeze(frame.items);
-        } else {
-          setOwn(frame.object!, frame.key, value);
-          if (next === Code.Comma) {
-            i = this.#readKey(frame, skipSpace(text, i + 1));
-            if (i < 0) return false;
-            break;
-          }
-          if (next !== Code.CloseBrace) return false;
-          i += 1;
-          value = this.#close(frame, i, slots);
+        const opener = text.charCodeAt(frames[row + START]!);
+        if (next === Code.Comma) {
+          i = opener === Code.OpenBrace ? this.#readKey(skipSpace(text, i + 1), row) : i + 1;
+          if (i < 0) return false;
+          break;
         }
-        depth = frame.depth;
-        frames.pop();
+        if (next !== opener + 2) return false;
+        i += 1;
+        depth = frames[row + FRAME_DEPTH]!;
+        value = opener === Code.OpenBrace ? OBJECT_STAND_IN : ARRAY_STAND_IN;
+        this.#close(i, slots);
       }
     }
   }
 
-  /** Reads `"key" :` at i into the frame; returns where the value starts, or -1. */
-  #readKey(frame: Frame, i: number): number {
-    if (this.#text.charCodeAt(i) !== Code.Quote) return -1;
-    const after = this.#readString(i);
+  /** Sets a chosen member of the object open in frame `row`. */
+  #keep(row: number, key: string, value: JsonValue): void {
+    let set = this.#frames[row + MEMBERS]!;
+    if (set === 0) set = this.#frames[row + MEMBERS] = this.#memberSets.push(Object.create(null) as Record<string, JsonValue>);
+    // No prototype, so that even a chosen key "__proto__" stays a plain member.
+    this.#memberSets[set - 1]![key] = value;
+  }
+
+  /** Reads `"key" :` at i for the object open in frame `row`; returns where the value starts, or -1. */
+  #readKey(i: number, row: number): number {
+    const text = this.#text;
+    if (text.charCodeAt(i) !== Code.Quote) return -1;
+    const after = this.#readString(i, false);
     if (after < 0) return -1;
-    const colon = skipSpace(this.#text, after);
-    if (this.#text.charCodeAt(colon) !== Code.Colon) return -1;
-    frame.key = this.#scalar as string;
+    const colon = skipSpace(text, after);
+    if (text.charCodeAt(colon) !== Code.Colon) return -1;
+    this.#frames[row + FRAME_KEY] = this.#chosenKey(i, after);
     return colon + 1;
   }
 
-  /**
-   * Reads the JSON string whose opening quote is at i into `#scalar`; returns the index
-   * after it, or -1. Failures return -1 rather than throw: a reply can hold hundreds of
-   * thousands of braces that open nothing, and a throw each would dominate the parse.
-   */
-  #readString(i: number): number {
-    const text = this.#text;
-    let out = '';
-    let runStart = i + 1;
-    for (let j = runStart; ; j += 1) {
-      const c = text.charCodeAt(j);
-      if (c === Code.Quote) {
-        this.#scalar = out + text.slice(runStart, j);
-        return j + 1;
-      }
-      if (c < 0x20 || Number.isNaN(c)) return -1;
-      if (c !== Code.Backslash) continue;
-      out += text.slice(runStart, j);
-      const escape = text.charAt(j + 1);
-      if (escape === 'u') {
-        const hex = text.slice(j + 2, j + 6);
-        if (!isHex4(hex)) return -1;
-        out += String.fromCharCode(parseInt(hex, 16));
-        j += 5;
-      } else {
-        const decoded = ESCAPES[escape];
-        if (decoded === undefined) return -1;
-        out += decoded;
-        j += 1;
-      }
-      runStart = j + 1;
+  /** Index + 1 in the chosen keys of the key string from i to `after`, or 0. */
+  #chosenKey(i: number, after: number): number {
+    const keys = this.#keys;
+    if (this.#escaped) {
+      this.#readString(i, true);
+      return keys.indexOf(this.#scalar as string) + 1;
     }
+    for (let k = 0; k < keys.length; k += 1) {
+      const key = keys[k]!;
+      if (key.length === after - i - 2 && this.#text.startsWith(key, i + 1)) return k + 1;
+    }
+    return 0;
   }
 
-  /** Reads `true`, `false`, `null` or a number at i into `#scalar`; returns the index after it, or -1. */
-  #readScalar(i: number): number {
+  /** Checks the JSON string whose opening quote is at i, decoding it into `#scalar` when `kept`; returns the index after it, or -1. */
+  #readString(i: number, kept: boolean): number {
     const text = this.#text;
-    if (text.startsWith('true', i)) return this.#found(true, i + 4);
-    if (text.startsWith('false', i)) return this.#found(false, i + 5);
-    if (text.startsWith('null', i)) return this.#found(null, i + 4);
-    const end = numberEnd(text, i);
-    return end < 0 ? -1 : this.#found(Number(text.slice(i, end)), end);
-  }
-
-  #found(value: JsonValue, end: number): number {
-    this.#scalar = value;
+    const found = stringEnd(text, i);
+    if (found === -1) return -1;
+    const end = Math.abs(found);
+    this.#escaped = found < 0;
+    // Checked above, so JSON.parse cannot throw, and decodes escapes exactly as it would in place.
+    if (kept) this.#scalar = found < 0 ? (JSON.parse(text.slice(i, end)) as string) : text.slice(i + 1, end - 1);
     return end;
   }
 
-  #close(frame: Frame, end: number, slots: Int32Array): JsonObject {
-    const value = Object.freeze(frame.object!);
-    slots[frame.start] = this.#values.push(value);
-    this.#ends.push(end);
-    this.#depths.push(frame.depth);
-    return value;
+  /** Reads `true`, `false`, `null` or a number at i, into `#scalar` when `kept`; returns the index after it, or -1. */
+  #readScalar(i: number, kept: boolean): number {
+    const text = this.#text;
+    const end = scalarEnd(text, i);
+    if (end >= 0 && kept) {
+      const c = text.charCodeAt(i);
+      this.#scalar = c === Code.LowerT ? true : c === Code.LowerF ? false : c === Code.LowerN ? null : Number(text.slice(i, end));
+    }
+    return end;
+  }
+
+  /** Closes the innermost open container, which ends at `end`, remembering it if it is an object. */
+  #close(end: number, slots: Int32Array | null): void {
+    const frame = (this.#open -= 1) * ROW;
+    const start = this.#frames[frame + START]!;
+    if (this.#text.charCodeAt(start) !== Code.OpenBrace) return;
+    const row = this.#count++ * ROW;
+    let objects = this.#objects;
+    if (row === objects.length) objects = this.#objects = doubled(objects);
+    objects[row + START] = start;
+    objects[row + OBJECT_END] = end;
+    objects[row + OBJECT_DEPTH] = this.#frames[frame + FRAME_DEPTH]!;
+    objects[row + MEMBERS] = this.#frames[frame + MEMBERS]!;
+    if (slots !== null) slots[start] = this.#count;
   }
 }
 
+/** A copy of a full table with room for as many rows again; called only when full, so the check stays inline. */
+function doubled(array: Int32Array): Int32Array {
+  const copy = new Int32Array(array.length * 2);
+  copy.set(array);
+  return copy;
+}
+
+/** Containers waiting for `freezeDeep`, shared by every call: a freeze calls no code that could start another. */
+const unfrozen: object[] = [];
+
 /**
- * Like `JSON.parse`, a `"__proto__"` key becomes a plain own property: plain assignment
- * would call the inherited setter and replace the object's prototype.
+ * Freezes a value and everything in it, without recursing, so callbacks cannot change
+ * what was decided on.
  */
-function setOwn(object: Record<string, JsonValue>, key: string, value: JsonValue): void {
-  if (key === '__proto__') {
-    Object.defineProperty(object, key, { value, writable: true, enumerable: true, configurable: true });
-  } else {
-    object[key] = value;
+export function freezeDeep<T extends JsonValue>(value: T): T {
+  if (typeof value === 'object' && value !== null) unfrozen.push(value);
+  while (unfrozen.length > 0) {
+    const item = unfrozen.pop()!;
+    Object.freeze(item);
+    const children: readonly JsonValue[] = Array.isArray(item) ? item : Object.values(item);
+    // One push a child, not push(...children): spreading a million would overflow the stack.
+    for (let k = 0; k < children.length; k += 1) {
+      const child = children[k];
+      if (typeof child === 'object' && child !== null) unfrozen.push(child);
+    }
   }
+  return value;
+}
+
+/** Which container each level of `isObjectText`'s scan is in, reused by every call. */
+let openers = new Uint8Array(64);
+
+/**
+ * Whether `text` from `start` to `end` is exactly one standard JSON object nesting at most
+ * `maxDepth` deep: then `JSON.parse` of that slice cannot throw, nor build a value deeper
+ * than the limit. One pass that allocates nothing, for the common reply that is its own
+ * envelope; a false answer says nothing about the objects inside.
+ */
+export function isObjectText(text: string, start: number, end: number, maxDepth: number): boolean {
+  if (text.charCodeAt(start) !== Code.OpenBrace) return false;
+  let depth = 0;
+  let i = start;
+  for (;;) {
+    i = skipSpace(text, i);
+    const c = text.charCodeAt(i);
+    if (c === Code.OpenBrace || c === Code.OpenBracket) {
+      if (depth === maxDepth) return false;
+      if (depth === openers.length) {
+        const wider = new Uint8Array(depth * 2);
+        wider.set(openers);
+        openers = wider;
+      }
+      openers[depth++] = c;
+      i = skipSpace(text, i + 1);
+      if (text.charCodeAt(i) !== c + 2) {
+        if (c === Code.OpenBrace && (i = keyEnd(text, i)) < 0) return false;
+        continue;
+      }
+      i += 1;
+      depth -= 1;
+    } else {
+      const found = c === Code.Quote ? stringEnd(text, i) : scalarEnd(text, i);
+      if (found === -1) return false;
+      i = Math.abs(found);
+    }
+    for (;;) {
+      if (depth === 0) return i === end;
+      i = skipSpace(text, i);
+      const next = text.charCodeAt(i);
+      const opener = openers[depth - 1]!;
+      if (next === Code.Comma) {
+        i = opener === Code.OpenBrace ? keyEnd(text, skipSpace(text, i + 1)) : i + 1;
+        if (i < 0) return false;
+        break;
+      }
+      if (next !== opener + 2) return false;
+      i += 1;
+      depth -= 1;
+    }
+  }
+}
+
+/** Where the value after `"key" :` at i starts, or -1. */
+function keyEnd(text: string, i: number): number {
+  if (text.charCodeAt(i) !== Code.Quote) return -1;
+  const after = stringEnd(text, i);
+  if (after === -1) return -1;
+  const colon = skipSpace(text, Math.abs(after));
+  return text.charCodeAt(colon) === Code.Colon ? colon + 1 : -1;
+}
+
+/**
+ * End of the JSON string whose opening quote is at i: the index after its closing quote,
+ * negated when the string holds an escape, or -1 when it is not a valid string. Failures
+ * return -1 rather than throw: a reply can hold hundreds of thousands of braces that open
+ * nothing, and a throw each would dominate the parse.
+ */
+function stringEnd(text: string, i: number): number {
+  let escaped = false;
+  for (let j = i + 1; j < text.length; j += 1) {
+    const c = text.charCodeAt(j);
+    // Most characters are letters or above ASCII, and past every character checked below.
+    if (c > Code.Backslash) continue;
+    if (c === Code.Quote) return escaped ? -(j + 1) : j + 1;
+    if (c < 0x20) return -1;
+    if (c === Code.Backslash) {
+      escaped = true;
+      j += 1;
+      const escape = text.charCodeAt(j);
+      if (escape === Code.LowerU) {
+        if (!isHex4(text, j + 1)) return -1;
+        j += 4;
+      } else if (!isSimpleEscape(escape)) {
+        return -1;
+      }
+    }
+  }
+  return -1;
+}
+
+/** End of `true`, `false`, `null` or the number at i, or -1. */
+function scalarEnd(text: string, i: number): number {
+  // One look at the first character: trying each literal in turn costs more than the number.
+  switch (text.charCodeAt(i)) {
+    case Code.LowerT:
+      return text.startsWith('true', i) ? i + 4 : -1;
+    case Code.LowerF:
+      return text.startsWith('false', i) ? i + 5 : -1;
+    case Code.LowerN:
+      return text.startsWith('null', i) ? i + 4 : -1;
+  }
+  return numberEnd(text, i);
+}
+
+/** The characters JSON allows after a backslash, `u` aside: `" \\ / b f n r t`. */
+function isSimpleEscape(c: number): boolean {
+  return (
+    c === Code.Quote ||
+    c === Code.Backslash ||
+    c === Code.Slash ||
+    c === Code.LowerB ||
+    c === Code.LowerF ||
+    c === Code.LowerN ||
+    c === Code.LowerR ||
+    c === Code.LowerT
+  );
 }
 
 function skipSpace(text: string, i: number): number {
@@ -269,20 +466,8 @@ function skipSpace(text: string, i: number): number {
   }
 }
 
-const ESCAPES: Readonly<Record<string, string>> = {
-  '"': '"',
-  '\\': '\\',
-  '/': '/',
-  b: '\b',
-  f: '\f',
-  n: '\n',
-  r: '\r',
-  t: '\t',
-};
-
-function isHex4(hex: string): boolean {
-  if (hex.length !== 4) return false;
-  for (let k = 0; k < 4; k += 1) if (!isHexDigit(hex.charCodeAt(k))) return false;
+function isHex4(text: string, at: number): boolean {
+  for (let k = at; k < at + 4; k += 1) if (!isHexDigit(text.charCodeAt(k))) return false;
   return true;
 }
 

@@ -1,4 +1,4 @@
-import { isDigit, type JsonObject, JsonObjectReader, type JsonValue, type ReadResult } from './json-objects.js';
+import { freezeDeep, isDigit, isObjectText, type JsonObject, JsonObjectReader, type JsonValue, NO_MEMBERS } from './json-objects.js';
 
 /** What one model reply says, once a JSON object in it passed every rule. */
 export interface Reading {
@@ -28,6 +28,9 @@ export const EMPTY_REPLY_ERROR = 'the reply was empty';
  */
 export const MAX_DEPTH = 512;
 
+/** Longest reply, in UTF-16 code units, tried as its own envelope before any other reading. */
+const FAST_PATH_LIMIT = 65_536;
+
 /**
  * Finds the model's JSON object in a reply. Candidates, first acceptable wins: the whole
  * trimmed reply, its last non-empty line, then every object in order of where it starts
@@ -37,99 +40,154 @@ export const MAX_DEPTH = 512;
 export function parseReply(text: string): Reading | Unreadable {
   const start = text.length - text.trimStart().length;
   const end = text.trimEnd().length;
-  if (start >= end) return { ok: false, error: EMPTY_REPLY_ERROR };
-
-  const reader = new JsonObjectReader(text);
-  // The scan meets every position once; only the two whole-span candidates can come round again.
-  const spans: number[] = [];
-  let firstRejection: string | undefined;
-  const consider = (read: ReadResult): Reading | undefined => {
-    if (!read.ok) return undefined;
-    const verdict = read.depth > MAX_DEPTH ? tooDeep(read.depth) : readEnvelope(read.value);
-    if (verdict.ok) return verdict;
-    firstRejection ??= verdict.error;
-    return undefined;
-  };
-  const wholeSpan = (from: number): Reading | undefined => {
-    if (text.charCodeAt(from) !== OPEN_BRACE || text.charCodeAt(end - 1) !== CLOSE_BRACE || spans.includes(from)) return undefined;
-    const read = reader.read(from);
-    if (!read.ok || read.end !== end) return undefined;
-    spans.push(from);
-    return consider(read);
-  };
-
-  const found = wholeSpan(start) ?? wholeSpan(lastLineStart(text, start, end));
-  if (found) return found;
-  for (let at = text.indexOf('{', start); at !== -1 && at < end; at = text.indexOf('{', at + 1)) {
-    if (spans.includes(at)) continue;
-    const verdict = consider(reader.read(at));
-    if (verdict) return verdict;
+  if (start >= end) return reject(EMPTY_REPLY_ERROR);
+  // Most replies are their own envelope: one check, one JSON.parse, nothing else built.
+  // Any other verdict takes the full path, which decides exactly as if this were not here.
+  // A large reply skips it: when its envelope is rejected, building it was wasted.
+  if (end - start <= FAST_PATH_LIMIT && isObjectText(text, start, end, MAX_DEPTH)) {
+    const object = JSON.parse(text.slice(start, end)) as JsonObject;
+    if (brokenRule(object) === undefined) return readEnvelope(freezeDeep(object));
   }
-  return { ok: false, error: firstRejection ?? NO_OBJECT_ERROR };
+  if (text.indexOf('{', start) < 0) return reject(NO_OBJECT_ERROR);
+  return new Candidates(text, end).find(start);
 }
 
-function tooDeep(depth: number): Unreadable {
-  return reject(`the JSON object nests ${depth} levels deep; Booth reads objects at most ${MAX_DEPTH} deep`);
+/** One reply's candidates, judged in turn. Methods rather than closures, which cost an allocation each per reply. */
+class Candidates {
+  readonly #text: string;
+  readonly #end: number;
+  readonly #reader: JsonObjectReader;
+  /** Where the whole-span candidates that were read start: the scan that follows skips them. */
+  readonly #spans: number[] = [];
+  /** Only the first rejection is ever reported, so its message is written once, at the end. */
+  #firstRejected = -1;
+
+  constructor(text: string, end: number) {
+    this.#text = text;
+    this.#end = end;
+    this.#reader = new JsonObjectReader(text, ENVELOPE_KEYS);
+  }
+
+  find(start: number): Reading | Unreadable {
+    const text = this.#text;
+    const end = this.#end;
+    if (text.charCodeAt(end - 1) === CLOSE_BRACE) {
+      const found = this.#wholeSpan(start) ?? this.#wholeSpan(lastLineStart(text, start, end));
+      if (found) return found;
+    }
+    // A loop, not indexOf: a reply can be mostly braces, and a call per brace costs more.
+    for (let at = start; at < end; at += 1) {
+      if (text.charCodeAt(at) !== OPEN_BRACE || this.#spans.includes(at)) continue;
+      const verdict = this.#consider(this.#reader.read(at));
+      if (verdict) return verdict;
+    }
+    return reject(this.#firstRejected < 0 ? NO_OBJECT_ERROR : rejection(this.#reader, this.#firstRejected));
+  }
+
+  #consider(id: number): Reading | undefined {
+    if (id < 0) return undefined;
+    const reader = this.#reader;
+    // Most objects in a long reply hold no envelope member at all: rejected without a look.
+    const members = reader.members(id);
+    if (members !== NO_MEMBERS && reader.depth(id) <= MAX_DEPTH && brokenRule(members) === undefined) return readEnvelope(reader.build(id));
+    if (this.#firstRejected < 0) this.#firstRejected = id;
+    return undefined;
+  }
+
+  /** The object spanning `from` to the end of the reply, as a candidate. */
+  #wholeSpan(from: number): Reading | undefined {
+    const text = this.#text;
+    if (text.charCodeAt(from) !== OPEN_BRACE || this.#spans.includes(from)) return undefined;
+    const id = this.#reader.read(from);
+    if (id < 0 || this.#reader.end(id) !== this.#end) return undefined;
+    this.#spans.push(from);
+    return this.#consider(id);
+  }
+}
+
+/** The only members the rules look at, so the only ones decoded from a candidate before it passes. */
+const ENVELOPE_KEYS = ['answer', 'confidence', 'ambiguous'];
+
+/** Why object `id` of the reader was rejected. */
+function rejection(reader: JsonObjectReader, id: number): string {
+  const depth = reader.depth(id);
+  if (depth > MAX_DEPTH) return `the JSON object nests ${depth} levels deep; Booth reads objects at most ${MAX_DEPTH} deep`;
+  const members = reader.members(id);
+  return brokenRule(members)!(members);
 }
 
 const OPEN_BRACE = 123;
 const CLOSE_BRACE = 125;
-const LINE_FEED = 10;
-const CARRIAGE_RETURN = 13;
 
 /**
  * Start of the trimmed last non-empty line. `end` is the end of the trimmed reply, so
  * that line is the one holding `end - 1`; lines end at `\r\n`, `\n` or `\r`.
  */
 function lastLineStart(text: string, start: number, end: number): number {
-  let lineStart = end - 1;
-  while (lineStart > start) {
-    const c = text.charCodeAt(lineStart - 1);
-    if (c === LINE_FEED || c === CARRIAGE_RETURN) break;
-    lineStart -= 1;
-  }
+  const lineStart = Math.max(start, text.lastIndexOf('\n', end - 1) + 1, text.lastIndexOf('\r', end - 1) + 1);
   return end - text.slice(lineStart, end).trimStart().length;
 }
 
-/** Applies the envelope rules to one decoded object, in the order the spec gives them. */
-function readEnvelope(object: JsonObject): Reading | Unreadable {
+/**
+ * A broken envelope rule, as the function writing its message: the message is written
+ * only for the rejection that is reported, never for each of a million rejected objects.
+ */
+type Broken = (object: JsonObject) => string;
+
+const missing: Broken = (object) =>
+  `${isAbsent(own(object, 'answer')) ? '"answer"' : '"confidence"'} is missing or null; the object needs both "answer" and "confidence"`;
+const answerNotScalar: Broken = (object) =>
+  `"answer" must be a string, number or boolean, not ${Array.isArray(object['answer']) ? 'an array' : 'an object'}`;
+const confidenceBoolean: Broken = () => '"confidence" must be a number, not a boolean';
+const confidenceNotNumber: Broken = () => '"confidence" must be a number from 0 to 1';
+const confidenceOutOfRange: Broken = (object) => {
+  const confidence = confidenceOf(own(object, 'confidence'));
+  return `"confidence" is out of range: ${Number.isFinite(confidence) ? confidence : 'not finite'}, expected 0 to 1`;
+};
+const ambiguousNotBoolean: Broken = () => '"ambiguous" must be true or false';
+const answerEmpty: Broken = () => '"answer" is empty';
+
+/** The first envelope rule the object breaks, in the order the spec gives them. */
+function brokenRule(object: JsonObject): Broken | undefined {
   const answerValue = own(object, 'answer');
   const confidenceValue = own(object, 'confidence');
-  if (answerValue === undefined || answerValue === null || confidenceValue === undefined || confidenceValue === null) {
-    const absent = answerValue === undefined || answerValue === null ? '"answer"' : '"confidence"';
-    return reject(`${absent} is missing or null; the object needs both "answer" and "confidence"`);
-  }
-  if (typeof answerValue === 'object') {
-    return reject(`"answer" must be a string, number or boolean, not ${Array.isArray(answerValue) ? 'an array' : 'an object'}`);
-  }
-  const answer = String(answerValue);
-
-  if (typeof confidenceValue === 'boolean') return reject('"confidence" must be a number, not a boolean');
-  const confidence = typeof confidenceValue === 'number' ? confidenceValue : decimalString(confidenceValue);
-  if (confidence === undefined) return reject('"confidence" must be a number from 0 to 1');
-  if (!Number.isFinite(confidence) || confidence < 0 || confidence > 1) {
-    return reject(`"confidence" is out of range: ${Number.isFinite(confidence) ? confidence : 'not finite'}, expected 0 to 1`);
-  }
-
+  if (isAbsent(answerValue) || isAbsent(confidenceValue)) return missing;
+  if (typeof answerValue === 'object') return answerNotScalar;
+  if (typeof confidenceValue === 'boolean') return confidenceBoolean;
+  const confidence = confidenceOf(confidenceValue);
+  if (confidence === undefined) return confidenceNotNumber;
+  if (!Number.isFinite(confidence) || confidence < 0 || confidence > 1) return confidenceOutOfRange;
   const ambiguous = readAmbiguous(own(object, 'ambiguous'));
-  if (ambiguous === undefined) return reject('"ambiguous" must be true or false');
-  if (!ambiguous && answer.trim() === '') return reject('"answer" is empty');
+  if (ambiguous === undefined) return ambiguousNotBoolean;
+  if (!ambiguous && String(answerValue).trim() === '') return answerEmpty;
+  return undefined;
+}
 
+/** The reading of an object that breaks no rule. */
+function readEnvelope(object: JsonObject): Reading {
   const interpretations = own(object, 'interpretations');
   const chosen = own(object, 'chosen_interpretation');
   return {
     ok: true,
-    answer,
-    confidence,
-    ambiguous,
+    answer: String(own(object, 'answer')),
+    confidence: confidenceOf(own(object, 'confidence'))!,
+    ambiguous: readAmbiguous(own(object, 'ambiguous'))!,
     interpretations: Array.isArray(interpretations) ? interpretations.map(asText) : [],
-    chosenInterpretation: chosen === undefined || chosen === null ? null : asText(chosen),
+    chosenInterpretation: isAbsent(chosen) ? null : asText(chosen),
     parsed: object,
   };
 }
 
 function reject(error: string): Unreadable {
   return { ok: false, error };
+}
+
+function isAbsent(value: JsonValue | undefined): value is null | undefined {
+  return value === undefined || value === null;
+}
+
+function confidenceOf(value: JsonValue | undefined): number | undefined {
+  return typeof value === 'number' ? value : decimalString(value);
 }
 
 function own(object: JsonObject, key: string): JsonValue | undefined {
@@ -153,7 +211,7 @@ function readAmbiguous(value: JsonValue | undefined): boolean | undefined {
  * `^\s*[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?\s*$` with ASCII digits, checked by a
  * single forward scan: `Number()` would accept `""`, `"0x1"` and `"Infinity"`.
  */
-export function decimalString(value: JsonValue): number | undefined {
+export function decimalString(value: JsonValue | undefined): number | undefined {
   if (typeof value !== 'string') return undefined;
   const s = value.trim();
   let i = 0;
