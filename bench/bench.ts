@@ -5,7 +5,8 @@
  *    XState's actor, next to a tight hand-written loop making the same decisions with
  *    JSON.parse, and the same loop over Booth's own reader and prompt builders.
  * 2. Parse time of 10 KB, 1 MB and 10 MB replies (should grow linearly).
- * 3. The worst reply shapes (2 MB each) against JSON.parse of a valid document of that size.
+ * 3. Typical replies, and the worst reply shapes (2 and 10 MB), against JSON.parse
+ *    (bench/reader.ts, which also runs alone).
  * 4. Heap bytes per in-flight acheck() with 10 000 pending.
  *
  * Figures are best-of-rounds on a shared machine: trust the ratios more than the times.
@@ -16,6 +17,7 @@ import { acheck, check } from '../src/index.js';
 import { parseReply } from '../src/parse.js';
 import { firstPrompt, INSTRUCTIONS, type RetryKind, retryPrompt } from '../src/prompts.js';
 import { envelope } from '../tests/helpers.js';
+import { readerRows, typicalRows } from './reader.js';
 
 const SCENARIOS = {
   verified: { replies: [envelope('Paris', 0.9)], maxRetries: 1 },
@@ -239,29 +241,13 @@ for (const { bytes, ms } of parses) console.log(`  ${String(bytes).padStart(10)}
 const [, oneMb, tenMb] = parses;
 if (oneMb && tenMb) console.log(`  10 MB / 1 MB: ${(tenMb.ms / oneMb.ms).toFixed(1)}× (linear is 10×)`);
 
-/**
- * The shapes a hostile reply can take, each 2 MB, against `JSON.parse` of a valid document
- * of the same size, in the same run: the reader's worst case should stay a small multiple.
- */
-function worstShapes() {
-  const size = 2_000_000;
-  const valid = JSON.stringify({ items: Array.from({ length: size / 29 }, (_, i) => ({ id: i, name: 'abcdef' })) });
-  const validMs = bestMicros(3, 3, () => JSON.parse(valid)) / 1e3 / valid.length;
-  const shapes: Record<string, string> = {
-    'empty objects {}{}{}…': '{}'.repeat(size / 2),
-    'deep arrays in an object': `{"a":${'['.repeat(size / 2 - 3)}${']'.repeat(size / 2 - 3)}}`,
-    'many small objects': '{"a":1}'.repeat(Math.floor(size / 7)),
-    'unclosed braces {{{…': '{'.repeat(size),
-    'prose, no braces': 'Paris is the capital. '.repeat(Math.floor(size / 22)),
-  };
-  return Object.entries(shapes).map(([name, text]) => {
-    const ms = bestMicros(3, 1, () => parseReply(text)) / 1e3;
-    return { name, ms, ratio: ms / (validMs * text.length) };
-  });
-}
+console.log('\nTypical replies, µs per call: parseReply against JSON.parse (which throws on almost-JSON)');
+for (const row of typicalRows()) console.log(`  ${row.name.padEnd(28)}${fmt(row.parseReplyUs, 2)}${fmt(row.jsonParseUs, 2)}`);
 
-console.log('\nWorst reply shapes, 2 MB each, against JSON.parse of a valid 2 MB document');
-for (const { name, ms, ratio } of worstShapes()) console.log(`  ${name.padEnd(28)}${fmt(ms, 1)} ms ${fmt(ratio, 1)}× JSON.parse`);
+for (const size of [2_000_000, 10_000_000]) {
+  console.log(`\nWorst reply shapes, ${size / 1e6} MB each, against JSON.parse of a valid document of that size`);
+  for (const { name, ms, ratio } of readerRows(size)) console.log(`  ${name.padEnd(28)}${fmt(ms, 1)} ms ${fmt(ratio, 1)}× JSON.parse`);
+}
 
 const perPending = await heapPerPendingCheck(10_000);
 console.log(`\nHeap per in-flight acheck() with 10 000 pending: ${Math.round(perPending)} bytes`);
