@@ -23,7 +23,7 @@ import {
   timeoutError,
   withVerdict,
 } from '../src/attempt.js';
-import { CHILD, cancelling, raising, remember, schedule, type Timer, update } from './effects.js';
+import { appending, CHILD, cancelling, raising, remember, schedule, type Timer, update } from './effects.js';
 import { backoffDelay, type CallRetryPolicy, type CallTry, isTransient, retryAfterOf } from '../src/call-retries.js';
 import { AMBIGUOUS, DEFAULT_MAX_RETRIES, DEFAULT_THRESHOLD, REPAIRED, UNCERTAIN, VERIFIED } from '../src/constants.js';
 import type { JsonObject } from '../src/json-objects.js';
@@ -233,9 +233,7 @@ const arm = (timer: TimerName) => ({ type: 'arm', params: { timer } }) as const;
  * the compiled stepper (src/stepper.ts) calls them directly.
  */
 export const checkpointEffects = {
-  enter: update((context: CheckpointContext, { state }: { state: CheckpointState }) => ({
-    trace: appended(context.trace, { state, attempt: context.attempt }),
-  })),
+  enter: appending('trace', (context: CheckpointContext, { state }: { state: CheckpointState }): TraceStep => ({ state, attempt: context.attempt })),
   // Timers are delayed events raised only when asked for: a run without them schedules nothing.
   arm: schedule((context: CheckpointContext, { timer }: { timer: TimerName }) => timers[timer](context)),
   endCall: cancelling(CALL_TIMEOUT),
@@ -354,7 +352,7 @@ export const checkpointMachine = setup({
   actors: { callModel: defaultCallModel, validate: defaultValidate },
   guards,
   actions: {
-    enter: assign(({ context }, params: { state: CheckpointState }) => checkpointEffects.enter.run(context, params)),
+    enter: assign(({ context }, params: { state: CheckpointState }) => ({ trace: appended(context.trace, checkpointEffects.enter.run(context, params)) })),
     arm: enqueueActions(({ context, enqueue }, params: { timer: TimerName }) => {
       const timer = checkpointEffects.arm.run(context, params);
       if (timer !== null) enqueue.raise(timer.event, { id: timer.id, delay: timer.delay });

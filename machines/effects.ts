@@ -10,6 +10,11 @@ import type { EventObject } from 'xstate';
 export type Effect<TContext, TEvent extends EventObject> =
   /** `assign`: the fields it returns replace the context's. */
   | { readonly kind: 'update'; readonly run: (context: TContext, params: never) => Partial<TContext> }
+  /**
+   * `assign` of the context's array `field` with `run`'s item at its end. XState copies the
+   * array; the stepper, whose run owns its arrays, pushes onto it.
+   */
+  | { readonly kind: 'append'; readonly field: string; readonly run: (context: TContext, params: never) => unknown }
   /** `raise`: the event is handled before any other event from outside. */
   | { readonly kind: 'raise'; readonly run: (context: TContext, params: never) => TEvent }
   /** A delayed `raise` with an id, or nothing when `run` returns null. */
@@ -27,6 +32,8 @@ export interface Timer<TEvent> {
 
 export const update = <TContext, TParams>(run: (context: TContext, params: TParams) => Partial<TContext>) =>
   ({ kind: 'update', run }) as const;
+export const appending = <TContext, TParams, TItem>(field: keyof TContext & string, run: (context: TContext, params: TParams) => TItem) =>
+  ({ kind: 'append', field, run }) as const;
 export const raising = <TContext, TEvent, TParams>(run: (context: TContext, params: TParams) => TEvent) => ({ kind: 'raise', run }) as const;
 export const schedule = <TContext, TEvent, TParams>(run: (context: TContext, params: TParams) => Timer<TEvent> | null) =>
   ({ kind: 'schedule', run }) as const;

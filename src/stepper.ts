@@ -58,6 +58,8 @@ export interface Program {
   readonly initial: number;
   readonly rootEntry: readonly Step[];
   readonly rootOn: ReadonlyMap<string, readonly Transition[]>;
+  /** The context's arrays that `append` effects push onto: a run must own them. */
+  readonly appended: readonly string[];
 }
 
 type Node = AnyStateMachine['root'];
@@ -141,7 +143,8 @@ export function compile<TContext, TEvent extends EventObject>(
   const initial = states.findIndex((state) => state.name === root.config.initial);
   if (initial < 0) refuse('the root', 'has no initial state among its children');
   if (root.exit.length > 0) refuse('the root', 'has exit actions');
-  return { id: machine.id, states, initial, rootEntry: root.entry.map((a) => step('the root entry', a)), rootOn: events(root, 'the root') };
+  const appended = [...new Set(Object.values(effects).flatMap((effect) => (effect.kind === 'append' ? [effect.field] : [])))];
+  return { id: machine.id, states, initial, rootEntry: root.entry.map((a) => step('the root entry', a)), rootOn: events(root, 'the root'), appended };
 }
 
 export type StepperStatus = 'active' | 'done' | 'error';
@@ -178,7 +181,7 @@ export class Stepper<TContext extends object, TEvent extends EventObject, TOutpu
   constructor(program: Program, outputOf: (context: TContext) => TOutput, context: TContext, resumed?: Resumable<TContext>) {
     this.#program = program;
     this.#outputOf = outputOf;
-    this.context = resumed ? { ...resumed.context } : context;
+    this.context = resumed ? ownArrays(program, resumed.context) : context;
     const state = resumed ? program.states.find((s) => s.name === resumed.value) : program.states[program.initial];
     if (!state) throw new TypeError(`Cannot resume machine "${program.id}" in state ${JSON.stringify(resumed?.value)}: it has no such state.`);
     this.#state = state;
@@ -276,6 +279,9 @@ export class Stepper<TContext extends object, TEvent extends EventObject, TOutpu
         case 'update':
           Object.assign(this.context, effect.run(this.context, params as never));
           break;
+        case 'append':
+          (this.context[effect.field as keyof TContext] as unknown[]).push(effect.run(this.context, params as never));
+          break;
         case 'raise':
           this.#raised.push(effect.run(this.context, params as never) as TEvent);
           break;
@@ -331,3 +337,10 @@ export class Stepper<TContext extends object, TEvent extends EventObject, TOutpu
 }
 
 const INIT: EventObject = { type: 'xstate.init' };
+
+/** A resumed context with its own copy of every array the run appends to: the snapshot it came from stays as saved. */
+function ownArrays<TContext extends object>(program: Program, context: TContext): TContext {
+  const own = { ...context } as Record<string, unknown>;
+  for (const field of program.appended) own[field] = [...(own[field] as unknown[])];
+  return own as TContext;
+}

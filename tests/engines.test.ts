@@ -172,6 +172,25 @@ describe('the stepper and the XState actor, side by side', () => {
   });
 });
 
+describe("the stepper's context, updated in place", () => {
+  const input = readMachineInput({ prompt: 'Capital of France?', maxRetries: 2, effects: 'events' });
+
+  it('never changes a snapshot it saved, nor one it resumed from', () => {
+    const first = createEngine('stepper', input);
+    first.send(replied('prose'));
+    const saved = first.persisted();
+    const asSaved = JSON.stringify(saved);
+    first.send(replied('more prose'));
+    expect(JSON.stringify(saved)).toBe(asSaved);
+
+    const resumed = createEngine('stepper', input, saved);
+    resumed.send({ type: 'booth.resumed' });
+    resumed.send(replied(envelope('Paris', 0.9)));
+    expect(resumed.view().status).toBe('done');
+    expect(JSON.stringify(saved)).toBe(asSaved);
+  });
+});
+
 describe('check() and acheck() on either engine', () => {
   /** The replies and verdicts of every path that ends, as a script both engines replay. */
   function endingScripts(maxRetries: number, validator: boolean) {
