@@ -7,7 +7,10 @@
  *
  * Equivalent mutants (no test can tell them apart from the original), disabled in the source
  * with `// Stryker disable next-line <mutator>: <reason>`:
- *   (none yet)
+ *   machines/checkpoint.ts:
+ *     CALL_TIMEOUT, BACKOFF, 'deadline' StringLiteral — timer ids are names: any distinct three behave alike
+ *     setup({ types }) ObjectLiteral — types exist for TypeScript alone
+ *     awaitingVerdict: false BooleanLiteral — read only in validationGate, which sets it on entry
  */
 
 /** @type {import('@stryker-mutator/api/core').PartialStrykerOptions} */

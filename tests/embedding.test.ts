@@ -90,6 +90,54 @@ describe('embedding the checkpoint machine in a workflow', () => {
     expect(output.attempts[0]?.validationError).toBe('the validator returned false');
   });
 
+  it('a throwing validator actor fails the answer, recorded with what it threw, and the model reconsiders', async () => {
+    const booth = checkpointMachine.provide({
+      actors: {
+        callModel: modelActor(async (_prompt, { attempt }) => envelope(attempt === 0 ? 'Lyon' : 'Paris', 0.9)),
+        validate: validatorActor(async (answer) => {
+          if (answer === 'Lyon') throw new Error('no such capital');
+          return true;
+        }),
+      },
+    });
+    const output = await toPromise(createActor(booth, { input: { prompt: 'Capital of France?', validator: true } }).start());
+    expect(output.status).toBe('REPAIRED');
+    expect(output.attempts.map((a) => a.validationError)).toEqual(['Validator threw Error: no such capital', null]);
+    expect(output.prompts.map((p) => p.kind)).toEqual(['first', 'validation']);
+  });
+
+  it('the model actor is told which attempt it answers', async () => {
+    const attempts: number[] = [];
+    const booth = checkpointMachine.provide({
+      actors: {
+        callModel: modelActor(async (_prompt, { attempt }) => {
+          attempts.push(attempt);
+          return envelope('Paris', attempt === 0 ? 0.2 : 0.9);
+        }),
+      },
+    });
+    const output = await toPromise(createActor(booth, { input: { prompt: 'Capital of France?' } }).start());
+    expect(output.status).toBe('REPAIRED');
+    expect(attempts).toEqual([0, 1]);
+  });
+
+  it('leaving validationGate stops a validator actor still at work', async () => {
+    let aborted = false;
+    const booth = checkpointMachine.provide({
+      actors: {
+        callModel: modelActor(async () => envelope('Paris', 0.9)),
+        validate: fromPromise<unknown, { answer: string }>(
+          ({ signal }) => new Promise(() => signal.addEventListener('abort', () => void (aborted = true))),
+        ),
+      },
+    });
+    const actor = createActor(booth, { input: { prompt: 'Capital of France?', validator: true } }).start();
+    await vi.waitFor(() => expect(actor.getSnapshot().value).toBe('validationGate'));
+    actor.send({ type: 'validator.returned', value: true });
+    expect(actor.getSnapshot().output?.status).toBe('VERIFIED');
+    expect(aborted).toBe(true);
+  });
+
   it('fromPromise works as the model actor too', async () => {
     const booth = checkpointMachine.provide({
       actors: { callModel: fromPromise(async ({ input }) => envelope(`echo: ${input.prompt.split('\n')[0]}`, 0.9)) },

@@ -1,4 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { createActor } from 'xstate';
+import { checkpointMachine } from '../machines/checkpoint.js';
 import { acheck, check, type CheckOptions } from '../src/index.js';
 import { envelope } from './helpers.js';
 
@@ -90,6 +92,15 @@ describe('timers', () => {
 });
 
 describe('deadlineMs', () => {
+  it('a reply judged at the very millisecond of the deadline starts no new attempt', () => {
+    const actor = createActor(checkpointMachine, { input: { prompt: 'q', effects: 'events', deadlineMs: 2_000, maxRetries: 5 } }).start();
+    // The clock reaches the deadline; its timer has not run yet when the reply is judged.
+    vi.setSystemTime(Date.now() + 2_000);
+    actor.send({ type: 'model.replied', reply: envelope('Paris', 0.2) });
+    expect(actor.getSnapshot().output?.status).toBe('UNCERTAIN');
+    actor.stop();
+  });
+
   it('when it passes during a call, no new attempt starts and the result is UNCERTAIN', async () => {
     const slow = hanging();
     const callFn = vi.fn(slow.call);
