@@ -6,6 +6,7 @@ import {
   type CheckpointOutput,
   checkpointMachine,
   modelActor,
+  type ValidationRequest,
   validatorActor,
 } from '../machines/index.js';
 import { envelope } from './helpers.js';
@@ -126,7 +127,7 @@ describe('embedding the checkpoint machine in a workflow', () => {
     const booth = checkpointMachine.provide({
       actors: {
         callModel: modelActor(async () => envelope('Paris', 0.9)),
-        validate: fromPromise<unknown, { answer: string }>(
+        validate: fromPromise<unknown, ValidationRequest>(
           ({ signal }) => new Promise(() => signal.addEventListener('abort', () => void (aborted = true))),
         ),
       },
