@@ -257,6 +257,11 @@ describe('acheck-only options', () => {
       const error = await rejection({ [name]: 2 ** 31 - 1 });
       expect(error).toBeInstanceOf(RangeError);
       expect(error?.message).toBe(`Expected \`${name}\` to be more than 0 and at most 2147483646 ms, got 2147483647.`);
+      for (const text of ['5s', '5']) {
+        const notANumber = await rejection({ [name]: text });
+        expect(notANumber).toBeInstanceOf(TypeError);
+        expect(notANumber?.message).toBe(`Expected \`${name}\` to be a number of milliseconds, got "${text}".`);
+      }
     }
   });
 
