@@ -11,6 +11,16 @@
  *     CALL_TIMEOUT, BACKOFF, 'deadline' StringLiteral — timer ids are names: any distinct three behave alike
  *     setup({ types }) ObjectLiteral — types exist for TypeScript alone
  *     awaitingVerdict: false BooleanLiteral — read only in validationGate, which sets it on entry
+ *   src/options.ts:229 MethodExpression — toUpperCase instead of toLowerCase folds both names alike, same distances
+ *   machines/evidence.ts:71 ObjectLiteral — `types` is read by TypeScript only, not at run time
+ *   machines/evidence.ts:84,86 OptionalChaining — isVerdict/isScore run only in scoreGate, where the score is set
+ *   machines/evidence.ts:89,95 OptionalChaining, ConditionalExpression — agrees/meetsThreshold run only after
+ *     isVerdict/isScore hold, so the kind test is always true there
+ *   machines/evidence.ts:92,98 BooleanLiteral — the `: false` fallbacks of those two guards are unreachable
+ *   machines/evidence.ts:111 OptionalChaining — block runs from scoreGate, where the score is set
+ *   machines/evidence.ts:176 OptionalChaining, ConditionalExpression — only an invalid score reaches that transition
+ *
+ * A quicker run for three of these files: stryker.focus.config.mjs.
  */
 
 /** @type {import('@stryker-mutator/api/core').PartialStrykerOptions} */

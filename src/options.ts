@@ -96,7 +96,7 @@ export function readCheckArguments(entry: Entry, callFn: unknown, prompt: unknow
   if (entry === 'check' && isAsyncFunction(callFn)) {
     throw new TypeError('check() is synchronous, but `callFn` is an async function; use acheck() for async model calls.');
   }
-  const given = readShape(entry, options, entry === 'check' ? CHECK_KEYS : ACHECK_KEYS);
+  const given = readShape(options, entry === 'check' ? CHECK_KEYS : ACHECK_KEYS, '`options`', entry);
   const threshold = unitInterval('threshold', given['threshold'], DEFAULT_THRESHOLD);
   const maxRetries = retries(given['maxRetries']);
   const onAttempt = optionalFunction('onAttempt', given['onAttempt']);
@@ -151,7 +151,7 @@ export function readMachineInput(input: unknown): MachineInput {
       `Expected the checkpoint machine's \`input\` to be a plain object such as { prompt: 'Which year…?' }, got ${describeValue(input)}.`,
     );
   }
-  const given = readShape('checkpointMachine', input, MACHINE_KEYS, 'the checkpoint machine\'s `input`');
+  const given = readShape(input, MACHINE_KEYS, 'the checkpoint machine\'s `input`');
   const prompt = readPrompt(given['prompt']);
   const threshold = unitInterval('threshold', given['threshold'], DEFAULT_THRESHOLD);
   const maxRetries = retries(given['maxRetries']);
@@ -184,32 +184,33 @@ function timers(given: Record<string, unknown>) {
 
 /** Checks the options of `checkWithEvidence()`: shape first, then the threshold. */
 export function readEvidenceOptions(options: unknown): { readonly evidenceThreshold: number } {
-  const given = readShape('checkWithEvidence', options, EVIDENCE_KEYS);
+  const given = readShape(options, EVIDENCE_KEYS, '`options`', 'checkWithEvidence');
   return {
     evidenceThreshold: unitInterval('evidenceThreshold', given['evidenceThreshold'], DEFAULT_EVIDENCE_THRESHOLD),
   };
 }
 
 /**
- * The options object as a map of the keys it sets. Unknown keys fail whatever their value,
- * since a misspelt option silently ignored is a bug the caller cannot see.
+ * The options object as a map of its keys, each read once; a key set to undefined reads
+ * as absent. Unknown keys fail whatever their value, since a misspelt option silently
+ * ignored is a bug the caller cannot see. `entry` names the function whose options these
+ * are; without it, unknown keys are reported against `label`.
  */
-function readShape(entry: string, options: unknown, known: readonly string[], label = '`options`'): Record<string, unknown> {
+function readShape(options: unknown, known: readonly string[], label: string, entry?: string): Record<string, unknown> {
   if (options === undefined || options === null) return {};
   if (!isPlainObject(options)) {
     throw new TypeError(`Expected ${label} to be a plain object, got ${describeValue(options)}.`);
   }
   const given: Record<string, unknown> = Object.create(null);
   for (const key of Object.keys(options)) {
-    if (!known.includes(key)) throw new TypeError(unknownOptionMessage(entry, key, known, label));
-    const value = (options as Record<string, unknown>)[key];
-    if (value !== undefined) given[key] = value;
+    if (!known.includes(key)) throw new TypeError(unknownOptionMessage(key, known, label, entry));
+    given[key] = (options as Record<string, unknown>)[key];
   }
   return given;
 }
 
-function unknownOptionMessage(entry: string, key: string, known: readonly string[], label: string): string {
-  const where = label === '`options`' ? `${entry}()` : label;
+function unknownOptionMessage(key: string, known: readonly string[], label: string, entry: string | undefined): string {
+  const where = entry === undefined ? label : `${entry}()`;
   if (entry === 'check' && (ASYNC_ONLY_KEYS as readonly string[]).includes(key)) {
     return `Unknown option \`${key}\` for check(): a synchronous check cannot wait, time out or be resumed; use acheck(), which accepts \`${key}\`.`;
   }
@@ -224,6 +225,7 @@ function unknownOptionMessage(entry: string, key: string, known: readonly string
  * name for long names (`thresh` → `threshold`, `maxRetry` → `maxRetries`).
  */
 function closest(key: string, known: readonly string[]): string | undefined {
+  // Stryker disable next-line MethodExpression: folding both names to upper case instead gives the same distances
   const fold = (name: string) => name.replace(/[_-]/g, '').toLowerCase();
   let best: string | undefined;
   let bestDistance = Number.POSITIVE_INFINITY;
@@ -273,7 +275,7 @@ export const MAX_RETRIES_LIMIT = 100;
 
 function retries(value: unknown): number {
   if (value === undefined) return DEFAULT_MAX_RETRIES;
-  if (typeof value !== 'number' || !Number.isInteger(value)) {
+  if (!isWholeNumber(value)) {
     throw new TypeError(`Expected \`maxRetries\` to be a whole number such as 0, 1 or 2, got ${describeValue(value)}.`);
   }
   if (value < 0) throw new RangeError(`Expected \`maxRetries\` to be 0 or more, got ${describeValue(value)}.`);
@@ -283,6 +285,10 @@ function retries(value: unknown): number {
     );
   }
   return value;
+}
+
+function isWholeNumber(value: unknown): value is number {
+  return Number.isInteger(value);
 }
 
 function optionalFunction(name: string, value: unknown): ((...args: unknown[]) => unknown) | null {
@@ -297,7 +303,7 @@ function inspector(value: unknown): Inspector | null {
   if (value === undefined || value === null) return null;
   if (typeof value === 'function') return value as Inspector;
   const observer = value as Partial<Record<'next' | 'error' | 'complete', unknown>>;
-  if (typeof value === 'object' && ['next', 'error', 'complete'].some((key) => typeof observer[key as 'next'] === 'function')) {
+  if (['next', 'error', 'complete'].some((key) => typeof observer[key as 'next'] === 'function')) {
     return value as Inspector;
   }
   throw new TypeError(
@@ -323,16 +329,16 @@ const RETRY_KEYS = ['retries', 'minDelayMs', 'maxDelayMs', 'factor'] as const;
 
 function callRetryPolicy(value: unknown): CallRetryPolicy | null {
   if (value === undefined || value === null) return null;
-  const given = readShape('callRetries', value, RETRY_KEYS, '`callRetries`');
+  const given = readShape(value, RETRY_KEYS, '`callRetries`');
   const retries = given['retries'];
-  if (typeof retries !== 'number' || !Number.isInteger(retries) || retries < 0) {
+  if (!isWholeNumber(retries) || retries < 0) {
     throw new TypeError(`Expected \`callRetries.retries\` to be a whole number, 0 or more, got ${describeValue(retries)}.`);
   }
   const policy: { -readonly [K in keyof CallRetryPolicy]: CallRetryPolicy[K] } = { retries };
   for (const name of ['minDelayMs', 'maxDelayMs', 'factor'] as const) {
     const setting = given[name];
     if (setting === undefined) continue;
-    if (typeof setting !== 'number' || !Number.isFinite(setting) || setting < (name === 'factor' ? 1 : 0)) {
+    if (!isFiniteNumber(setting) || setting < (name === 'factor' ? 1 : 0)) {
       throw new TypeError(
         `Expected \`callRetries.${name}\` to be a number ${name === 'factor' ? 'of at least 1' : 'of ms, 0 or more'}, got ${describeValue(setting)}.`,
       );
@@ -340,6 +346,10 @@ function callRetryPolicy(value: unknown): CallRetryPolicy | null {
     policy[name] = setting;
   }
   return policy;
+}
+
+function isFiniteNumber(value: unknown): value is number {
+  return Number.isFinite(value);
 }
 
 function checkpointOption(store: unknown, key: unknown): CheckSettings['checkpoint'] {

@@ -49,27 +49,31 @@ export function retryPrompt(prompt: string, kind: RetryKind, previous: PreviousA
 }
 
 function retryParagraph(kind: Exclude<RetryKind, 'repeat'>, previous: PreviousAttempt): string {
-  const answer = JSON.stringify(previous.answer ?? '');
+  // A parse retry follows an attempt with an error; the other two follow one with an answer.
   switch (kind) {
     case 'parse':
       return (
-        `Your previous response ${PARSE_RETRY_MARKER}: ${previous.error ?? 'no JSON object was found'}. ` +
+        `Your previous response ${PARSE_RETRY_MARKER}: ${previous.error}. ` +
         'Reply with the single JSON object described below and nothing else: no code fences, no commentary.'
       );
     case 'validation':
       return (
-        `Your previous answer was ${answer}. It ${VALIDATION_RETRY_MARKER}: ` +
+        `Your previous answer was ${JSON.stringify(previous.answer)}. It ${VALIDATION_RETRY_MARKER}: ` +
         `${previous.validationError || GENERIC_VALIDATION_MESSAGE}. Give a corrected answer.`
       );
     case 'confidence':
       return (
-        `Your previous answer was ${answer}, with confidence ${plainDecimal(previous.confidence ?? 0)}. ` +
+        `Your previous answer was ${JSON.stringify(previous.answer)}, with confidence ${plainDecimal(previous.confidence ?? 0)}. ` +
         `${CONFIDENCE_RETRY_MARKER}: if it is right, restate it; if it is not, correct it.`
       );
   }
 }
 
-/** A number in plain decimal notation: `1e-7` is written `0.0000001`. */
+/**
+ * A number in plain decimal notation: `1e-7` is written `0.0000001`. String() uses an
+ * exponent only below 1e-6 and from 1e21 on, with one digit before the point, so the
+ * digits go wholly after the point or wholly before it.
+ */
 export function plainDecimal(value: number): string {
   const text = String(value);
   const e = text.indexOf('e');
@@ -77,9 +81,6 @@ export function plainDecimal(value: number): string {
   const exponent = Number(text.slice(e + 1));
   const sign = text.startsWith('-') ? '-' : '';
   const digits = text.slice(sign.length, e).replace('.', '');
-  const point = text.slice(sign.length, e).indexOf('.');
-  const integerDigits = (point === -1 ? e - sign.length : point) + exponent;
-  if (integerDigits <= 0) return `${sign}0.${'0'.repeat(-integerDigits)}${digits}`;
-  if (integerDigits >= digits.length) return `${sign}${digits}${'0'.repeat(integerDigits - digits.length)}`;
-  return `${sign}${digits.slice(0, integerDigits)}.${digits.slice(integerDigits)}`;
+  if (text.includes('e-')) return `${sign}0.${'0'.repeat(-exponent - 1)}${digits}`;
+  return `${sign}${digits}${'0'.repeat(exponent + 1 - digits.length)}`;
 }

@@ -173,6 +173,21 @@ describe('§2 arguments are checked before any model call, in order', () => {
     }
   });
 
+  it('only a string callFn with a function prompt looks swapped; any other bad pair names `prompt` first', async () => {
+    const [syncError, asyncError] = await bothErrors(42, model);
+    for (const error of [syncError, asyncError]) {
+      expect((error as Error).message).toBe('Expected `prompt` to be a string, got a function.');
+    }
+  });
+
+  it('the callFn error says what each entry point wants it to return', async () => {
+    const [syncError, asyncError] = await bothErrors(42, 'q');
+    expect((syncError as Error).message).toBe('Expected `callFn` to be a function (prompt, info) => string, got 42.');
+    expect((asyncError as Error).message).toBe(
+      'Expected `callFn` to be a function (prompt, info) => string or Promise<string>, got 42.',
+    );
+  });
+
   it('maxRetries is capped at 100 with a RangeError that says why', async () => {
     const [syncError, asyncError] = await bothErrors(model, 'q', { maxRetries: 1e9 });
     expect(syncError).toBeInstanceOf(RangeError);

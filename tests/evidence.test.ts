@@ -123,9 +123,14 @@ describe('§9 arguments', () => {
     for (const evidenceThreshold of [Number.NaN, 1.5, -1]) {
       expect(() => loose('a', ['e'], () => true, { evidenceThreshold })).toThrow(RangeError);
     }
+    expect(() => loose('a', ['e'], () => true, { evidenceThreshold: 2 })).toThrow('Expected `evidenceThreshold` to be from 0 to 1, got 2.');
   });
 
   it('§2.6 options shape is checked first of all, unknown keys named', () => {
+    expect(() => loose('a', ['e'], () => true, { evidence_threshold: 0.5 })).toThrow(
+      'Unknown option `evidence_threshold` for checkWithEvidence(); did you mean `evidenceThreshold`?',
+    );
+
     expect(() => loose(42, 'bad', null, [])).toThrow(/`options`/);
     expect(() => loose('a', ['e'], () => true, { evidence_threshold: 0.5 })).toThrow(/did you mean `evidenceThreshold`/);
   });

@@ -52,4 +52,11 @@ describe('live inspection', () => {
       expect(() => check(() => envelope('a', 0.9), 'q', { inspect } as unknown as CheckOptions)).toThrow(/`inspect`/);
     }
   });
+
+  it('an observer with only error or complete is accepted, and null means no inspection', () => {
+    const model = () => envelope('a', 0.9);
+    expect(check(model, 'q', { inspect: { error: () => {} } }).status).toBe('VERIFIED');
+    expect(check(model, 'q', { inspect: { complete: () => {} } }).status).toBe('VERIFIED');
+    expect(check(model, 'q', { inspect: null }).status).toBe('VERIFIED');
+  });
 });

@@ -47,6 +47,22 @@ describe('the checkpoint machine checks its input when it starts', () => {
 
   it('no input at all says what the input must be', () => {
     expect((startError(undefined) as Error).message).toMatch(/checkpoint machine's `input` to be a plain object .* got undefined/);
+    expect((startError(null) as Error).message).toMatch(/checkpoint machine's `input` to be a plain object .* got null/);
+  });
+
+  it('a model or validator that is not a function is a TypeError naming it', () => {
+    expect((startError({ prompt: 'q', model: 'gpt' }) as Error).message).toBe(
+      'Expected `model` to be a function, null or undefined, got "gpt".',
+    );
+    expect((startError({ prompt: 'q', model, validator: 'strict' }) as Error).message).toBe(
+      'Expected `validator` to be a function, null or undefined, got "strict".',
+    );
+  });
+
+  it('an acheck()-only option is unknown to the machine, without pointing to acheck()', () => {
+    expect((startError({ prompt: 'q', model, key: 'run-1' }) as Error).message).toBe(
+      "Unknown option `key` for the checkpoint machine's `input`; the options are `prompt`, `threshold`, `maxRetries`, `effects`, `model`, `validator`, `timeoutMs`, `deadlineMs`, `callRetries`.",
+    );
   });
 
   it('an unknown effects mode names the two there are', () => {

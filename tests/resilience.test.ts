@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createActor } from 'xstate';
 import { checkpointMachine } from '../machines/checkpoint.js';
-import { acheck, check, type CheckOptions } from '../src/index.js';
+import { acheck, check, type CheckOptions, memoryStore } from '../src/index.js';
 import { envelope } from './helpers.js';
 
 /** A call that never answers on its own, and records the signal it was given. */
@@ -252,5 +252,80 @@ describe('acheck-only options', () => {
     await expect(acheck(() => '', 'q', { callRetries: { retries: 1, factor: 0.5 } })).rejects.toThrow(/`callRetries.factor`/);
     await expect(acheck(() => '', 'q', { callRetries: { retries: 1, jitter: true } as never })).rejects.toThrow(/`jitter`/);
     await expect(acheck(() => '', 'q', { key: 'run-1' })).rejects.toThrow(/`checkpoint`/);
+  });
+
+  const answer = () => envelope('a', 0.9);
+  const rejection = (options: Record<string, unknown>) =>
+    acheck(answer, 'q', options as never).then(
+      () => undefined,
+      (error: Error) => error,
+    );
+
+  it('a timer may be up to 2 ** 31 - 2 ms, the longest Node can wait; null means none', async () => {
+    for (const name of ['timeoutMs', 'deadlineMs']) {
+      await expect(acheck(answer, 'q', { [name]: 2 ** 31 - 2 })).resolves.toHaveProperty('status', 'VERIFIED');
+      await expect(acheck(answer, 'q', { [name]: null })).resolves.toHaveProperty('status', 'VERIFIED');
+      const error = await rejection({ [name]: 2 ** 31 - 1 });
+      expect(error).toBeInstanceOf(RangeError);
+      expect(error?.message).toBe(`Expected \`${name}\` to be more than 0 and at most 2147483646 ms, got 2147483647.`);
+      for (const text of ['5s', '5']) {
+        const notANumber = await rejection({ [name]: text });
+        expect(notANumber).toBeInstanceOf(TypeError);
+        expect(notANumber?.message).toBe(`Expected \`${name}\` to be a number of milliseconds, got "${text}".`);
+      }
+    }
+  });
+
+  it('callRetries: retries 0 and delays of 0 and a factor of 1 are allowed', async () => {
+    const callRetries = { retries: 0, minDelayMs: 0, maxDelayMs: 0, factor: 1 };
+    await expect(acheck(answer, 'q', { callRetries })).resolves.toHaveProperty('status', 'VERIFIED');
+  });
+
+  it('callRetries: a bad value is a TypeError saying what each setting must be', async () => {
+    expect((await rejection({ callRetries: { retries: -1 } }))?.message).toBe(
+      'Expected `callRetries.retries` to be a whole number, 0 or more, got -1.',
+    );
+    expect((await rejection({ callRetries: { retries: '2' } }))?.message).toMatch(/`callRetries.retries` .*got "2"/);
+    expect((await rejection({ callRetries: { retries: 1, minDelayMs: -1 } }))?.message).toBe(
+      'Expected `callRetries.minDelayMs` to be a number of ms, 0 or more, got -1.',
+    );
+    expect((await rejection({ callRetries: { retries: 1, factor: 0.5 } }))?.message).toBe(
+      'Expected `callRetries.factor` to be a number of at least 1, got 0.5.',
+    );
+    for (const maxDelayMs of ['5', Number.NaN, Number.POSITIVE_INFINITY]) {
+      expect(await rejection({ callRetries: { retries: 1, maxDelayMs } })).toBeInstanceOf(TypeError);
+    }
+  });
+
+  it('callRetries: an unknown setting is named, with the nearest one suggested', async () => {
+    expect((await rejection({ callRetries: { retries: 1, minDelay: 5 } }))?.message).toBe(
+      'Unknown option `minDelay` for `callRetries`; did you mean `minDelayMs`?',
+    );
+    expect((await rejection({ callRetries: { retries: 1, delayMs: 5 } }))?.message).toMatch(
+      /did you mean `minDelayMs`\?/,
+    );
+    expect((await rejection({ callRetries: 3 }))?.message).toBe('Expected `callRetries` to be a plain object, got 3.');
+  });
+
+  it('checkpoint and key: both null is no checkpoint; either without the other is a TypeError', async () => {
+    await expect(acheck(answer, 'q', { checkpoint: null, key: null })).resolves.toHaveProperty('status', 'VERIFIED');
+    const storeMessage = /^Expected `checkpoint` to be a store with load\(key\), save\(key, checkpoint\) and delete\(key\)/;
+    expect((await rejection({ checkpoint: null, key: 'run-1' }))?.message).toMatch(storeMessage);
+    expect((await rejection({ checkpoint: memoryStore() }))?.message).toBe(
+      'Expected `key` to be a non-empty string naming the run in `checkpoint`, got undefined.',
+    );
+  });
+
+  it('checkpoint: a store lacking any of load, save and delete is refused; key must be a non-empty string', async () => {
+    const store = memoryStore();
+    const storeMessage = /^Expected `checkpoint` to be a store/;
+    expect((await rejection({ checkpoint: {}, key: 'k' }))?.message).toMatch(storeMessage);
+    expect((await rejection({ checkpoint: { load: store.load, save: store.save }, key: 'k' }))?.message).toMatch(storeMessage);
+    expect((await rejection({ checkpoint: 'store', key: 'k' }))?.message).toMatch(storeMessage);
+    for (const key of ['', 7]) {
+      const error = await rejection({ checkpoint: store, key });
+      expect(error).toBeInstanceOf(TypeError);
+      expect(error?.message).toMatch(/^Expected `key` to be a non-empty string/);
+    }
   });
 });
