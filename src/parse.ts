@@ -57,8 +57,6 @@ class Candidates {
   readonly #text: string;
   readonly #end: number;
   readonly #reader: JsonObjectReader;
-  /** Where the whole-span candidates that were read start: the scan that follows skips them. */
-  readonly #spans: number[] = [];
   /** Only the first rejection is ever reported, so its message is written once, at the end. */
   #firstRejected = -1;
 
@@ -77,7 +75,8 @@ class Candidates {
     }
     // A loop, not indexOf: a reply can be mostly braces, and a call per brace costs more.
     for (let at = start; at < end; at += 1) {
-      if (text.charCodeAt(at) !== OPEN_BRACE || this.#spans.includes(at)) continue;
+      // A whole-span candidate met again is read from the memo and rejected again, as before.
+      if (text.charCodeAt(at) !== OPEN_BRACE) continue;
       const verdict = this.#consider(this.#reader.read(at));
       if (verdict) return verdict;
     }
@@ -96,11 +95,9 @@ class Candidates {
 
   /** The object spanning `from` to the end of the reply, as a candidate. */
   #wholeSpan(from: number): Reading | undefined {
-    const text = this.#text;
-    if (text.charCodeAt(from) !== OPEN_BRACE || this.#spans.includes(from)) return undefined;
+    if (this.#text.charCodeAt(from) !== OPEN_BRACE) return undefined;
     const id = this.#reader.read(from);
     if (id < 0 || this.#reader.end(id) !== this.#end) return undefined;
-    this.#spans.push(from);
     return this.#consider(id);
   }
 }
