@@ -7,7 +7,13 @@
  *
  * Equivalent mutants (no test can tell them apart from the original), disabled in the source
  * with `// Stryker disable next-line <mutator>: <reason>`:
- *   (none yet)
+ *   src/parse.ts, src/json-objects.ts:
+ *     src/parse.ts:48 ConditionalExpression, EqualityOperator, ArithmeticOperator — the fast-path
+ *       size limit only chooses which of two paths gives the same verdict
+ *     src/parse.ts:50 ConditionalExpression — skipping the fast path leaves the reply to the full
+ *       path, which gives the same verdict
+ *     src/parse.ts:53 ConditionalExpression — declining the fast path's verdict leaves the reply
+ *       to the full path, which gives the same one
  */
 
 /** @type {import('@stryker-mutator/api/core').PartialStrykerOptions} */
