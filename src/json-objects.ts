@@ -324,12 +324,13 @@ const unfrozen: object[] = [];
  * Freezes a value and everything in it, without recursing, so callbacks cannot change
  * what was decided on.
  */
-export function freezeDeep<T extends JsonValue>(value: T): T {
-  if (typeof value === 'object' && value !== null) unfrozen.push(value);
+export function freezeDeep<T extends JsonObject>(value: T): T {
+  unfrozen.push(value);
   while (unfrozen.length > 0) {
     const item = unfrozen.pop()!;
     Object.freeze(item);
-    const children: readonly JsonValue[] = Array.isArray(item) ? item : Object.values(item);
+    // An array's values are its items, in order.
+    const children = Object.values(item) as JsonValue[];
     // One push a child, not push(...children): spreading a million would overflow the stack.
     for (let k = 0; k < children.length; k += 1) {
       const child = children[k];
