@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { isObjectText } from '../src/json-objects.js';
 import { MAX_DEPTH, parseReply } from '../src/parse.js';
 import { envelope } from './helpers.js';
 
@@ -125,5 +126,24 @@ describe('a whole reply read in one check agrees with the full path', () => {
   it('an array or a scalar as the whole reply is no object', () => {
     expect(read(`[${envelope('in array', 0.9)}]`).answer).toBe('in array');
     expect(parseReply('"{}"')).toMatchObject({ ok: false, error: expect.stringMatching(/"answer" is missing/) });
+  });
+
+  it('the check reads exactly from start, which must hold a `{`, to end', () => {
+    const text = ' x{"a": 1} ';
+    expect(isObjectText(text, 2, 10, MAX_DEPTH)).toBe(true);
+    expect(isObjectText(text, 2, 11, MAX_DEPTH)).toBe(false);
+    expect(isObjectText(text, 2, 9, MAX_DEPTH)).toBe(false);
+    expect(isObjectText(text, 1, 10, MAX_DEPTH)).toBe(false);
+    expect(isObjectText('{} {}', 0, 5, MAX_DEPTH)).toBe(false);
+  });
+
+  it('the check counts every object and array toward the depth limit, however deep', () => {
+    expect(isObjectText('{"a": [{"b": []}]}', 0, 18, 4)).toBe(true);
+    expect(isObjectText('{"a": [{"b": []}]}', 0, 18, 3)).toBe(false);
+    for (const levels of [1, 100, 1000]) {
+      const deep = `${'{"a": ['.repeat(levels)}${']}'.repeat(levels)}`;
+      expect(isObjectText(deep, 0, deep.length, 2 * levels)).toBe(true);
+      expect(isObjectText(deep, 0, deep.length, 2 * levels - 1)).toBe(false);
+    }
   });
 });
