@@ -147,6 +147,32 @@ describe('§4 rules', () => {
     expect(errorOf(envelope(['Paris'], 0.9))).toMatch(/answer/);
   });
 
+  it('§4 each broken rule is reported in its own words', () => {
+    const needsBoth = 'is missing or null; the object needs both "answer" and "confidence"';
+    const notScalar = '"answer" must be a string, number or boolean, not';
+    for (const [reply, error] of [
+      ['{"confidence": 0.9}', `"answer" ${needsBoth}`],
+      ['{"answer": null, "confidence": null}', `"answer" ${needsBoth}`],
+      ['{"answer": "x"}', `"confidence" ${needsBoth}`],
+      ['{"answer": "x", "confidence": null}', `"confidence" ${needsBoth}`],
+      ['{"answer": [], "confidence": 0.9}', `${notScalar} an array`],
+      ['{"answer": ["x"], "confidence": 0.9}', `${notScalar} an array`],
+      ['{"answer": {}, "confidence": 0.9}', `${notScalar} an object`],
+      ['{"answer": {"x": 1}, "confidence": 0.9}', `${notScalar} an object`],
+      ['{"answer": "x", "confidence": false}', '"confidence" must be a number, not a boolean'],
+      ['{"answer": "x", "confidence": "1e"}', '"confidence" must be a number from 0 to 1'],
+      ['{"answer": "x", "confidence": []}', '"confidence" must be a number from 0 to 1'],
+      ['{"answer": "x", "confidence": 1.5}', '"confidence" is out of range: 1.5, expected 0 to 1'],
+      ['{"answer": "x", "confidence": "-0.25"}', '"confidence" is out of range: -0.25, expected 0 to 1'],
+      ['{"answer": "x", "confidence": 1e400}', '"confidence" is out of range: not finite, expected 0 to 1'],
+      ['{"answer": "x", "confidence": "-1e400"}', '"confidence" is out of range: not finite, expected 0 to 1'],
+      ['{"answer": "x", "confidence": 0.9, "ambiguous": "maybe"}', '"ambiguous" must be true or false'],
+      ['{"answer": " ", "confidence": 0.9}', '"answer" is empty'],
+    ]) {
+      expect(parseReply(reply as string), reply).toEqual({ ok: false, error });
+    }
+  });
+
   it('§4.r2 a number or boolean answer becomes String(value) [differs: true, not True]', () => {
     expect(read(envelope(42, 0.9)).answer).toBe('42');
     expect(read(envelope(1.5, 0.9)).answer).toBe('1.5');

@@ -40,6 +40,7 @@ describe('the members judged and the object built agree', () => {
   it('escaped values decode as JSON.parse decodes them, and a near-miss key is not the key', () => {
     expect(read('{"answer": "\\"P\\u00e1ris\\"\\n", "confidence": 0.9}').answer).toBe('"Páris"\n');
     expect(parseReply('{"answers": "x", "answe": "y", "confidence": 0.9}')).toMatchObject({ ok: false, error: expect.stringMatching(/"answer" is missing/) });
+    expect(parseReply('{"Answer": "x", "answex": "y", "confidence": 0.9}')).toMatchObject({ ok: false, error: expect.stringMatching(/"answer" is missing/) });
   });
 
   it('"__proto__" keys stay own properties of the built object, at the top and nested', () => {
