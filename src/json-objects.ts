@@ -182,7 +182,8 @@ export class JsonObjectReader {
       const c = text.charCodeAt(i);
       if (c === Code.OpenBrace || c === Code.OpenBracket) {
         value = c === Code.OpenBrace ? OBJECT_STAND_IN : ARRAY_STAND_IN;
-        const slot = c === Code.OpenBrace && slots !== null ? slots[i]! : 0;
+        // Only an object's `{` ever holds a mark, so an array's slot reads 0.
+        const slot = slots !== null ? slots[i]! : 0;
         if (slot < 0) return false;
         if (slot > 0) {
           depth = this.depth(slot - 1);
