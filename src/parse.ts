@@ -219,14 +219,12 @@ export function decimalString(value: JsonValue | undefined): number | undefined 
   if (s[i] === '+' || s[i] === '-') i += 1;
   const intStart = i;
   while (isDigit(s.charCodeAt(i))) i += 1;
-  let fractionDigits = 0;
   if (s[i] === '.') {
     i += 1;
-    const fractionStart = i;
     while (isDigit(s.charCodeAt(i))) i += 1;
-    fractionDigits = i - fractionStart;
   }
-  if (intStart === i || (i - intStart === 1 && fractionDigits === 0 && s[intStart] === '.')) return undefined;
+  // No digit before or after the dot: nothing at all, or the dot alone.
+  if (i === intStart || (i === intStart + 1 && s[intStart] === '.')) return undefined;
   if (s[i] === 'e' || s[i] === 'E') {
     i += 1;
     if (s[i] === '+' || s[i] === '-') i += 1;
