@@ -33,6 +33,10 @@ describe('§4 candidates', () => {
     }
   });
 
+  it('§4.2 the last line wins after prose too, over an object on an earlier line', () => {
+    expect(read(`Here it is: ${envelope('first', 0.9)}\n${envelope('second', 0.9)}`).answer).toBe('second');
+  });
+
   it('§4.3 two objects on one line: the first wins', () => {
     expect(read(`${envelope('first', 0.9)} ${envelope('second', 0.9)}`).answer).toBe('first');
   });
@@ -64,6 +68,10 @@ describe('§4 candidates', () => {
   it('§4.3 objects are tried in order of where they start, a rejected one does not stop the search', () => {
     const reply = `{"answer": "no confidence"} then {"answer": "ok", "confidence": 0.5}`;
     expect(read(reply).answer).toBe('ok');
+  });
+
+  it('§4.3 objects inside an array are tried in order too, the first that passes wins', () => {
+    expect(read(`["note", ${envelope('first', 0.9)}, ${envelope('second', 0.9)}]`).answer).toBe('first');
   });
 
   it('§4.3 a complete object inside one whose decode failed is still found', () => {
@@ -161,6 +169,9 @@ describe('§4 rules', () => {
       ['{"answer": {"x": 1}, "confidence": 0.9}', `${notScalar} an object`],
       ['{"answer": "x", "confidence": false}', '"confidence" must be a number, not a boolean'],
       ['{"answer": "x", "confidence": "1e"}', '"confidence" must be a number from 0 to 1'],
+      ['{"answer": "x", "confidence": "."}', '"confidence" must be a number from 0 to 1'],
+      ['{"answer": "x", "confidence": "+."}', '"confidence" must be a number from 0 to 1'],
+      ['{"answer": "x", "confidence": "-.e1"}', '"confidence" must be a number from 0 to 1'],
       ['{"answer": "x", "confidence": []}', '"confidence" must be a number from 0 to 1'],
       ['{"answer": "x", "confidence": 1.5}', '"confidence" is out of range: 1.5, expected 0 to 1'],
       ['{"answer": "x", "confidence": "-0.25"}', '"confidence" is out of range: -0.25, expected 0 to 1'],

@@ -96,6 +96,13 @@ describe('a whole reply read in one check agrees with the full path', () => {
     expect(parseReply(nested(MAX_DEPTH))).toMatchObject({ ok: false, error: expect.stringMatching(`nests ${MAX_DEPTH + 1} levels deep`) });
   });
 
+  it(`an object exactly ${MAX_DEPTH} deep that breaks another rule is reported by that rule`, () => {
+    expect(parseReply(`{"answer": "a", "x": ${'['.repeat(MAX_DEPTH - 1)}${']'.repeat(MAX_DEPTH - 1)}}`)).toEqual({
+      ok: false,
+      error: '"confidence" is missing or null; the object needs both "answer" and "confidence"',
+    });
+  });
+
   it('strings the check rejects fall back to the objects inside, or to no object', () => {
     const error = { ok: false, error: 'no JSON object was found in the reply' };
     expect(parseReply('{"answer": "a\tb", "confidence": 0.9}')).toEqual(error);
