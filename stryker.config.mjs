@@ -10,10 +10,20 @@
  *   src/parse.ts, src/json-objects.ts:
  *     src/parse.ts:48 ConditionalExpression, EqualityOperator, ArithmeticOperator — the fast-path
  *       size limit only chooses which of two paths gives the same verdict
- *     src/parse.ts:50 ConditionalExpression — skipping the fast path leaves the reply to the full
- *       path, which gives the same verdict
+ *     src/parse.ts:50 ConditionalExpression, BlockStatement — skipping the fast path leaves the
+ *       reply to the full path, which gives the same verdict
  *     src/parse.ts:53 ConditionalExpression — declining the fast path's verdict leaves the reply
  *       to the full path, which gives the same one
+ *     src/parse.ts:56 ConditionalExpression, StringLiteral — a reply without `{` gives the scan no
+ *       candidate either; indexOf only settles it sooner
+ *     src/parse.ts:78 ConditionalExpression — a whole-span candidate must end at the reply's end,
+ *       which #wholeSpan checks; the last-character test only skips reading it
+ *     src/parse.ts:84 EqualityOperator — the character at the trimmed end is whitespace or past
+ *       the text, never a `{`
+ *     src/parse.ts:108 ConditionalExpression — object -1 has no end, so the span test after it
+ *       rejects it as well
+ *     src/json-objects.ts:117 UpdateOperator, ConditionalExpression — only the first read
+ *       may skip the memo; counting down, or reading through the memo on it too, gives the same ids
  */
 
 /** @type {import('@stryker-mutator/api/core').PartialStrykerOptions} */

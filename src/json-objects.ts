@@ -113,6 +113,7 @@ export class JsonObjectReader {
     // Most braces in text open nothing, and the character after them says so.
     const next = this.#text.charCodeAt(skipSpace(this.#text, start + 1));
     if (next !== Code.Quote && next !== Code.CloseBrace) return -1;
+    // Stryker disable next-line UpdateOperator,ConditionalExpression: only the first read may skip the memo, and reading through it instead gives the same ids
     if (this.#reads++ === 0) {
       if (this.#decode(start, null)) return this.#count - 1;
       this.#failOpen(this.#memo());
