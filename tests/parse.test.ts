@@ -33,6 +33,10 @@ describe('§4 candidates', () => {
     }
   });
 
+  it('§4.2 the last line counts once trimmed: indented or followed by spaces', () => {
+    expect(read(`${envelope('first', 0.9)}\n  \t${envelope('second', 0.9)}  `).answer).toBe('second');
+  });
+
   it('§4.2 the last line wins after prose too, over an object on an earlier line', () => {
     expect(read(`Here it is: ${envelope('first', 0.9)}\n${envelope('second', 0.9)}`).answer).toBe('second');
   });

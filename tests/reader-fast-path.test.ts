@@ -93,6 +93,8 @@ describe('a whole reply read in one check agrees with the full path', () => {
 
   it(`nesting exactly ${MAX_DEPTH} deep is accepted, one more is rejected by depth`, () => {
     expect(read(nested(MAX_DEPTH - 1)).answer).toBe('a');
+    expect(read(`Answer: ${nested(MAX_DEPTH - 1)}`).answer).toBe('a');
+    expect(parseReply(`Answer: ${nested(MAX_DEPTH)}`)).toMatchObject({ ok: false, error: expect.stringMatching(`nests ${MAX_DEPTH + 1} levels deep`) });
     expect(parseReply(nested(MAX_DEPTH))).toMatchObject({ ok: false, error: expect.stringMatching(`nests ${MAX_DEPTH + 1} levels deep`) });
   });
 
