@@ -20,7 +20,11 @@
  *       which #wholeSpan checks; the last-character test only skips reading it
  *     src/parse.ts:84 EqualityOperator — the character at the trimmed end is whitespace or past
  *       the text, never a `{`
- *     src/parse.ts:108 ConditionalExpression — object -1 has no end, so the span test after it
+ *     src/parse.ts:95 ConditionalExpression — object -1 has no members and no depth, so the test
+ *       after it rejects it, and -1 leaves the first rejection unset
+ *     src/parse.ts:107 ConditionalExpression — no object read from a position without `{` ends
+ *       where the reply ends
+ *     src/parse.ts:110 ConditionalExpression — object -1 has no end, so the span test after it
  *       rejects it as well
  *     src/json-objects.ts:117 UpdateOperator, ConditionalExpression — only the first read
  *       may skip the memo; counting down, or reading through the memo on it too, gives the same ids

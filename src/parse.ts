@@ -91,6 +91,7 @@ class Candidates {
   }
 
   #consider(id: number): Reading | undefined {
+    // Stryker disable next-line ConditionalExpression: object -1 has no members and no depth, so the test below rejects it, and -1 leaves the first rejection unset
     if (id < 0) return undefined;
     const reader = this.#reader;
     // Most objects in a long reply hold no envelope member at all: rejected without a look.
@@ -102,6 +103,7 @@ class Candidates {
 
   /** The object spanning `from` to the end of the reply, as a candidate. */
   #wholeSpan(from: number): Reading | undefined {
+    // Stryker disable next-line ConditionalExpression: no object read from a position without `{` ends where the reply ends
     if (this.#text.charCodeAt(from) !== OPEN_BRACE) return undefined;
     const id = this.#reader.read(from);
     // Stryker disable next-line ConditionalExpression: object -1 has no end, so the test below rejects it as well
