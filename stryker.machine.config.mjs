@@ -1,7 +1,8 @@
 // @ts-check
 import base from './stryker.config.mjs';
 
-/** machines/checkpoint.ts alone, judged by the tests that exercise it. */
+/** Part of `npm run mutate`: machines/checkpoint.ts, judged by the tests that exercise it. */
+/** @type {import('@stryker-mutator/api/core').PartialStrykerOptions} */
 export default {
   ...base,
   vitest: { configFile: 'vitest.mutate-machine.config.ts', related: false },
@@ -9,5 +10,4 @@ export default {
   incrementalFile: 'reports/machine-incremental.json',
   htmlReporter: { fileName: 'reports/machine/mutation.html' },
   jsonReporter: { fileName: 'reports/machine/mutation.json' },
-  concurrency: 1,
 };

@@ -113,6 +113,7 @@ export class JsonObjectReader {
     // Most braces in text open nothing, and the character after them says so.
     const next = this.#text.charCodeAt(skipSpace(this.#text, start + 1));
     if (next !== Code.Quote && next !== Code.CloseBrace) return -1;
+    // Stryker disable next-line UpdateOperator,ConditionalExpression: only the first read may skip the memo, and reading through it instead gives the same ids
     if (this.#reads++ === 0) {
       if (this.#decode(start, null)) return this.#count - 1;
       this.#failOpen(this.#memo());
@@ -182,7 +183,8 @@ export class JsonObjectReader {
       const c = text.charCodeAt(i);
       if (c === Code.OpenBrace || c === Code.OpenBracket) {
         value = c === Code.OpenBrace ? OBJECT_STAND_IN : ARRAY_STAND_IN;
-        const slot = c === Code.OpenBrace && slots !== null ? slots[i]! : 0;
+        // Only an object's `{` ever holds a mark, so an array's slot reads 0.
+        const slot = slots !== null ? slots[i]! : 0;
         if (slot < 0) return false;
         if (slot > 0) {
           depth = this.depth(slot - 1);
@@ -324,12 +326,13 @@ const unfrozen: object[] = [];
  * Freezes a value and everything in it, without recursing, so callbacks cannot change
  * what was decided on.
  */
-export function freezeDeep<T extends JsonValue>(value: T): T {
-  if (typeof value === 'object' && value !== null) unfrozen.push(value);
+export function freezeDeep<T extends JsonObject>(value: T): T {
+  unfrozen.push(value);
   while (unfrozen.length > 0) {
     const item = unfrozen.pop()!;
     Object.freeze(item);
-    const children: readonly JsonValue[] = Array.isArray(item) ? item : Object.values(item);
+    // An array's values are its items, in order.
+    const children = Object.values(item) as JsonValue[];
     // One push a child, not push(...children): spreading a million would overflow the stack.
     for (let k = 0; k < children.length; k += 1) {
       const child = children[k];

@@ -2,7 +2,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { parseReply } from '../src/parse.js';
+import { isObjectText } from '../src/json-objects.js';
+import { MAX_DEPTH, parseReply } from '../src/parse.js';
 
 /**
  * Every parsing case of JSONTestSuite (MIT, tests/fixtures/JSONTestSuite), embedded as a
@@ -43,6 +44,18 @@ describe('JSONTestSuite', () => {
 
   it('embedding a file changes nothing for JSON.parse, so the envelope is a fair test', () => {
     for (const name of files) expect(parses(embed(decode(name))).ok, name).toBe(parses(decode(name)).ok);
+  });
+
+  it('the whole-reply check says a file is one object exactly when JSON.parse reads it as one', () => {
+    for (const name of files) {
+      const text = decode(name);
+      const expected = parses(text);
+      const isObject = expected.ok && typeof expected.value === 'object' && expected.value !== null && !Array.isArray(expected.value);
+      // The check reads from a `{` to exactly `end`: whitespace around the object is the caller's to trim.
+      const bare = text.startsWith('{') && text.endsWith('}');
+      expect(isObjectText(text, 0, text.length, MAX_DEPTH), name).toBe(isObject && bare);
+      expect(isObjectText(embed(text), 0, embed(text).length, MAX_DEPTH), name).toBe(expected.ok);
+    }
   });
 
   for (const name of files) {

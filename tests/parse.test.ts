@@ -33,6 +33,14 @@ describe('§4 candidates', () => {
     }
   });
 
+  it('§4.2 the last line counts once trimmed: indented or followed by spaces', () => {
+    expect(read(`${envelope('first', 0.9)}\n  \t${envelope('second', 0.9)}  `).answer).toBe('second');
+  });
+
+  it('§4.2 the last line wins after prose too, over an object on an earlier line', () => {
+    expect(read(`Here it is: ${envelope('first', 0.9)}\n${envelope('second', 0.9)}`).answer).toBe('second');
+  });
+
   it('§4.3 two objects on one line: the first wins', () => {
     expect(read(`${envelope('first', 0.9)} ${envelope('second', 0.9)}`).answer).toBe('first');
   });
@@ -64,6 +72,10 @@ describe('§4 candidates', () => {
   it('§4.3 objects are tried in order of where they start, a rejected one does not stop the search', () => {
     const reply = `{"answer": "no confidence"} then {"answer": "ok", "confidence": 0.5}`;
     expect(read(reply).answer).toBe('ok');
+  });
+
+  it('§4.3 objects inside an array are tried in order too, the first that passes wins', () => {
+    expect(read(`["note", ${envelope('first', 0.9)}, ${envelope('second', 0.9)}]`).answer).toBe('first');
   });
 
   it('§4.3 a complete object inside one whose decode failed is still found', () => {
@@ -145,6 +157,35 @@ describe('§4 rules', () => {
   it('§4.r2 an object or array answer is rejected', () => {
     expect(errorOf(envelope({ city: 'Paris' }, 0.9))).toMatch(/answer/);
     expect(errorOf(envelope(['Paris'], 0.9))).toMatch(/answer/);
+  });
+
+  it('§4 each broken rule is reported in its own words', () => {
+    const needsBoth = 'is missing or null; the object needs both "answer" and "confidence"';
+    const notScalar = '"answer" must be a string, number or boolean, not';
+    for (const [reply, error] of [
+      ['{"confidence": 0.9}', `"answer" ${needsBoth}`],
+      ['{"answer": null, "confidence": null}', `"answer" ${needsBoth}`],
+      ['{"answer": "x"}', `"confidence" ${needsBoth}`],
+      ['{"answer": "x", "confidence": null}', `"confidence" ${needsBoth}`],
+      ['{"answer": [], "confidence": 0.9}', `${notScalar} an array`],
+      ['{"answer": ["x"], "confidence": 0.9}', `${notScalar} an array`],
+      ['{"answer": {}, "confidence": 0.9}', `${notScalar} an object`],
+      ['{"answer": {"x": 1}, "confidence": 0.9}', `${notScalar} an object`],
+      ['{"answer": "x", "confidence": false}', '"confidence" must be a number, not a boolean'],
+      ['{"answer": "x", "confidence": "1e"}', '"confidence" must be a number from 0 to 1'],
+      ['{"answer": "x", "confidence": "."}', '"confidence" must be a number from 0 to 1'],
+      ['{"answer": "x", "confidence": "+."}', '"confidence" must be a number from 0 to 1'],
+      ['{"answer": "x", "confidence": "-.e1"}', '"confidence" must be a number from 0 to 1'],
+      ['{"answer": "x", "confidence": []}', '"confidence" must be a number from 0 to 1'],
+      ['{"answer": "x", "confidence": 1.5}', '"confidence" is out of range: 1.5, expected 0 to 1'],
+      ['{"answer": "x", "confidence": "-0.25"}', '"confidence" is out of range: -0.25, expected 0 to 1'],
+      ['{"answer": "x", "confidence": 1e400}', '"confidence" is out of range: not finite, expected 0 to 1'],
+      ['{"answer": "x", "confidence": "-1e400"}', '"confidence" is out of range: not finite, expected 0 to 1'],
+      ['{"answer": "x", "confidence": 0.9, "ambiguous": "maybe"}', '"ambiguous" must be true or false'],
+      ['{"answer": " ", "confidence": 0.9}', '"answer" is empty'],
+    ]) {
+      expect(parseReply(reply as string), reply).toEqual({ ok: false, error });
+    }
   });
 
   it('§4.r2 a number or boolean answer becomes String(value) [differs: true, not True]', () => {

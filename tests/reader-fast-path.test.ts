@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { isObjectText } from '../src/json-objects.js';
 import { MAX_DEPTH, parseReply } from '../src/parse.js';
 import { envelope } from './helpers.js';
 
@@ -39,6 +40,7 @@ describe('the members judged and the object built agree', () => {
   it('escaped values decode as JSON.parse decodes them, and a near-miss key is not the key', () => {
     expect(read('{"answer": "\\"P\\u00e1ris\\"\\n", "confidence": 0.9}').answer).toBe('"Páris"\n');
     expect(parseReply('{"answers": "x", "answe": "y", "confidence": 0.9}')).toMatchObject({ ok: false, error: expect.stringMatching(/"answer" is missing/) });
+    expect(parseReply('{"Answer": "x", "answex": "y", "confidence": 0.9}')).toMatchObject({ ok: false, error: expect.stringMatching(/"answer" is missing/) });
   });
 
   it('"__proto__" keys stay own properties of the built object, at the top and nested', () => {
@@ -91,7 +93,16 @@ describe('a whole reply read in one check agrees with the full path', () => {
 
   it(`nesting exactly ${MAX_DEPTH} deep is accepted, one more is rejected by depth`, () => {
     expect(read(nested(MAX_DEPTH - 1)).answer).toBe('a');
+    expect(read(`Answer: ${nested(MAX_DEPTH - 1)}`).answer).toBe('a');
+    expect(parseReply(`Answer: ${nested(MAX_DEPTH)}`)).toMatchObject({ ok: false, error: expect.stringMatching(`nests ${MAX_DEPTH + 1} levels deep`) });
     expect(parseReply(nested(MAX_DEPTH))).toMatchObject({ ok: false, error: expect.stringMatching(`nests ${MAX_DEPTH + 1} levels deep`) });
+  });
+
+  it(`an object exactly ${MAX_DEPTH} deep that breaks another rule is reported by that rule`, () => {
+    expect(parseReply(`{"answer": "a", "x": ${'['.repeat(MAX_DEPTH - 1)}${']'.repeat(MAX_DEPTH - 1)}}`)).toEqual({
+      ok: false,
+      error: '"confidence" is missing or null; the object needs both "answer" and "confidence"',
+    });
   });
 
   it('strings the check rejects fall back to the objects inside, or to no object', () => {
@@ -125,5 +136,24 @@ describe('a whole reply read in one check agrees with the full path', () => {
   it('an array or a scalar as the whole reply is no object', () => {
     expect(read(`[${envelope('in array', 0.9)}]`).answer).toBe('in array');
     expect(parseReply('"{}"')).toMatchObject({ ok: false, error: expect.stringMatching(/"answer" is missing/) });
+  });
+
+  it('the check reads exactly from start, which must hold a `{`, to end', () => {
+    const text = ' x{"a": 1} ';
+    expect(isObjectText(text, 2, 10, MAX_DEPTH)).toBe(true);
+    expect(isObjectText(text, 2, 11, MAX_DEPTH)).toBe(false);
+    expect(isObjectText(text, 2, 9, MAX_DEPTH)).toBe(false);
+    expect(isObjectText(text, 1, 10, MAX_DEPTH)).toBe(false);
+    expect(isObjectText('{} {}', 0, 5, MAX_DEPTH)).toBe(false);
+  });
+
+  it('the check counts every object and array toward the depth limit, however deep', () => {
+    expect(isObjectText('{"a": [{"b": []}]}', 0, 18, 4)).toBe(true);
+    expect(isObjectText('{"a": [{"b": []}]}', 0, 18, 3)).toBe(false);
+    for (const levels of [1, 100, 1000]) {
+      const deep = `${'{"a": ['.repeat(levels)}${']}'.repeat(levels)}`;
+      expect(isObjectText(deep, 0, deep.length, 2 * levels)).toBe(true);
+      expect(isObjectText(deep, 0, deep.length, 2 * levels - 1)).toBe(false);
+    }
   });
 });

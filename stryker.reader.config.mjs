@@ -1,0 +1,17 @@
+// @ts-check
+/**
+ * Mutation testing of the reply reader alone (src/parse.ts, src/json-objects.ts) against
+ * its own tests: `npx stryker run stryker.reader.config.mjs`. Everything else as in
+ * stryker.config.mjs; its own incremental file and reports under reports/reader/.
+ */
+import base from './stryker.config.mjs';
+
+/** @type {import('@stryker-mutator/api/core').PartialStrykerOptions} */
+export default {
+  ...base,
+  mutate: ['src/parse.ts', 'src/json-objects.ts'],
+  incrementalFile: 'reports/reader-incremental.json',
+  htmlReporter: { fileName: 'reports/reader/mutation.html' },
+  jsonReporter: { fileName: 'reports/reader/mutation.json' },
+  vitest: { configFile: 'vitest.mutate-reader.config.ts', related: false },
+};
