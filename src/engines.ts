@@ -77,9 +77,7 @@ class CheckpointStepper extends Stepper<CheckpointContext, CheckpointEvent, Chec
 
   persisted(): Snapshot<unknown> {
     const { status, output, error, value } = this;
-    // The trace grows in place while the run goes on: a saved snapshot keeps its own copy.
-    const context = { ...this.context, trace: [...this.context.trace] };
-    return { status, output, error, value, historyValue: {}, context, children: {} } as Snapshot<unknown>;
+    return { status, output, error, value, historyValue: {}, context: this.savedContext(), children: {} } as Snapshot<unknown>;
   }
 }
 

@@ -147,7 +147,7 @@ export function compile<TContext, TEvent extends EventObject>(
   return { id: machine.id, states, initial, rootEntry: root.entry.map((a) => step('the root entry', a)), rootOn: events(root, 'the root'), appended };
 }
 
-export type StepperStatus = 'active' | 'done' | 'error';
+export type StepperStatus = 'active' | 'done' | 'error' | 'stopped';
 
 /** The parts of a persisted snapshot the stepper resumes from. */
 export interface Resumable<TContext> {
@@ -203,15 +203,21 @@ export class Stepper<TContext extends object, TEvent extends EventObject, TOutpu
   send(event: TEvent): void {
     if (this.status !== 'active') return;
     this.#guarded(() => {
-      const transition = this.#select(this.#state.on.get(event.type), event) ?? this.#select(this.#program.rootOn.get(event.type), event);
+      const transition = this.#onEvent(event);
       if (transition) this.#take(transition, event);
       this.#settle(event);
     });
     this.#onChange?.();
   }
 
+  /** The context as a snapshot keeps it: with its own copy of the arrays this run still appends to. */
+  savedContext(): TContext {
+    return ownArrays(this.#program, this.context);
+  }
+
   stop(): void {
-    if (this.status === 'active') this.status = 'done';
+    // As XState marks a stopped actor: not done, for it has no output.
+    if (this.status === 'active') this.status = 'stopped';
     this.#clearTimers();
   }
 
@@ -227,9 +233,14 @@ export class Stepper<TContext extends object, TEvent extends EventObject, TOutpu
       const raised = this.#raised.shift();
       if (raised === undefined) return;
       event = raised;
-      const transition = this.#select(this.#state.on.get(event.type), event) ?? this.#select(this.#program.rootOn.get(event.type), event);
+      const transition = this.#onEvent(event);
       if (transition) this.#take(transition, event);
     }
+  }
+
+  /** The state's own transitions for the event first, then the root's, as XState looks them up. */
+  #onEvent(event: EventObject): Transition | undefined {
+    return this.#select(this.#state.on.get(event.type), event) ?? this.#select(this.#program.rootOn.get(event.type), event);
   }
 
   #select(transitions: readonly Transition[] | undefined, event: EventObject): Transition | undefined {
@@ -338,7 +349,7 @@ export class Stepper<TContext extends object, TEvent extends EventObject, TOutpu
 
 const INIT: EventObject = { type: 'xstate.init' };
 
-/** A resumed context with its own copy of every array the run appends to: the snapshot it came from stays as saved. */
+/** A copy of `context` with its own copy of every array a run appends to, so a saved snapshot and a run never share one. */
 function ownArrays<TContext extends object>(program: Program, context: TContext): TContext {
   const own = { ...context } as Record<string, unknown>;
   for (const field of program.appended) own[field] = [...(own[field] as unknown[])];
