@@ -28,24 +28,29 @@ async function interrupt(store: CheckpointStore, options: { timeoutMs?: number; 
   await expect(run).rejects.toThrow('process going down');
 }
 
+/** Runs the clock to 1 ms before `ms` with `pending` unsettled, then to `ms` with it settled; its result. */
+async function settlingAt<T>(pending: Promise<T>, ms: number): Promise<T> {
+  let settled = false;
+  void pending.then(() => (settled = true));
+  await vi.advanceTimersByTimeAsync(ms - 1);
+  expect(settled).toBe(false);
+  await vi.advanceTimersByTimeAsync(1);
+  await vi.advanceTimersByTimeAsync(0);
+  expect(settled).toBe(true);
+  return pending;
+}
+
 describe('a resumed durable run re-arms the timers a snapshot does not keep', () => {
   it('the call timeout: a call that hangs after the resume still times out and the run goes on', async () => {
     const store = memoryStore();
     await interrupt(store, { timeoutMs: 1_000 });
-    let settled = false;
     const resumed = acheck((prompt, info) => (info.attempt === 1 ? never() : scriptedCall(prompt, info)), QUESTION, {
       maxRetries: 2,
       checkpoint: store,
       key: 'run',
       timeoutMs: 1_000,
     });
-    void resumed.then(() => (settled = true));
-    await vi.advanceTimersByTimeAsync(999);
-    expect(settled).toBe(false);
-    await vi.advanceTimersByTimeAsync(1);
-    await vi.advanceTimersByTimeAsync(0);
-    expect(settled).toBe(true);
-    const result = await resumed;
+    const result = await settlingAt(resumed, 1_000);
     expect(result.status).toBe('REPAIRED');
     expect(result.attempts[1]).toMatchObject({ callFailed: true, error: 'callFn timed out after 1000 ms' });
   });
@@ -54,15 +59,8 @@ describe('a resumed durable run re-arms the timers a snapshot does not keep', ()
     const store = memoryStore();
     await interrupt(store, { deadlineMs: 10_000 });
     await vi.advanceTimersByTimeAsync(4_000);
-    let settled = false;
     const resumed = acheck(never, QUESTION, { maxRetries: 2, checkpoint: store, key: 'run', deadlineMs: 10_000 });
-    void resumed.then(() => (settled = true));
-    await vi.advanceTimersByTimeAsync(5_999);
-    expect(settled).toBe(false);
-    await vi.advanceTimersByTimeAsync(1);
-    await vi.advanceTimersByTimeAsync(0);
-    expect(settled).toBe(true);
-    const result = await resumed;
+    const result = await settlingAt(resumed, 6_000);
     expect(result.status).toBe('UNCERTAIN');
     expect(result.attempts.at(-1)).toMatchObject({ callFailed: true, error: 'the deadline of 10000 ms passed during the call' });
   });
