@@ -197,13 +197,17 @@ function summarize(total: number, skipped: number, redone: number, checked: numb
   };
 }
 
-function readQuestions(file: string, warn: (message: string) => void): Question[] {
-  let text: string;
+/** A batch file's whole text; a failed read is a `BatchFileError` naming the file and the fix. */
+function readText(role: 'questions' | 'results', file: string): string {
   try {
-    text = readFileSync(file, 'utf8');
+    return readFileSync(file, 'utf8');
   } catch (error) {
-    throw new BatchFileError('questions', file, 'read', error);
+    throw new BatchFileError(role, file, 'read', error);
   }
+}
+
+function readQuestions(file: string, warn: (message: string) => void): Question[] {
+  const text = readText('questions', file);
   const questions: Question[] = [];
   const seen = new Set<string>();
   text.split(/\r?\n/).forEach((line, index) => {
@@ -253,12 +257,7 @@ function readEarlierResults(file: string, retryFailed: boolean, wanted: Readonly
     throw new BatchFileError('results', file, 'read', error);
   }
   if (!stats?.isFile()) return { done, tallies, redone: 0 };
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (error) {
-    throw new BatchFileError('results', file, 'read', error);
-  }
+  const text = readText('results', file);
   const kept: string[] = [];
   let dropped = 0;
   let redone = 0;
