@@ -68,7 +68,7 @@ function tightLoop(call: (prompt: string) => string, question: string, threshold
 
 /** The same-helpers baseline: the decisions as a plain loop over Booth's own parser and prompt builders. */
 function handLoop(call: (prompt: string) => string, question: string, threshold: number, maxRetries: number) {
-  const attempts: Attempt[] = [];
+  const attempts: Attempt<unknown>[] = [];
   let prompt = firstPrompt(question);
   for (let index = 0; ; index += 1) {
     const attempt = attemptFromReply(call(prompt), []);

@@ -1,5 +1,6 @@
 import { fromPromise } from 'xstate';
-import type { ModelCall, ValidationRequest, WorkflowValidator } from './checkpoint.js';
+import type { Validator } from '../src/validation.js';
+import type { ModelCall, ValidationRequest } from './checkpoint.js';
 
 /**
  * The checkpoint machine's `callModel` actor from a plain function, for `.provide()`:
@@ -16,8 +17,9 @@ export function modelActor(call: (prompt: string, info: { readonly attempt: numb
 /**
  * The checkpoint machine's `validate` actor from a validator, for `.provide()` (then give
  * the machine `validator: true` in its input). It may be async here: in a workflow the
- * machine simply waits for it.
+ * machine simply waits for it. `T` is the answer's type: a string, or with a `schema` in
+ * the input the schema's output.
  */
-export function validatorActor(validator: WorkflowValidator) {
-  return fromPromise<unknown, ValidationRequest>(async ({ input }) => validator(input.answer));
+export function validatorActor<T = string>(validator: (answer: T) => ReturnType<Validator> | PromiseLike<ReturnType<Validator>>) {
+  return fromPromise<unknown, ValidationRequest>(async ({ input }) => validator(input.answer as T));
 }

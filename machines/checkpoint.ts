@@ -21,13 +21,15 @@ import {
   finished,
   NO_REPLY_YET,
   timeoutError,
+  withSchemaVerdict,
   withVerdict,
 } from '../src/attempt.js';
 import { appending, CHILD, cancelling, raising, remember, schedule, type Timer, update } from './effects.js';
 import { backoffDelay, type CallRetryPolicy, type CallTry, isTransient, retryAfterOf } from '../src/call-retries.js';
 import { AMBIGUOUS, DEFAULT_MAX_RETRIES, DEFAULT_THRESHOLD, REPAIRED, UNCERTAIN, VERIFIED } from '../src/constants.js';
 import type { JsonObject } from '../src/json-objects.js';
-import { firstPrompt, type RetryKind, retryPrompt, type SentPrompt } from '../src/prompts.js';
+import { type AnswerFormat, firstPrompt, type RetryKind, retryPrompt, type SentPrompt } from '../src/prompts.js';
+import { type AnswerSchema, answerFormatOf, schemaThrew, verdictFromResult } from '../src/schema.js';
 import { type Validator, verdictFromReturn, verdictFromThrow } from '../src/validation.js';
 import { type MachineInput, readMachineInput } from '../src/options.js';
 import { describeThrown } from '../src/values.js';
@@ -37,8 +39,10 @@ import { describeThrown } from '../src/values.js';
  *
  * Per attempt: `calling` waits for the model's reply to the last prompt sent (a failed
  * call may first go `backingOff` and try again); `parsing` reads it; `ambiguityGate`
- * returns an ambiguous question at once; `validationGate`, entered only when there is a
- * validator, waits for its verdict; `confidenceGate` accepts a confident answer. A
+ * returns an ambiguous question at once; `schemaGate`, entered only when there is a
+ * schema, turns the answer into the schema's output or fails it with the schema's issues;
+ * `validationGate`, entered only when there is a validator, waits for its verdict;
+ * `confidenceGate` accepts a confident answer. A
  * rejected attempt goes to `reconsidering`, which picks the retry prompt, or to
  * `uncertain` when no attempts (or no time) remain.
  *
@@ -53,6 +57,7 @@ export type CheckpointState =
   | 'backingOff'
   | 'parsing'
   | 'ambiguityGate'
+  | 'schemaGate'
   | 'validationGate'
   | 'confidenceGate'
   | 'reconsidering'
@@ -72,8 +77,13 @@ export interface TraceStep<TState extends string = CheckpointState> {
 /** A model call as a plain function: the prompt in, the raw text (or a Promise of it) out. */
 export type ModelFn = (prompt: string, info: { readonly attempt: number; readonly signal: AbortSignal }) => unknown;
 
-/** A validator in a workflow, where it may also answer with a Promise. */
-export type WorkflowValidator = (answer: string) => ReturnType<Validator> | PromiseLike<ReturnType<Validator>>;
+/**
+ * A validator in a workflow, where it may also answer with a Promise; with a schema it
+ * judges the schema's output. Written as a method so that a validator of any answer type fits.
+ */
+export type WorkflowValidator = {
+  judge(answer: unknown): ReturnType<Validator> | PromiseLike<ReturnType<Validator>>;
+}['judge'];
 
 export interface CheckpointInput {
   /** The question, as the caller wrote it. */
@@ -93,6 +103,8 @@ export interface CheckpointInput {
   readonly model?: ModelFn;
   /** A validator function for the default `validate` actor, or `true` when a provided `validate` actor judges. */
   readonly validator?: WorkflowValidator | boolean;
+  /** A Standard Schema (zod, valibot, arktype…) the answer must satisfy; its output becomes the answer. */
+  readonly schema?: AnswerSchema | null;
   /** A call that takes longer fails as timed out. */
   readonly timeoutMs?: number | null;
   /** When this many ms have passed since the run began, no new call starts and the run ends UNCERTAIN. */
@@ -111,6 +123,10 @@ export interface CheckpointSettings {
   readonly model: ModelFn | null;
   readonly validator: WorkflowValidator | null;
   readonly hasValidator: boolean;
+  /** Only in workflows: the schema, for the default `checkSchema` actor. Kept as a function, which persistence leaves out. */
+  readonly schema: (() => AnswerSchema) | null;
+  /** What the answer must be, as the prompts say it: null for free text, or the schema's description. */
+  readonly answerFormat: AnswerFormat | null;
   readonly timeoutMs: number | null;
   readonly deadlineMs: number | null;
   /** Epoch ms after which no new call starts; null without a deadline. */
@@ -136,11 +152,11 @@ export interface CheckpointContext {
   /** The wait chosen before the next try. */
   readonly backoffMs: number;
   /** The attempt under way, completed step by step; once committed, the latest attempt. */
-  readonly draft: Attempt;
-  /** True while the validator's verdict on the draft is outstanding. */
+  readonly draft: Attempt<unknown>;
+  /** True while the schema's or the validator's verdict on the draft is outstanding. */
   readonly awaitingVerdict: boolean;
   /** Finished attempts, frozen, in order. */
-  readonly attempts: readonly Attempt[];
+  readonly attempts: readonly Attempt<unknown>[];
   readonly trace: readonly TraceStep[];
   readonly status: CheckpointStatus | null;
 }
@@ -151,6 +167,8 @@ export interface RunSettings {
   readonly maxRetries: number;
   /** Whether a validator judged the answers. */
   readonly validator: boolean;
+  /** Whether a schema judged (and typed) the answers. */
+  readonly schema: boolean;
   readonly timeoutMs: number | null;
   readonly deadlineMs: number | null;
   readonly callRetries: CallRetryPolicy | null;
@@ -160,12 +178,13 @@ export interface RunSettings {
 export interface CheckpointOutput {
   readonly settings: RunSettings;
   readonly status: CheckpointStatus;
-  readonly answer: string | null;
+  /** A string, or with a schema its output (for AMBIGUOUS, the model's own value). */
+  readonly answer: unknown;
   readonly confidence: number | null;
   readonly ambiguous: boolean;
   readonly interpretations: readonly string[];
   readonly parsed: JsonObject | null;
-  readonly attempts: readonly Attempt[];
+  readonly attempts: readonly Attempt<unknown>[];
   readonly prompts: readonly SentPrompt[];
   readonly trace: readonly TraceStep[];
 }
@@ -173,12 +192,15 @@ export interface CheckpointOutput {
 /**
  * What the world tells the machine. While `calling`, the model's reply to the last of
  * `context.prompts` (any value: the machine judges non-strings) or what the call threw;
- * while in `validationGate`, what the validator returned for `context.draft.answer` or
- * what it threw.
+ * while in `schemaGate`, the Standard Schema result of validating
+ * `context.draft.parsed.answer` or what validating threw; while in `validationGate`, what
+ * the validator returned for `context.draft.answer` or what it threw.
  */
 export type CheckpointEvent =
   | { readonly type: 'model.replied'; readonly reply: unknown }
   | { readonly type: 'model.failed'; readonly error: unknown }
+  | { readonly type: 'schema.returned'; readonly result: unknown }
+  | { readonly type: 'schema.threw'; readonly error: unknown }
   | { readonly type: 'validator.returned'; readonly value: unknown }
   | { readonly type: 'validator.threw'; readonly error: unknown }
   /** Sent once after a persisted snapshot is restored: it re-arms the timers, which do not persist. */
@@ -197,8 +219,14 @@ export interface ModelCall {
 
 /** What the `validate` actor is asked. */
 export interface ValidationRequest {
-  readonly answer: string;
+  readonly answer: unknown;
   readonly validator: WorkflowValidator | null;
+}
+
+/** What the `checkSchema` actor is asked: the model's answer, and the schema to validate it with. */
+export interface SchemaRequest {
+  readonly answer: unknown;
+  readonly schema: AnswerSchema | null;
 }
 
 const enter = (state: CheckpointState) => ({ type: 'enter', params: { state } }) as const;
@@ -255,8 +283,14 @@ export const checkpointEffects = {
   forwardCallError: raising((_: CheckpointContext, { error }: { error: unknown }): CheckpointEvent => ({ type: 'model.failed', error })),
   forwardVerdict: raising((_: CheckpointContext, { value }: { value: unknown }): CheckpointEvent => ({ type: 'validator.returned', value })),
   forwardValidatorError: raising((_: CheckpointContext, { error }: { error: unknown }): CheckpointEvent => ({ type: 'validator.threw', error })),
+  startSchema: CHILD,
+  stopSchema: CHILD,
+  forwardSchemaResult: raising((_: CheckpointContext, { result }: { result: unknown }): CheckpointEvent => ({ type: 'schema.returned', result })),
+  forwardSchemaError: raising((_: CheckpointContext, { error }: { error: unknown }): CheckpointEvent => ({ type: 'schema.threw', error })),
   recordReply: update((context: CheckpointContext, { reply }: { reply: string }) => ({ draft: attemptFromRawText(reply, firstTry(context.tries)) })),
-  parse: update((context: CheckpointContext, _: undefined) => ({ draft: attemptFromReply(context.draft.rawText, context.draft.callTries) })),
+  parse: update((context: CheckpointContext, _: undefined) => ({
+    draft: attemptFromReply(context.draft.rawText, context.draft.callTries, context.settings.answerFormat !== null),
+  })),
   recordNonText: update((context: CheckpointContext, { reply }: { reply: unknown }) => ({
     draft: attemptFromNonText(reply, firstTry(context.tries)),
   })),
@@ -277,18 +311,36 @@ export const checkpointEffects = {
     draft: withVerdict(context.draft, verdictFromThrow(thrown)),
     awaitingVerdict: false,
   })),
+  recordSchemaResult: update((context: CheckpointContext, { result }: { result: unknown }) => ({
+    draft: withSchemaVerdict(context.draft, verdictFromResult(result)),
+    awaitingVerdict: false,
+  })),
+  recordSchemaThrow: update((context: CheckpointContext, { thrown }: { thrown: unknown }) => ({
+    draft: withSchemaVerdict(context.draft, schemaThrew(thrown)),
+    awaitingVerdict: false,
+  })),
   commitAttempt: update((context: CheckpointContext, _: undefined) => ({ attempts: withDraft(context) })),
   prepareRetry: update((context: CheckpointContext, { kind }: { kind: RetryKind }) => ({
     attempt: context.attempt + 1,
     startedAt: Date.now(),
     tries: [],
-    prompts: appended(context.prompts, Object.freeze({ kind, text: retryPrompt(context.settings.prompt, kind, context.draft) })),
+    prompts: appended(context.prompts, Object.freeze({ kind, text: nextPrompt(context, kind) })),
   })),
   conclude: update((context: CheckpointContext, { status }: { status: CheckpointStatus }) => ({ attempts: withDraft(context), status })),
 } as const;
 
+/** The prompt of the next attempt; a typed answer is quoted as the model wrote it, whatever the schema made of it. */
+function nextPrompt({ settings, draft }: CheckpointContext, kind: RetryKind): string {
+  const { answerFormat } = settings;
+  const previous =
+    answerFormat === null
+      ? draft
+      : { answer: draft.parsed?.['answer'] ?? null, confidence: draft.confidence, error: draft.error, validationError: draft.validationError };
+  return retryPrompt(settings.prompt, kind, previous, answerFormat);
+}
+
 /** The finished attempts with the draft committed: frozen, so no callback can change what was decided. */
-function withDraft(context: CheckpointContext): readonly Attempt[] {
+function withDraft(context: CheckpointContext): readonly Attempt<unknown>[] {
   return appended(context.attempts, finished(context.draft, Date.now() - context.startedAt));
 }
 
@@ -304,6 +356,7 @@ const guards = {
   parseFailed: ({ context }: GuardArgs) => !context.draft.parseOk,
   isAmbiguous: ({ context }: GuardArgs) => context.draft.ambiguous,
   hasValidator: ({ context }: GuardArgs) => context.settings.hasValidator,
+  hasSchema: ({ context }: GuardArgs) => context.settings.answerFormat !== null,
   passedValidation: ({ context }: GuardArgs) => !context.awaitingVerdict && context.draft.passedValidation,
   failedValidation: ({ context }: GuardArgs) => !context.awaitingVerdict && !context.draft.passedValidation,
   // Asked only of a draft that parsed, which has a confidence.
@@ -321,6 +374,11 @@ const defaultCallModel = fromPromise<unknown, ModelCall>(async ({ input, signal 
   // Checked at start; a run resumed from a persisted snapshot has lost its functions, though.
   if (!input.model) throw new TypeError('No model: pass `model` in the input or provide a `callModel` actor.');
   return input.model(input.prompt, { attempt: input.attempt, signal });
+});
+/** Validates one answer against the schema, resolving to its Standard Schema result. Provide your own to validate elsewhere. */
+const defaultCheckSchema = fromPromise<unknown, SchemaRequest>(async ({ input }) => {
+  if (!input.schema) throw new TypeError('No schema: pass `schema` in the input or provide a `checkSchema` actor.');
+  return input.schema['~standard'].validate(input.answer);
 });
 /** Judges one answer. The default runs `input.validator`; provide a `fromPromise` of your own instead. */
 const defaultValidate = fromPromise<unknown, ValidationRequest>(async ({ input }) => {
@@ -355,7 +413,7 @@ export const checkpointMachine = setup({
     output: {} as CheckpointOutput,
     events: {} as CheckpointEvent,
   },
-  actors: { callModel: defaultCallModel, validate: defaultValidate },
+  actors: { callModel: defaultCallModel, checkSchema: defaultCheckSchema, validate: defaultValidate },
   guards,
   actions: {
     enter: assign(({ context }, params: { state: CheckpointState }) => ({ trace: appended(context.trace, checkpointEffects.enter.run(context, params)) })),
@@ -380,6 +438,19 @@ export const checkpointMachine = setup({
       enqueue.spawnChild('validate', { id: 'validate', input: { answer: context.draft.answer!, validator: context.settings.validator } });
     }),
     stopValidation: stopChild('validate'),
+    startSchema: enqueueActions(({ context, enqueue }) => {
+      if (context.settings.effects !== 'actors') return;
+      // Only a draft that parsed is checked, and it has an answer.
+      enqueue.spawnChild('checkSchema', {
+        id: 'checkSchema',
+        input: { answer: context.draft.parsed!['answer'], schema: context.settings.schema?.() ?? null },
+      });
+    }),
+    stopSchema: stopChild('checkSchema'),
+    forwardSchemaResult: raise(({ context }, params: { result: unknown }) => checkpointEffects.forwardSchemaResult.run(context, params)),
+    forwardSchemaError: raise(({ context }, params: { error: unknown }) => checkpointEffects.forwardSchemaError.run(context, params)),
+    recordSchemaResult: assign(({ context }, params: { result: unknown }) => checkpointEffects.recordSchemaResult.run(context, params)),
+    recordSchemaThrow: assign(({ context }, params: { thrown: unknown }) => checkpointEffects.recordSchemaThrow.run(context, params)),
     failOnTimeout: raise(({ context }) => checkpointEffects.failOnTimeout.run(context, undefined)),
     forwardReply: raise(({ context }, params: { reply: unknown }) => checkpointEffects.forwardReply.run(context, params)),
     forwardCallError: raise(({ context }, params: { error: unknown }) => checkpointEffects.forwardCallError.run(context, params)),
@@ -475,8 +546,25 @@ export const checkpointMachine = setup({
       entry: enter('ambiguityGate'),
       always: [
         { guard: 'isAmbiguous', target: 'ambiguous' },
+        { guard: 'hasSchema', target: 'schemaGate' },
         { guard: 'hasValidator', target: 'validationGate' },
         { target: 'confidenceGate' },
+      ],
+    },
+    schemaGate: {
+      entry: [enter('schemaGate'), 'awaitVerdict', 'startSchema'],
+      exit: 'stopSchema',
+      on: {
+        'schema.returned': { actions: { type: 'recordSchemaResult', params: ({ event }) => ({ result: event.result }) } },
+        'schema.threw': { actions: { type: 'recordSchemaThrow', params: ({ event }) => ({ thrown: event.error }) } },
+        'xstate.done.actor.checkSchema': { actions: { type: 'forwardSchemaResult', params: ({ event }: { event: EventObject }) => ({ result: outputOf(event) }) } },
+        'xstate.error.actor.checkSchema': { actions: { type: 'forwardSchemaError', params: ({ event }: { event: EventObject }) => ({ error: errorOf(event) }) } },
+      },
+      always: [
+        { guard: allOf(['passedValidation', 'hasValidator']), target: 'validationGate' },
+        { guard: 'passedValidation', target: 'confidenceGate' },
+        { guard: allOf(['failedValidation', 'canRetry']), target: 'reconsidering' },
+        { guard: 'failedValidation', target: 'uncertain' },
       ],
     },
     validationGate: {
@@ -531,7 +619,8 @@ export function checkpointContext(input: CheckpointInput, machine: AnyStateMachi
 /** The context a run starts with, from input already checked. */
 export function contextOf(checked: MachineInput, machine: AnyStateMachine): CheckpointContext {
   if (checked.effects === 'actors') requireImplementations(checked, machine);
-  const { validator } = checked;
+  const { validator, schema } = checked;
+  const answerFormat = answerFormatOf(schema);
   const settings: CheckpointSettings = Object.freeze({
     prompt: checked.prompt,
     threshold: checked.threshold,
@@ -540,6 +629,8 @@ export function contextOf(checked: MachineInput, machine: AnyStateMachine): Chec
     model: checked.model as ModelFn | null,
     validator: typeof validator === 'function' ? (validator as WorkflowValidator) : null,
     hasValidator: validator !== null,
+    schema: schema === null || checked.effects !== 'actors' ? null : () => schema,
+    answerFormat,
     timeoutMs: checked.timeoutMs,
     deadlineMs: checked.deadlineMs,
     deadlineAt: checked.deadlineMs === null ? null : Date.now() + checked.deadlineMs,
@@ -549,7 +640,7 @@ export function contextOf(checked: MachineInput, machine: AnyStateMachine): Chec
     settings,
     attempt: 0,
     startedAt: Date.now(),
-    prompts: [Object.freeze({ kind: 'first' as const, text: firstPrompt(checked.prompt) })],
+    prompts: [Object.freeze({ kind: 'first' as const, text: firstPrompt(checked.prompt, answerFormat) })],
     tries: [],
     backoffMs: 0,
     draft: NO_REPLY_YET,
@@ -576,12 +667,14 @@ export function checkpointOutput(context: CheckpointContext): CheckpointOutput {
       threshold: settings.threshold,
       maxRetries: settings.maxRetries,
       validator: settings.hasValidator,
+      schema: settings.answerFormat !== null,
       timeoutMs: settings.timeoutMs,
       deadlineMs: settings.deadlineMs,
       callRetries: settings.callRetries,
     },
     status,
-    answer: reported?.answer ?? null,
+    // An ambiguous answer never reaches the schema: it is reported as the model wrote it.
+    answer: status === AMBIGUOUS && settings.answerFormat !== null ? (reported?.parsed?.['answer'] ?? null) : (reported?.answer ?? null),
     confidence: reported?.confidence ?? null,
     ambiguous: status === AMBIGUOUS,
     interpretations: status === AMBIGUOUS && last ? last.interpretations : [],

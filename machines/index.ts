@@ -15,6 +15,7 @@ export {
   type ModelCall,
   type ModelFn,
   type RunSettings,
+  type SchemaRequest,
   type TraceStep,
   type ValidationRequest,
   type WorkflowValidator,

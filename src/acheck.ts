@@ -1,8 +1,9 @@
 import type { CheckpointEvent } from '../machines/checkpoint.js';
-import { resultFrom, runValidator } from './check.js';
+import { resultFrom, runSchema, runValidator } from './check.js';
 import { CheckpointRun, readCheckpoint } from './checkpoint-run.js';
 import { type AsyncCallFn, type AsyncCheckOptions, type CallInfo, readCheckArguments } from './options.js';
-import type { CheckResult } from './result.js';
+import type { CheckResult, TypedCheckResult } from './result.js';
+import type { AnswerSchema } from './schema.js';
 import { isThenable } from './values.js';
 
 /**
@@ -14,7 +15,19 @@ import { isThenable } from './values.js';
  * @example
  * const result = await acheck((prompt, { signal }) => llm(prompt, { signal }), question, { timeoutMs: 30_000 });
  */
-export async function acheck(callFn: AsyncCallFn, prompt: string, options?: AsyncCheckOptions | null): Promise<CheckResult> {
+export async function acheck<T>(
+  callFn: AsyncCallFn,
+  prompt: string,
+  options: AsyncCheckOptions<T> & { schema: AnswerSchema<T> },
+): Promise<TypedCheckResult<T>>;
+export async function acheck(callFn: AsyncCallFn, prompt: string, options?: AsyncCheckOptions | null): Promise<CheckResult>;
+/** A schema that may be absent: the answer's type is known only at run time. */
+export async function acheck(
+  callFn: AsyncCallFn,
+  prompt: string,
+  options?: AsyncCheckOptions<unknown> | null,
+): Promise<CheckResult<unknown, unknown>>;
+export async function acheck(callFn: AsyncCallFn, prompt: string, options?: object | null): Promise<CheckResult<unknown, unknown>> {
   const settings = readCheckArguments('acheck', callFn, prompt, options);
   const { signal, checkpoint } = settings;
   signal?.throwIfAborted();
@@ -45,6 +58,10 @@ export async function acheck(callFn: AsyncCallFn, prompt: string, options?: Asyn
         case 'wait':
           await untilAborted(run.changed(), signal);
           break;
+        case 'schema':
+          run.send(await untilAborted(runSchema(settings.schema!, need.answer), signal));
+          signal?.throwIfAborted();
+          break;
         case 'validate':
           run.send(runValidator(settings, need.answer));
           break;
@@ -57,7 +74,7 @@ export async function acheck(callFn: AsyncCallFn, prompt: string, options?: Asyn
         }
         case 'done':
           if (checkpoint) await checkpoint.store.delete(checkpoint.key);
-          return resultFrom(need.output);
+          return resultFrom<unknown, unknown>(need.output);
       }
     }
   } finally {

@@ -1,15 +1,23 @@
 import type { CallTry } from './call-retries.js';
 import type { JsonObject } from './json-objects.js';
 import { parseReply } from './parse.js';
+import type { SchemaIssue, SchemaVerdict } from './schema.js';
 import type { Verdict } from './validation.js';
 import { describeThrown, describeValue } from './values.js';
 
-/** One call to the model and what Booth made of the reply. Frozen. */
-export interface Attempt {
+/**
+ * One call to the model and what Booth made of the reply. Frozen. `T` is the answer's
+ * type: a string, or with a `schema` the schema's output.
+ */
+export interface Attempt<T = string> {
   /** The reply as received; for a failed call, `"<ErrorName>: <message>"`. */
   readonly rawText: string;
-  /** The answer, stringified when the model gave a number or boolean; null unless parsed. */
-  readonly answer: string | null;
+  /**
+   * The answer, stringified when the model gave a number or boolean; null unless parsed.
+   * With a `schema`: the schema's output, null unless the schema passed it (the model's
+   * own value is `parsed.answer`).
+   */
+  readonly answer: T | null;
   /** The model's self-reported confidence in [0, 1]; null unless parsed. */
   readonly confidence: number | null;
   readonly parseOk: boolean;
@@ -23,6 +31,8 @@ export interface Attempt {
   /** True when the validator passed or did not run. */
   readonly passedValidation: boolean;
   readonly validationError: string | null;
+  /** With a `schema`, what it found wrong with the answer; otherwise null. */
+  readonly schemaIssues: readonly SchemaIssue[] | null;
   /** The decoded JSON object, uncoerced, extra keys included; null unless parsed. */
   readonly parsed: JsonObject | null;
   /** Every call made for this attempt: one, or more when `callRetries` retried failed calls. */
@@ -51,6 +61,7 @@ function unread(rawText: string, callTries: readonly CallTry[], error: string | 
     chosenInterpretation: null,
     passedValidation: true,
     validationError: null,
+    schemaIssues: null,
     parsed: null,
     callTries: Object.freeze(callTries),
     durationMs: 0,
@@ -65,13 +76,16 @@ export function attemptFromRawText(rawText: string, callTries: readonly CallTry[
   return unread(rawText, callTries, null, false);
 }
 
-/** The attempt a reply makes, parsed or not. */
-export function attemptFromReply(rawText: string, callTries: readonly CallTry[]): Attempt {
-  const reading = parseReply(rawText);
+/**
+ * The attempt a reply makes, parsed or not. With `schema` the answer may be any JSON value
+ * and stays unset until the schema passes it.
+ */
+export function attemptFromReply(rawText: string, callTries: readonly CallTry[], schema = false): Attempt<unknown> {
+  const reading = parseReply(rawText, schema);
   if (!reading.ok) return unread(rawText, callTries, reading.error, false);
   return {
     rawText,
-    answer: reading.answer,
+    answer: schema ? null : (reading.answer as string),
     confidence: reading.confidence,
     parseOk: true,
     error: null,
@@ -81,6 +95,7 @@ export function attemptFromReply(rawText: string, callTries: readonly CallTry[])
     chosenInterpretation: reading.chosenInterpretation,
     passedValidation: true,
     validationError: null,
+    schemaIssues: null,
     parsed: reading.parsed,
     callTries: Object.freeze(callTries),
     durationMs: 0,
@@ -104,20 +119,34 @@ export function timeoutError(message: string): { readonly name: string; readonly
   return { name: 'TimeoutError', message };
 }
 
-export function withVerdict(draft: Attempt, verdict: Verdict): Attempt {
-  return copy(draft, verdict.passed, verdict.error, draft.durationMs);
+export function withVerdict<T>(draft: Attempt<T>, verdict: Verdict): Attempt<T> {
+  return copy(draft, draft.answer, verdict.passed, verdict.error, draft.schemaIssues, draft.durationMs);
+}
+
+/** The draft once the schema judged it: its output as the answer, or its issues as a failed validation. */
+export function withSchemaVerdict(draft: Attempt<unknown>, verdict: SchemaVerdict): Attempt<unknown> {
+  return verdict.passed
+    ? copy(draft, verdict.value, true, null, null, draft.durationMs)
+    : copy(draft, null, false, verdict.error, verdict.issues, draft.durationMs);
 }
 
 /** The draft as it is kept once decided: frozen, with how long it took. */
-export function finished(draft: Attempt, durationMs: number): Attempt {
-  return Object.freeze(copy(draft, draft.passedValidation, draft.validationError, durationMs));
+export function finished<T>(draft: Attempt<T>, durationMs: number): Attempt<T> {
+  return Object.freeze(copy(draft, draft.answer, draft.passedValidation, draft.validationError, draft.schemaIssues, durationMs));
 }
 
 /** Field by field: V8 builds a spread of a literal-shaped object several times slower. */
-function copy(draft: Attempt, passedValidation: boolean, validationError: string | null, durationMs: number): Attempt {
+function copy<T>(
+  draft: Attempt<unknown>,
+  answer: T | null,
+  passedValidation: boolean,
+  validationError: string | null,
+  schemaIssues: readonly SchemaIssue[] | null,
+  durationMs: number,
+): Attempt<T> {
   return {
     rawText: draft.rawText,
-    answer: draft.answer,
+    answer,
     confidence: draft.confidence,
     parseOk: draft.parseOk,
     error: draft.error,
@@ -127,6 +156,7 @@ function copy(draft: Attempt, passedValidation: boolean, validationError: string
     chosenInterpretation: draft.chosenInterpretation,
     passedValidation,
     validationError,
+    schemaIssues,
     parsed: draft.parsed,
     callTries: draft.callTries,
     durationMs,

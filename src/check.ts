@@ -1,7 +1,9 @@
 import type { CheckpointEvent, CheckpointOutput } from '../machines/checkpoint.js';
 import { CheckpointRun } from './checkpoint-run.js';
+import type { JsonValue } from './json-objects.js';
 import { type CallFn, type CallInfo, type CheckOptions, type CheckSettings, readCheckArguments } from './options.js';
-import { type CheckResult, checkResult } from './result.js';
+import { type CheckResult, checkResult, type TypedCheckResult } from './result.js';
+import type { AnswerSchema } from './schema.js';
 import { AMBIGUOUS, REPAIRED, UNCERTAIN, VERIFIED } from './constants.js';
 import { describeValue, isThenable, swallowRejection } from './values.js';
 
@@ -13,8 +15,16 @@ import { describeValue, isThenable, swallowRejection } from './values.js';
  * @example
  * const result = check((prompt) => model.complete(prompt), 'What is the boiling point of water at sea level in °C?');
  * if (result.ok) console.log(result.answer);
+ *
+ * @example
+ * // With a schema, the answer is typed: here { city: string; population: number }.
+ * const result = check(callFn, 'Largest city in Japan?', { schema: z.object({ city: z.string(), population: z.number() }) });
  */
-export function check(callFn: CallFn, prompt: string, options?: CheckOptions | null): CheckResult {
+export function check<T>(callFn: CallFn, prompt: string, options: CheckOptions<T> & { schema: AnswerSchema<T> }): TypedCheckResult<T>;
+export function check(callFn: CallFn, prompt: string, options?: CheckOptions | null): CheckResult;
+/** A schema that may be absent: the answer's type is known only at run time. */
+export function check(callFn: CallFn, prompt: string, options?: CheckOptions<unknown> | null): CheckResult<unknown, unknown>;
+export function check(callFn: CallFn, prompt: string, options?: object | null): CheckResult<unknown, unknown> {
   const settings = readCheckArguments('check', callFn, prompt, options);
   const run = new CheckpointRun(prompt, settings);
   try {
@@ -23,6 +33,9 @@ export function check(callFn: CallFn, prompt: string, options?: CheckOptions | n
       switch (need.kind) {
         case 'call':
           run.send(callSynchronously(callFn, need.prompt, { attempt: need.attempt }));
+          break;
+        case 'schema':
+          run.send(runSchemaSynchronously(settings.schema!, need.answer));
           break;
         case 'validate':
           run.send(runValidator(settings, need.answer));
@@ -38,7 +51,7 @@ export function check(callFn: CallFn, prompt: string, options?: CheckOptions | n
         case 'wait':
           throw new Error('Booth internal error: a synchronous run has nothing to wait for');
         case 'done':
-          return resultFrom(need.output);
+          return resultFrom<unknown, unknown>(need.output);
       }
     }
   } finally {
@@ -60,8 +73,32 @@ function callSynchronously(callFn: CallFn, prompt: string, info: CallInfo): Chec
   return { type: 'model.replied', reply };
 }
 
+/** A schema that validates asynchronously (zod's async refinements) needs `acheck()`, which awaits it. */
+function runSchemaSynchronously(schema: AnswerSchema, answer: unknown): CheckpointEvent {
+  let result: unknown;
+  try {
+    result = schema['~standard'].validate(answer);
+  } catch (error) {
+    return { type: 'schema.threw', error };
+  }
+  if (isThenable(result)) {
+    swallowRejection(result);
+    throw new TypeError('`schema` validated asynchronously (its validate returned a Promise), but check() is synchronous; use acheck() for schemas with async checks.');
+  }
+  return { type: 'schema.returned', result };
+}
+
+/** The schema's result, awaited: `acheck()` lets a schema validate asynchronously. */
+export async function runSchema(schema: AnswerSchema, answer: unknown): Promise<CheckpointEvent> {
+  try {
+    return { type: 'schema.returned', result: await schema['~standard'].validate(answer) };
+  } catch (error) {
+    return { type: 'schema.threw', error };
+  }
+}
+
 /** Validators are synchronous in both interpreters; a returned Promise is judged (and refused) by the machine. */
-export function runValidator(settings: CheckSettings, answer: string): CheckpointEvent {
+export function runValidator(settings: CheckSettings, answer: unknown): CheckpointEvent {
   try {
     const value = settings.validator?.(answer);
     if (isThenable(value)) swallowRejection(value);
@@ -77,14 +114,16 @@ export function runValidator(settings: CheckSettings, answer: string): Checkpoin
  *
  * @example
  * onDone: { actions: ({ event }) => publish(resultFrom(event.output).unwrap()) }
+ *
+ * With a `schema` in the machine's input, name the answer's type: `resultFrom<City>(event.output)`.
  */
-export function resultFrom(output: CheckpointOutput): CheckResult {
+export function resultFrom<T = string, TRaw = T extends string ? string : JsonValue>(output: CheckpointOutput): CheckResult<T, TRaw> {
   if (!isCheckpointOutput(output)) {
     throw new TypeError(
       `Expected \`output\` to be the checkpoint machine's output (event.output in an invoke's onDone), got ${describeValue(output)}.`,
     );
   }
-  return checkResult({
+  return checkResult<T, TRaw>({
     status: output.status,
     answer: output.answer,
     confidence: output.confidence,

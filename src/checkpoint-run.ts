@@ -5,12 +5,14 @@ import { type Checkpoint, CheckpointError, FORMAT, VERSION } from './checkpoints
 import { type Engine, startEngine } from './engines.js';
 import { failIfBroken } from './machine-run.js';
 import type { CheckSettings, MachineInput } from './options.js';
+import { answerFormatOf } from './schema.js';
 
 /** What the machine needs next from its interpreter. */
 export type Need =
-  | { readonly kind: 'report'; readonly index: number; readonly attempt: Attempt }
+  | { readonly kind: 'report'; readonly index: number; readonly attempt: Attempt<unknown> }
   | { readonly kind: 'call'; readonly prompt: string; readonly attempt: number }
-  | { readonly kind: 'validate'; readonly answer: string }
+  | { readonly kind: 'schema'; readonly answer: unknown }
+  | { readonly kind: 'validate'; readonly answer: unknown }
   | { readonly kind: 'wait' }
   | { readonly kind: 'done'; readonly output: CheckpointOutput };
 
@@ -34,6 +36,7 @@ export class CheckpointRun {
       effects: 'events',
       model: null,
       validator: settings.validator === null ? null : true,
+      schema: settings.schema,
       timeoutMs: settings.timeoutMs,
       deadlineMs: settings.deadlineMs,
       callRetries: settings.callRetries,
@@ -59,7 +62,8 @@ export class CheckpointRun {
     if (snapshot.status === 'done' && snapshot.output) return { kind: 'done', output: snapshot.output };
     const prompt = context.prompts[context.attempt];
     if (snapshot.value === 'calling' && prompt) return { kind: 'call', prompt: prompt.text, attempt: context.attempt };
-    if (snapshot.value === 'validationGate') return { kind: 'validate', answer: context.draft.answer ?? '' };
+    if (snapshot.value === 'schemaGate') return { kind: 'schema', answer: context.draft.parsed?.['answer'] };
+    if (snapshot.value === 'validationGate') return { kind: 'validate', answer: context.draft.answer };
     if (snapshot.value === 'backingOff') return { kind: 'wait' };
     throw new Error(`Booth internal error: the checkpoint machine rests in ${JSON.stringify(snapshot.value)}`);
   }
@@ -122,6 +126,7 @@ export function readCheckpoint(
     threshold: settings.threshold,
     maxRetries: settings.maxRetries,
     hasValidator: settings.validator !== null,
+    answerFormat: answerFormatOf(settings.schema),
     effects: 'events',
     timeoutMs: settings.timeoutMs,
     deadlineMs: settings.deadlineMs,

@@ -30,10 +30,14 @@ export type {
   AmbiguousResult,
   BlockedResult,
   BoothResult,
+  AnyBoothResult,
   CheckResult,
   EvidenceResult,
+  TypedCheckResult,
   UncertainResult,
 } from './result.js';
+export type { AnswerSchema, SchemaIssue } from './schema.js';
+export type { JsonObject, JsonValue } from './json-objects.js';
 export type { Attempt } from './attempt.js';
 export type { Validator } from './validation.js';
 export type { SentPrompt } from './prompts.js';

@@ -3,6 +3,7 @@ import type { Attempt } from './attempt.js';
 import type { CallRetryPolicy } from './call-retries.js';
 import type { CheckpointStore } from './checkpoints.js';
 import { DEFAULT_EVIDENCE_THRESHOLD, DEFAULT_MAX_RETRIES, DEFAULT_THRESHOLD } from './constants.js';
+import { type AnswerSchema, readSchema } from './schema.js';
 import type { Validator } from './validation.js';
 import { describeValue, isAsyncFunction } from './values.js';
 
@@ -19,15 +20,22 @@ export type CallFn = (prompt: string, info: CallInfo) => string;
 /** A model call for `acheck()`: returns the raw model text or a Promise of it. */
 export type AsyncCallFn = (prompt: string, info: CallInfo) => string | PromiseLike<string>;
 
-export interface CheckOptions {
+/** `T` is the answer's type: a string, or with a `schema` the schema's output. */
+export interface CheckOptions<T = string> {
   /** Lowest self-reported confidence accepted, from 0 to 1. Default 0.7. */
   threshold?: number | undefined;
   /** Reconsiderations after the first attempt; at most `maxRetries + 1` calls. Default 1. */
   maxRetries?: number | undefined;
   /** Called with each finished attempt, before Booth decides what to do with it. Exceptions propagate. */
-  onAttempt?: ((index: number, attempt: Attempt) => void) | null | undefined;
-  /** Judges each parsed, unambiguous answer; a failure triggers a retry however confident the model was. */
-  validator?: Validator | null | undefined;
+  onAttempt?: ((index: number, attempt: Attempt<T>) => void) | null | undefined;
+  /**
+   * A Standard Schema (zod 4, valibot 1, arktype 2…) for the answer: the model may then
+   * answer with any JSON value, the schema's output becomes `result.answer`, and its
+   * issues make a validation retry. Runs after the ambiguity gate, before `validator`.
+   */
+  schema?: AnswerSchema<T> | null | undefined;
+  /** Judges each parsed, unambiguous answer (with a schema, its output); a failure triggers a retry however confident the model was. */
+  validator?: Validator<T> | null | undefined;
   /**
    * An XState inspection observer attached to the machine's actor: it sees every event,
    * snapshot and microstep of the run, e.g. `@statelyai/inspect`'s `inspector.inspect`.
@@ -38,9 +46,9 @@ export interface CheckOptions {
 /** What XState's `createActor(…, { inspect })` accepts. */
 export type Inspector = Observer<InspectionEvent> | ((event: InspectionEvent) => void);
 
-export interface AsyncCheckOptions extends Omit<CheckOptions, 'onAttempt'> {
+export interface AsyncCheckOptions<T = string> extends Omit<CheckOptions<T>, 'onAttempt'> {
   /** Like `check()`'s, and awaited when it returns a Promise. */
-  onAttempt?: ((index: number, attempt: Attempt) => void | PromiseLike<unknown>) | null | undefined;
+  onAttempt?: ((index: number, attempt: Attempt<T>) => void | PromiseLike<unknown>) | null | undefined;
   /** Aborting rejects `acheck()` with `signal.reason` at once, stops any wait, and makes no further call. */
   signal?: AbortSignal | null | undefined;
   /** A call that takes longer fails as timed out (and its signal aborts); the run goes on as for any failed call. */
@@ -63,8 +71,9 @@ export interface EvidenceOptions {
 export interface CheckSettings {
   readonly threshold: number;
   readonly maxRetries: number;
-  readonly onAttempt: ((index: number, attempt: Attempt) => unknown) | null;
-  readonly validator: ((answer: string) => unknown) | null;
+  readonly onAttempt: ((index: number, attempt: Attempt<unknown>) => unknown) | null;
+  readonly validator: ((answer: unknown) => unknown) | null;
+  readonly schema: AnswerSchema | null;
   readonly signal: AbortSignal | null;
   readonly inspect: Inspector | null;
   readonly timeoutMs: number | null;
@@ -75,7 +84,7 @@ export interface CheckSettings {
 
 type Entry = 'check' | 'acheck';
 
-const CHECK_KEYS = ['threshold', 'maxRetries', 'onAttempt', 'validator', 'inspect'] as const;
+const CHECK_KEYS = ['threshold', 'maxRetries', 'onAttempt', 'schema', 'validator', 'inspect'] as const;
 const ASYNC_ONLY_KEYS = ['signal', 'timeoutMs', 'deadlineMs', 'callRetries', 'checkpoint', 'key'] as const;
 const ACHECK_KEYS = [...CHECK_KEYS, ...ASYNC_ONLY_KEYS] as const;
 const EVIDENCE_KEYS = ['evidenceThreshold'] as const;
@@ -105,6 +114,7 @@ export function readCheckArguments(entry: Entry, callFn: unknown, prompt: unknow
       'check() is synchronous, but `onAttempt` is an async function; make it synchronous or use acheck().',
     );
   }
+  const schema = readSchema(given['schema']);
   const validator = optionalFunction('validator', given['validator']);
   if (isAsyncFunction(validator)) {
     throw new TypeError(
@@ -116,6 +126,7 @@ export function readCheckArguments(entry: Entry, callFn: unknown, prompt: unknow
     threshold,
     maxRetries,
     onAttempt,
+    schema,
     validator,
     inspect,
     signal: abortSignal(given['signal']),
@@ -133,12 +144,13 @@ export interface MachineInput {
   readonly model: ((...args: never[]) => unknown) | null;
   /** A validator function, or `true` when a provided `validate` actor judges; null for none. */
   readonly validator: ((...args: never[]) => unknown) | true | null;
+  readonly schema: AnswerSchema | null;
   readonly timeoutMs: number | null;
   readonly deadlineMs: number | null;
   readonly callRetries: CallRetryPolicy | null;
 }
 
-const MACHINE_KEYS = ['prompt', 'threshold', 'maxRetries', 'effects', 'model', 'validator', 'timeoutMs', 'deadlineMs', 'callRetries'] as const;
+const MACHINE_KEYS = ['prompt', 'threshold', 'maxRetries', 'effects', 'model', 'schema', 'validator', 'timeoutMs', 'deadlineMs', 'callRetries'] as const;
 
 /**
  * The checkpoint machine's input, with the checks and messages of `check()`: a workflow
@@ -162,8 +174,9 @@ export function readMachineInput(input: unknown): MachineInput {
     );
   }
   const model = optionalFunction('model', given['model']);
+  const schema = readSchema(given['schema']);
   const validator = given['validator'] === true ? true : optionalFunction('validator', given['validator'] === false ? null : given['validator']);
-  return { prompt, threshold, maxRetries, effects, model, validator, ...timers(given) };
+  return { prompt, threshold, maxRetries, effects, model, schema, validator, ...timers(given) };
 }
 
 function readPrompt(prompt: unknown): string {

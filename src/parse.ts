@@ -1,9 +1,10 @@
 import { freezeDeep, isDigit, isObjectText, type JsonObject, JsonObjectReader, type JsonValue, NO_MEMBERS } from './json-objects.js';
 
 /** What one model reply says, once a JSON object in it passed every rule. */
-export interface Reading {
+export interface Reading<TAnswer extends JsonValue = string> {
   readonly ok: true;
-  readonly answer: string;
+  /** `String()` of the model's string, number or boolean; with `anyAnswer`, any JSON value but null, as written. */
+  readonly answer: TAnswer;
   readonly confidence: number;
   readonly ambiguous: boolean;
   readonly interpretations: readonly string[];
@@ -35,9 +36,12 @@ const FAST_PATH_LIMIT = 65_536;
  * Finds the model's JSON object in a reply. Candidates, first acceptable wins: the whole
  * trimmed reply, its last non-empty line, then every object in order of where it starts
  * (outer before inner). On failure the error is the reason the first decoded object was
- * rejected, since that is normally the reply's own envelope.
+ * rejected, since that is normally the reply's own envelope. With `anyAnswer` (a schema
+ * judges the answer), `answer` may also be an object or array, and may be empty.
  */
-export function parseReply(text: string): Reading | Unreadable {
+export function parseReply(text: string): Reading | Unreadable;
+export function parseReply(text: string, anyAnswer: boolean): Reading<JsonValue> | Unreadable;
+export function parseReply(text: string, anyAnswer = false): Reading<JsonValue> | Unreadable {
   const start = text.length - text.trimStart().length;
   const end = text.trimEnd().length;
   if (start >= end) return reject(EMPTY_REPLY_ERROR);
@@ -50,11 +54,11 @@ export function parseReply(text: string): Reading | Unreadable {
   if (small && isObjectText(text, start, end, MAX_DEPTH)) {
     const object = JSON.parse(text.slice(start, end)) as JsonObject;
     // Stryker disable next-line ConditionalExpression: never taking the fast path's verdict leaves it to the full path, which gives the same one
-    if (brokenRule(object) === undefined) return readEnvelope(freezeDeep(object));
+    if (brokenRule(object, anyAnswer) === undefined) return readEnvelope(freezeDeep(object), anyAnswer);
   }
   // Stryker disable next-line ConditionalExpression,StringLiteral: a reply without `{` gives the scan no candidate either; indexOf only settles it sooner
   if (text.indexOf('{', start) < 0) return reject(NO_OBJECT_ERROR);
-  return new Candidates(text, end).find(start);
+  return new Candidates(text, end, anyAnswer).find(start);
 }
 
 /** One reply's candidates, judged in turn. Methods rather than closures, which cost an allocation each per reply. */
@@ -62,16 +66,18 @@ class Candidates {
   readonly #text: string;
   readonly #end: number;
   readonly #reader: JsonObjectReader;
+  readonly #anyAnswer: boolean;
   /** Only the first rejection is ever reported, so its message is written once, at the end. */
   #firstRejected = -1;
 
-  constructor(text: string, end: number) {
+  constructor(text: string, end: number, anyAnswer: boolean) {
     this.#text = text;
     this.#end = end;
+    this.#anyAnswer = anyAnswer;
     this.#reader = new JsonObjectReader(text, ENVELOPE_KEYS);
   }
 
-  find(start: number): Reading | Unreadable {
+  find(start: number): Reading<JsonValue> | Unreadable {
     const text = this.#text;
     const end = this.#end;
     // Stryker disable next-line ConditionalExpression: a whole-span candidate must end at the reply's end, which #wholeSpan checks; this only skips reading it
@@ -87,22 +93,24 @@ class Candidates {
       const verdict = this.#consider(this.#reader.read(at));
       if (verdict) return verdict;
     }
-    return reject(this.#firstRejected < 0 ? NO_OBJECT_ERROR : rejection(this.#reader, this.#firstRejected));
+    return reject(this.#firstRejected < 0 ? NO_OBJECT_ERROR : rejection(this.#reader, this.#firstRejected, this.#anyAnswer));
   }
 
-  #consider(id: number): Reading | undefined {
+  #consider(id: number): Reading<JsonValue> | undefined {
     // Stryker disable next-line ConditionalExpression: object -1 has no members and no depth, so the test below rejects it, and -1 leaves the first rejection unset
     if (id < 0) return undefined;
     const reader = this.#reader;
     // Most objects in a long reply hold no envelope member at all: rejected without a look.
     const members = reader.members(id);
-    if (members !== NO_MEMBERS && reader.depth(id) <= MAX_DEPTH && brokenRule(members) === undefined) return readEnvelope(reader.build(id));
+    if (members !== NO_MEMBERS && reader.depth(id) <= MAX_DEPTH && brokenRule(members, this.#anyAnswer) === undefined) {
+      return readEnvelope(reader.build(id), this.#anyAnswer);
+    }
     if (this.#firstRejected < 0) this.#firstRejected = id;
     return undefined;
   }
 
   /** The object spanning `from` to the end of the reply, as a candidate. */
-  #wholeSpan(from: number): Reading | undefined {
+  #wholeSpan(from: number): Reading<JsonValue> | undefined {
     // Stryker disable next-line ConditionalExpression: no object read from a position without `{` ends where the reply ends
     if (this.#text.charCodeAt(from) !== OPEN_BRACE) return undefined;
     const id = this.#reader.read(from);
@@ -117,11 +125,11 @@ class Candidates {
 const ENVELOPE_KEYS = ['answer', 'confidence', 'ambiguous'];
 
 /** Why object `id` of the reader was rejected. */
-function rejection(reader: JsonObjectReader, id: number): string {
+function rejection(reader: JsonObjectReader, id: number, anyAnswer: boolean): string {
   const depth = reader.depth(id);
   if (depth > MAX_DEPTH) return `the JSON object nests ${depth} levels deep; Booth reads objects at most ${MAX_DEPTH} deep`;
   const members = reader.members(id);
-  return brokenRule(members)!(members);
+  return brokenRule(members, anyAnswer)!(members);
 }
 
 const OPEN_BRACE = 123;
@@ -155,29 +163,30 @@ const confidenceOutOfRange: Broken = (object) => {
 const ambiguousNotBoolean: Broken = () => '"ambiguous" must be true or false';
 const answerEmpty: Broken = () => '"answer" is empty';
 
-/** The first envelope rule the object breaks, in the order the spec gives them. */
-function brokenRule(object: JsonObject): Broken | undefined {
+/** The first envelope rule the object breaks, in the order the spec gives them; a schema judges any answer. */
+function brokenRule(object: JsonObject, anyAnswer: boolean): Broken | undefined {
   const answerValue = own(object, 'answer');
   const confidenceValue = own(object, 'confidence');
   if (isAbsent(answerValue) || isAbsent(confidenceValue)) return missing;
-  if (typeof answerValue === 'object') return answerNotScalar;
+  if (!anyAnswer && typeof answerValue === 'object') return answerNotScalar;
   if (typeof confidenceValue === 'boolean') return confidenceBoolean;
   const confidence = confidenceOf(confidenceValue);
   if (confidence === undefined) return confidenceNotNumber;
   if (!Number.isFinite(confidence) || confidence < 0 || confidence > 1) return confidenceOutOfRange;
   const ambiguous = readAmbiguous(own(object, 'ambiguous'));
   if (ambiguous === undefined) return ambiguousNotBoolean;
-  if (!ambiguous && String(answerValue).trim() === '') return answerEmpty;
+  if (!anyAnswer && !ambiguous && String(answerValue).trim() === '') return answerEmpty;
   return undefined;
 }
 
 /** The reading of an object that breaks no rule. */
-function readEnvelope(object: JsonObject): Reading {
+function readEnvelope(object: JsonObject, anyAnswer: boolean): Reading<JsonValue> {
+  const answer = own(object, 'answer')!;
   const interpretations = own(object, 'interpretations');
   const chosen = own(object, 'chosen_interpretation');
   return {
     ok: true,
-    answer: String(own(object, 'answer')),
+    answer: anyAnswer ? answer : String(answer),
     confidence: confidenceOf(own(object, 'confidence'))!,
     ambiguous: readAmbiguous(own(object, 'ambiguous'))!,
     interpretations: Array.isArray(interpretations) ? interpretations.map(asText) : [],

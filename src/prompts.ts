@@ -1,18 +1,42 @@
 import { CONFIDENCE_RETRY_MARKER, PARSE_RETRY_MARKER, VALIDATION_RETRY_MARKER } from './constants.js';
+import { clip } from './schema.js';
 
 /**
  * The keys are listed in the order the model should write them: judging ambiguity
  * first makes it commit to "is this answerable as asked?" before it answers.
  */
-export const INSTRUCTIONS = [
-  'Respond with exactly one JSON object with these keys, in this order:',
-  '- "ambiguous": true when reasonable readings of the question lead to materially different answers (for example entities that share a name, different metrics, or different time periods); otherwise false.',
-  '- "interpretations": the distinct readings, as a list of strings; an empty list when the question is not ambiguous.',
-  '- "chosen_interpretation": when ambiguous, the most likely reading, the one your answer follows; null when not ambiguous.',
-  '- "answer": your answer; when the question is ambiguous, still answer it under the most likely reading.',
-  '- "confidence": your honest probability, from 0.0 to 1.0, that the answer is right, neither inflated nor deflated.',
-  'Output the JSON object only.',
-].join('\n');
+export const INSTRUCTIONS = instructionsFor('your answer');
+
+function instructionsFor(answer: string): string {
+  return [
+    'Respond with exactly one JSON object with these keys, in this order:',
+    '- "ambiguous": true when reasonable readings of the question lead to materially different answers (for example entities that share a name, different metrics, or different time periods); otherwise false.',
+    '- "interpretations": the distinct readings, as a list of strings; an empty list when the question is not ambiguous.',
+    '- "chosen_interpretation": when ambiguous, the most likely reading, the one your answer follows; null when not ambiguous.',
+    `- "answer": ${answer}; when the question is ambiguous, still answer it under the most likely reading.`,
+    '- "confidence": your honest probability, from 0.0 to 1.0, that the answer is right, neither inflated nor deflated.',
+    'Output the JSON object only.',
+  ].join('\n');
+}
+
+/**
+ * What the answer must be: free text (`null`), or with a schema the JSON value it
+ * accepts, described by its JSON Schema when it has one.
+ */
+export interface AnswerFormat {
+  /** The answer's JSON Schema, compacted; null when the schema cannot describe itself. */
+  readonly jsonSchema: string | null;
+}
+
+/** The instructions for an answer in `format`; `INSTRUCTIONS` without a schema. */
+export function instructions(format: AnswerFormat | null): string {
+  if (format === null) return INSTRUCTIONS;
+  return instructionsFor(
+    format.jsonSchema === null
+      ? "your answer, as a JSON value that satisfies the application's schema for answers"
+      : `your answer, as a JSON value valid against this JSON Schema: ${format.jsonSchema}`,
+  );
+}
 
 /** Which retry prompt follows a rejected attempt. */
 export type RetryKind = 'repeat' | 'parse' | 'validation' | 'confidence';
@@ -25,13 +49,14 @@ export interface SentPrompt {
 
 export const GENERIC_VALIDATION_MESSAGE = 'the validator returned false';
 
-export function firstPrompt(prompt: string): string {
-  return `${prompt.trimEnd()}\n\n${INSTRUCTIONS}`;
+export function firstPrompt(prompt: string, format: AnswerFormat | null = null): string {
+  return `${prompt.trimEnd()}\n\n${instructions(format)}`;
 }
 
 /** What a retry prompt needs to know about the attempt it follows. */
 export interface PreviousAttempt {
-  readonly answer: string | null;
+  /** Quoted as JSON: a string without a schema, the model's own value with one. */
+  readonly answer: unknown;
   readonly confidence: number | null;
   readonly error: string | null;
   readonly validationError: string | null;
@@ -43,12 +68,14 @@ export interface PreviousAttempt {
  * answer is inserted as a JSON string literal so its quotes and newlines cannot break
  * the prompt's structure.
  */
-export function retryPrompt(prompt: string, kind: RetryKind, previous: PreviousAttempt): string {
-  if (kind === 'repeat') return firstPrompt(prompt);
-  return `${prompt.trimEnd()}\n\n${retryParagraph(kind, previous)}\n\n${INSTRUCTIONS}`;
+export function retryPrompt(prompt: string, kind: RetryKind, previous: PreviousAttempt, format: AnswerFormat | null = null): string {
+  if (kind === 'repeat') return firstPrompt(prompt, format);
+  return `${prompt.trimEnd()}\n\n${retryParagraph(kind, previous, format !== null)}\n\n${instructions(format)}`;
 }
 
-function retryParagraph(kind: Exclude<RetryKind, 'repeat'>, previous: PreviousAttempt): string {
+function retryParagraph(kind: Exclude<RetryKind, 'repeat'>, previous: PreviousAttempt, typed: boolean): string {
+  // A typed answer can be any JSON value, however large: it is quoted only so far.
+  const answer = typed ? clip(JSON.stringify(previous.answer) ?? 'null') : JSON.stringify(previous.answer);
   // A parse retry follows an attempt with an error; the other two follow one with an answer.
   switch (kind) {
     case 'parse':
@@ -58,12 +85,12 @@ function retryParagraph(kind: Exclude<RetryKind, 'repeat'>, previous: PreviousAt
       );
     case 'validation':
       return (
-        `Your previous answer was ${JSON.stringify(previous.answer)}. It ${VALIDATION_RETRY_MARKER}: ` +
+        `Your previous answer was ${answer}. It ${VALIDATION_RETRY_MARKER}: ` +
         `${previous.validationError || GENERIC_VALIDATION_MESSAGE}. Give a corrected answer.`
       );
     case 'confidence':
       return (
-        `Your previous answer was ${JSON.stringify(previous.answer)}, with confidence ${plainDecimal(previous.confidence ?? 0)}. ` +
+        `Your previous answer was ${answer}, with confidence ${plainDecimal(previous.confidence ?? 0)}. ` +
         `${CONFIDENCE_RETRY_MARKER}: if it is right, restate it; if it is not, correct it.`
       );
   }

@@ -13,7 +13,7 @@ import {
   type UNCERTAIN,
   VERIFIED,
 } from './constants.js';
-import type { JsonObject } from './json-objects.js';
+import type { JsonObject, JsonValue } from './json-objects.js';
 import type { SentPrompt } from './prompts.js';
 
 /** Which acceptance condition decided the result. */
@@ -45,12 +45,15 @@ export type ResultFields = Pick<
  */
 export class Result {
   readonly status: Status;
-  /** The accepted answer; for AMBIGUOUS the model's answer (may be blank); for UNCERTAIN the last that parsed, or null. */
-  readonly answer: string | null;
+  /**
+   * The accepted answer; for AMBIGUOUS the model's answer (may be blank); for UNCERTAIN the
+   * last that parsed, or null. A string, or with a `schema` the schema's output.
+   */
+  readonly answer: unknown;
   /** The same attempt's self-reported confidence; for evidence checks, the agreement score. */
   readonly confidence: number | null;
   /** Every attempt, in order. */
-  readonly attempts: readonly Attempt[];
+  readonly attempts: readonly Attempt<unknown>[];
   /** True for AMBIGUOUS only. */
   readonly ambiguous: boolean;
   /** The readings of an AMBIGUOUS question; otherwise empty. */
@@ -121,14 +124,14 @@ export class Result {
   }
 
   /** The answer when the result is ok; otherwise throws `BoothRejected`. */
-  unwrap(): string {
-    if (this.ok && this.answer !== null) return this.answer;
-    throw new BoothRejected(this as unknown as BoothResult);
+  unwrap(): unknown {
+    if (this.ok) return this.answer;
+    throw new BoothRejected(this as unknown as AnyBoothResult);
   }
 
   /** The answer when the result is ok; otherwise `fallback`. */
-  unwrapOr<T>(fallback: T): string | T {
-    return this.ok && this.answer !== null ? this.answer : fallback;
+  unwrapOr<F>(fallback: F): unknown {
+    return this.ok ? this.answer : fallback;
   }
 
   /** Every field and derived value, attempts included, so `JSON.stringify(result)` is complete. */
@@ -164,31 +167,43 @@ export class Result {
   }
 }
 
-/** What every result has, whatever its status. */
-type ResultBase = Omit<Result, 'status' | 'ok' | 'answer' | 'confidence' | 'ambiguous' | 'reason' | 'unwrap'>;
+/**
+ * What every result has, whatever its status. `T` is the answer's type: a string, or with
+ * a `schema` the schema's output.
+ */
+interface ResultBase<T> extends Omit<Result, 'status' | 'ok' | 'answer' | 'confidence' | 'ambiguous' | 'reason' | 'unwrap' | 'unwrapOr' | 'attempts'> {
+  /** Every attempt, in order. */
+  readonly attempts: readonly Attempt<T>[];
+  /** The answer when the result is ok; otherwise `fallback`. */
+  unwrapOr<F>(fallback: F): T | F;
+}
 
 /**
  * VERIFIED (accepted on the first attempt) or REPAIRED (after reconsideration): an
- * acceptance condition was met — self-reported confidence, the caller's validator, or
- * agreement with the caller's evidence — never proof that the answer is true.
+ * acceptance condition was met — self-reported confidence, the schema, the caller's
+ * validator, or agreement with the caller's evidence — never proof that the answer is true.
  */
-export interface AcceptedResult extends ResultBase {
+export interface AcceptedResult<T = string> extends ResultBase<T> {
   readonly status: typeof VERIFIED | typeof REPAIRED;
   readonly ok: true;
-  readonly answer: string;
+  readonly answer: T;
   readonly confidence: number;
   readonly ambiguous: false;
   readonly reason: null;
   /** The answer. */
-  unwrap(): string;
+  unwrap(): T;
 }
 
-/** The question has several readings (`interpretations`); returned at once, never retried. */
-export interface AmbiguousResult extends ResultBase {
+/**
+ * The question has several readings (`interpretations`); returned at once, never retried.
+ * `TRaw` is the answer as the model wrote it: a string, or with a `schema` any JSON value,
+ * since an ambiguous answer never reaches the schema.
+ */
+export interface AmbiguousResult<T = string, TRaw = string> extends ResultBase<T> {
   readonly status: typeof AMBIGUOUS;
   readonly ok: false;
   /** The model's answer under its chosen reading; may be blank. */
-  readonly answer: string;
+  readonly answer: TRaw;
   readonly confidence: number;
   readonly ambiguous: true;
   readonly reason: null;
@@ -197,11 +212,11 @@ export interface AmbiguousResult extends ResultBase {
 }
 
 /** No attempt met the bar, or the evidence check could not decide. */
-export interface UncertainResult extends ResultBase {
+export interface UncertainResult<T = string> extends ResultBase<T> {
   readonly status: typeof UNCERTAIN;
   readonly ok: false;
-  /** The last answer that parsed, if any. */
-  readonly answer: string | null;
+  /** The last answer that parsed, if any; with a `schema`, null when the schema rejected it. */
+  readonly answer: T | null;
   readonly confidence: number | null;
   readonly ambiguous: false;
   readonly reason: Exclude<Reason, typeof EVIDENCE_DISAGREES> | null;
@@ -210,7 +225,7 @@ export interface UncertainResult extends ResultBase {
 }
 
 /** `checkWithEvidence()` only: the answer disagreed with the caller's evidence. */
-export interface BlockedResult extends ResultBase {
+export interface BlockedResult extends ResultBase<string> {
   readonly status: typeof BLOCKED;
   readonly ok: false;
   readonly answer: string;
@@ -226,9 +241,13 @@ export interface BlockedResult extends ResultBase {
  * The outcome of a check, discriminated by `status` (and by `ok`): narrowing tells what
  * each status guarantees, such as a string answer once `ok` is true.
  */
-export type BoothResult = AcceptedResult | AmbiguousResult | UncertainResult | BlockedResult;
+export type BoothResult<T = string, TRaw = string> = AcceptedResult<T> | AmbiguousResult<T, TRaw> | UncertainResult<T> | BlockedResult;
 /** What `check()` and `acheck()` return: never BLOCKED, which only evidence produces. */
-export type CheckResult = AcceptedResult | AmbiguousResult | UncertainResult;
+export type CheckResult<T = string, TRaw = string> = AcceptedResult<T> | AmbiguousResult<T, TRaw> | UncertainResult<T>;
+/** What `check()` and `acheck()` return with a `schema` whose output is `T`. */
+export type TypedCheckResult<T> = CheckResult<T, JsonValue>;
+/** Any result, whatever its answer's type: what the visualizations and the CLI take. */
+export type AnyBoothResult = BoothResult<unknown, unknown>;
 /** What `checkWithEvidence()` returns: never REPAIRED or AMBIGUOUS. */
 export type EvidenceResult = (AcceptedResult & { readonly status: typeof VERIFIED }) | UncertainResult | BlockedResult;
 
@@ -239,9 +258,9 @@ export type EvidenceResult = (AcceptedResult & { readonly status: typeof VERIFIE
  */
 export class BoothRejected extends Error {
   override readonly name = 'BoothRejected';
-  readonly result: BoothResult;
+  readonly result: AnyBoothResult;
 
-  constructor(result: BoothResult) {
+  constructor(result: AnyBoothResult) {
     super(`Booth did not accept the answer: status ${result.status}, method ${result.method}`);
     this.result = result;
   }
@@ -252,8 +271,8 @@ export class BoothRejected extends Error {
  * parsed attempt (a string answer and a number confidence), an ambiguous one too, and only
  * the evidence machine blocks. These two functions are the one place that says so.
  */
-export function checkResult(fields: ResultFields): CheckResult {
-  return new Result(fields) as unknown as CheckResult;
+export function checkResult<T = string, TRaw = string>(fields: ResultFields): CheckResult<T, TRaw> {
+  return new Result(fields) as unknown as CheckResult<T, TRaw>;
 }
 
 export function evidenceResult(fields: ResultFields): EvidenceResult {

@@ -2,10 +2,10 @@ import { GENERIC_VALIDATION_MESSAGE } from './prompts.js';
 import { describeThrown, describeValue, isThenable } from './values.js';
 
 /**
- * A caller's check of an answer: `true` passes; `false`, `[false]` or `[false, message]`
+ * A caller's check of an answer (a string, or with a `schema` its output): `true` passes; `false`, `[false]` or `[false, message]`
  * fails. It must be synchronous; a throw counts as a failure, never escapes.
  */
-export type Validator = (answer: string) => boolean | readonly [boolean, (string | null | undefined)?];
+export type Validator<T = string> = (answer: T) => boolean | readonly [boolean, (string | null | undefined)?];
 
 export interface Verdict {
   readonly passed: boolean;

@@ -161,7 +161,7 @@ describe('§2 arguments are checked before any model call, in order', () => {
     expect(() => looseCheck(model, 'q', { maxRetry: 2 })).toThrow(/did you mean `maxRetries`\?/);
     expect(() => looseCheck(model, 'q', { validater: null })).toThrow(/did you mean `validator`\?/);
     expect(() => looseCheck(model, 'q', { temperature: 0 })).toThrow(
-      /Unknown option `temperature` for check\(\); the options are `threshold`, `maxRetries`, `onAttempt`, `validator`, `inspect`\./,
+      /Unknown option `temperature` for check\(\); the options are `threshold`, `maxRetries`, `onAttempt`, `schema`, `validator`, `inspect`\./,
     );
   });
 
@@ -212,15 +212,15 @@ describe('§2 arguments are checked before any model call, in order', () => {
     expect((notAFunction as Error).message).toMatch(/`callFn`/);
   });
 
-  it('§2 option values are checked in order: threshold, maxRetries, onAttempt, validator, signal', async () => {
-    const all = { threshold: 2, maxRetries: -1, onAttempt: 1, validator: 1, signal: 1 };
+  it('§2 option values are checked in order: threshold, maxRetries, onAttempt, schema, validator, signal', async () => {
+    const all = { threshold: 2, maxRetries: -1, onAttempt: 1, schema: 1, validator: 1, signal: 1 };
     const messages: string[] = [];
     for (const key of Object.keys(all)) {
       const options = Object.fromEntries(Object.entries(all).filter(([k]) => Object.keys(all).indexOf(k) >= Object.keys(all).indexOf(key)));
       const [, asyncError] = await bothErrors(model, 'q', options);
       messages.push((asyncError as Error).message);
     }
-    expect(messages.map((m) => /`(\w+)`/.exec(m)?.[1])).toEqual(['threshold', 'maxRetries', 'onAttempt', 'validator', 'signal']);
+    expect(messages.map((m) => /`(\w+)`/.exec(m)?.[1])).toEqual(['threshold', 'maxRetries', 'onAttempt', 'schema', 'validator', 'signal']);
   });
 
   it('[differs] check() tests the async callFn before the threshold', () => {

@@ -8,6 +8,7 @@ import { createEngine, type Engine, forceEngine } from '../src/engines.js';
 import { acheck, check } from '../src/index.js';
 import { readMachineInput } from '../src/options.js';
 import { compile, UnsupportedMachineError } from '../src/stepper.js';
+import { z } from 'zod';
 import { decided, envelope } from './helpers.js';
 
 /**
@@ -35,12 +36,17 @@ const EVENTS: readonly CheckpointEvent[] = [
   { type: 'run.deadline' },
   { type: 'backoff.elapsed' },
   { type: 'booth.resumed' },
+  { type: 'schema.returned', result: { value: 'PARIS' } },
+  { type: 'schema.returned', result: { issues: [{ message: 'too short', path: ['name'] }] } },
+  { type: 'schema.threw', error: new Error('schema bug') },
 ];
+const SCHEMA_EVENTS = EVENTS.slice(14, 17);
 
 const VARIANTS = {
   plain: {},
   timers: { timeoutMs: 1_000, deadlineMs: 5_000 },
   'call retries': { callRetries: { retries: 1, minDelayMs: 100 } },
+  schema: { schema: z.string().min(2) },
 } satisfies Record<string, Partial<CheckpointInput>>;
 
 const inputs: Array<[string, CheckpointInput]> = [];
@@ -193,11 +199,13 @@ describe("the stepper's context, updated in place", () => {
 
 describe('check() and acheck() on either engine', () => {
   /** The replies and verdicts of every path that ends, as a script both engines replay. */
-  function endingScripts(maxRetries: number, validator: boolean) {
-    const input: CheckpointInput = { prompt: 'Capital of France?', maxRetries, validator, effects: 'events' };
+  function endingScripts(maxRetries: number, validator: boolean, schema: boolean) {
+    const input: CheckpointInput = { prompt: 'Capital of France?', maxRetries, validator, effects: 'events', ...(schema ? { schema: z.string() } : {}) };
+    const eventsIn = (state: unknown) =>
+      state === 'validationGate' ? EVENTS.slice(7, 10) : state === 'schemaGate' ? SCHEMA_EVENTS : EVENTS.slice(0, 6);
     return getShortestPaths(checkpointMachine, {
       input,
-      events: (snapshot) => (snapshot.status !== 'active' ? [] : snapshot.value === 'validationGate' ? EVENTS.slice(7, 10) : EVENTS.slice(0, 6)),
+      events: (snapshot) => (snapshot.status !== 'active' ? [] : eventsIn(snapshot.value)),
     })
       .filter((path) => path.state.status === 'done')
       .map((path) => path.steps.slice(1).map((step) => step.event as CheckpointEvent));
@@ -205,20 +213,23 @@ describe('check() and acheck() on either engine', () => {
 
   function scripted(events: readonly CheckpointEvent[]) {
     const queue = [...events];
-    const next = (type: 'model' | 'validator') => {
+    const next = (type: 'model' | 'validator' | 'schema') => {
       const event = queue.shift();
       if (!event || !event.type.startsWith(type)) throw new Error(`script out of step at ${event?.type}`);
-      if (event.type === 'model.failed' || event.type === 'validator.threw') throw event.error;
+      if (event.type === 'model.failed' || event.type === 'validator.threw' || event.type === 'schema.threw') throw event.error;
+      if (event.type === 'schema.returned') return event.result;
       return event.type === 'model.replied' ? event.reply : event.type === 'validator.returned' ? event.value : undefined;
     };
-    return { model: () => next('model') as string, validator: () => next('validator') as boolean };
+    const schema = { '~standard': { version: 1 as const, vendor: 'script', validate: () => next('schema') as { value: string } } };
+    return { model: () => next('model') as string, validator: () => next('validator') as boolean, schema };
   }
 
   for (const maxRetries of [0, 1, 2]) {
-    for (const validator of [false, true]) {
-      it(`maxRetries ${maxRetries}, ${validator ? 'a' : 'no'} validator: equal results and onAttempt calls`, async () => {
+    for (const [validator, schema] of [[false, false], [true, false], [false, true], [true, true]] as const) {
+      const checks = `${validator ? 'a' : 'no'} validator${schema ? ', a schema' : ''}`;
+      it(`maxRetries ${maxRetries}, ${checks}: equal results and onAttempt calls`, async () => {
         vi.useRealTimers();
-        const scripts = endingScripts(maxRetries, validator);
+        const scripts = endingScripts(maxRetries, validator, schema);
         expect(scripts.length).toBeGreaterThan(3);
         for (const script of scripts) {
           const runs = [];
@@ -229,12 +240,14 @@ describe('check() and acheck() on either engine', () => {
             const syncResult = check(sync.model, 'Capital of France?', {
               maxRetries,
               ...(validator ? { validator: sync.validator } : {}),
+              ...(schema ? { schema: sync.schema } : {}),
               onAttempt: (i, attempt) => void reported.push([i, decided([attempt])]),
             });
             const async = scripted(script);
             const asyncResult = await acheck(async.model, 'Capital of France?', {
               maxRetries,
               ...(validator ? { validator: async.validator } : {}),
+              ...(schema ? { schema: async.schema } : {}),
               onAttempt: (i, attempt) => void reported.push([i, decided([attempt])]),
             });
             runs.push({ sync: decided(syncResult.toJSON()), async: decided(asyncResult.toJSON()), reported });

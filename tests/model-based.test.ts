@@ -1,7 +1,7 @@
 import { getShortestPaths } from 'xstate/graph';
 import { describe, expect, it } from 'vitest';
 import { type CheckpointEvent, checkpointMachine } from '../machines/checkpoint.js';
-import { acheck, check, type Validator } from '../src/index.js';
+import { acheck, type AnswerSchema, check, type Validator } from '../src/index.js';
 import { decided, envelope, type Step } from './helpers.js';
 
 /**
@@ -25,13 +25,22 @@ const MODEL_EVENTS: CheckpointEvent[] = [
   modelError(new Error('timeout')), // failed call
 ];
 const VALIDATOR_EVENTS: CheckpointEvent[] = [validatorDone(true), validatorDone([false, 'rejected']), validatorError(new Error('bug'))];
+const SCHEMA_EVENTS: CheckpointEvent[] = [
+  { type: 'schema.returned', result: { value: 'PARIS' } },
+  { type: 'schema.returned', result: { issues: [{ message: 'too short', path: [0] }] } },
+  { type: 'schema.threw', error: new Error('schema bug') },
+];
 
-function finalPaths(maxRetries: number, hasValidator: boolean) {
+/** The scripted schema's own description, for the machine's input: only its prompt depends on it. */
+const SCRIPTED: AnswerSchema = { '~standard': { version: 1, vendor: 'script', validate: () => ({ value: null }) } };
+
+function finalPaths(maxRetries: number, hasValidator: boolean, hasSchema: boolean) {
   const paths = getShortestPaths(checkpointMachine, {
-    input: { prompt: 'Capital of France?', threshold: 0.7, maxRetries, effects: 'events', validator: hasValidator },
+    input: { prompt: 'Capital of France?', threshold: 0.7, maxRetries, effects: 'events', validator: hasValidator, schema: hasSchema ? SCRIPTED : null },
     events: (snapshot) => {
       if (snapshot.status !== 'active') return [];
       if (snapshot.value === 'calling') return MODEL_EVENTS;
+      if (snapshot.value === 'schemaGate') return SCHEMA_EVENTS;
       if (snapshot.value === 'validationGate') return VALIDATOR_EVENTS;
       return [];
     },
@@ -39,11 +48,18 @@ function finalPaths(maxRetries: number, hasValidator: boolean) {
   return paths.filter((path) => path.state.status === 'done');
 }
 
-/** Turns a path's events into a scripted model and a scripted validator. */
+/** Turns a path's events into a scripted model, a scripted schema and a scripted validator. */
 function scriptOf(events: readonly { type: string }[]) {
   const replies: Step[] = [];
   const verdicts: Array<() => unknown> = [];
+  const results: Array<() => unknown> = [];
   for (const event of events as CheckpointEvent[]) {
+    if (event.type === 'schema.returned') results.push(() => event.result);
+    if (event.type === 'schema.threw') {
+      results.push(() => {
+        throw event.error;
+      });
+    }
     if (event.type === 'model.replied') replies.push({ returns: event.reply });
     if (event.type === 'model.failed') replies.push({ throws: event.error });
     if (event.type === 'validator.returned') verdicts.push(() => event.value);
@@ -64,7 +80,13 @@ function scriptOf(events: readonly { type: string }[]) {
     if (!next) throw new Error('validator script exhausted');
     return next();
   };
-  return { reply, validator: validator as Validator, verdicts };
+  const validate = () => {
+    const next = results.shift();
+    if (!next) throw new Error('schema script exhausted');
+    return next();
+  };
+  const schema = { '~standard': { version: 1, vendor: 'script', validate } } as AnswerSchema;
+  return { reply, validator: validator as Validator<unknown>, verdicts, schema, results };
 }
 
 /** Final paths per maxRetries: 2 ending outcomes per attempt, `retrying` outcomes that continue. */
@@ -75,13 +97,24 @@ function expectedFinalPaths(maxRetries: number, retrying: number): number {
 }
 
 describe('model-based: every path of the checkpoint machine, through both interpreters', () => {
-  for (const hasValidator of [false, true]) {
-    for (const maxRetries of [0, 1, 2]) {
-      it(`maxRetries ${maxRetries}, ${hasValidator ? 'with' : 'without'} a validator`, async () => {
-        const paths = finalPaths(maxRetries, hasValidator);
+  const checks = [
+    [false, false],
+    [true, false],
+    [false, true],
+    [true, true],
+  ] as const;
+  for (const [hasValidator, hasSchema] of checks) {
+    // Both gates together multiply the paths: two attempts show every combination.
+    for (const maxRetries of hasValidator && hasSchema ? [0, 1] : [0, 1, 2]) {
+      const name = `${hasValidator ? 'with' : 'without'} a validator${hasSchema ? ', with a schema' : ''}`;
+      it(`maxRetries ${maxRetries}, ${name}`, async () => {
+        const paths = finalPaths(maxRetries, hasValidator, hasSchema);
         // Without a validator an attempt ends the run 2 ways (accepted, ambiguous) and continues 4;
-        // a validator turns the confident and low replies into 3 outcomes each: 2 ways end, 8 continue.
-        expect(paths).toHaveLength(expectedFinalPaths(maxRetries, hasValidator ? 8 : 4));
+        // a validator (or a schema) turns the confident and low replies into 3 outcomes each: 2
+        // ways end, 8 continue; with both, the confident reply's schema pass meets the validator's
+        // 3 outcomes, so 2 ways end and 12 continue.
+        const retrying = hasValidator && hasSchema ? 12 : hasValidator || hasSchema ? 8 : 4;
+        expect(paths).toHaveLength(expectedFinalPaths(maxRetries, retrying));
         const statuses = new Set<string>();
         for (const path of paths) {
           const events = path.steps.map((step) => step.event);
@@ -92,6 +125,7 @@ describe('model-based: every path of the checkpoint machine, through both interp
           const options = (script: ReturnType<typeof scriptOf>) => ({
             maxRetries,
             ...(hasValidator ? { validator: script.validator } : {}),
+            ...(hasSchema ? { schema: script.schema } : {}),
           });
           const syncScript = scriptOf(events);
           const sync = check((_, { attempt }) => syncScript.reply(attempt), 'Capital of France?', options(syncScript));
@@ -110,6 +144,7 @@ describe('model-based: every path of the checkpoint machine, through both interp
             expect(result.answer).toBe(expected.answer);
           }
           expect(syncScript.verdicts).toHaveLength(0);
+          expect(syncScript.results).toHaveLength(0);
         }
         expect([...statuses].sort()).toEqual(
           maxRetries === 0 ? ['AMBIGUOUS', 'UNCERTAIN', 'VERIFIED'] : ['AMBIGUOUS', 'REPAIRED', 'UNCERTAIN', 'VERIFIED'],

@@ -56,8 +56,9 @@ describe('result types narrow', () => {
   });
 
   it('check() and acheck() never claim BLOCKED; checkWithEvidence() never REPAIRED or AMBIGUOUS', () => {
-    expectTypeOf(check).returns.toEqualTypeOf<CheckResult>();
-    expectTypeOf(acheck).returns.resolves.toEqualTypeOf<CheckResult>();
+    // Each has a second overload for typed answers (tests/typed-answers.test.ts); without a schema, this one.
+    expectTypeOf(check(() => envelope('Paris', 0.9), 'q')).toEqualTypeOf<CheckResult>();
+    expectTypeOf(acheck(() => envelope('Paris', 0.9), 'q')).resolves.toEqualTypeOf<CheckResult>();
     expectTypeOf<CheckResult['status']>().toEqualTypeOf<'VERIFIED' | 'REPAIRED' | 'AMBIGUOUS' | 'UNCERTAIN'>();
     expectTypeOf(checkWithEvidence).returns.toEqualTypeOf<EvidenceResult>();
     expectTypeOf<EvidenceResult['status']>().toEqualTypeOf<'VERIFIED' | 'UNCERTAIN' | 'BLOCKED'>();

@@ -22,6 +22,7 @@ const CHECKPOINT_STATES = [
   'backingOff',
   'parsing',
   'ambiguityGate',
+  'schemaGate',
   'validationGate',
   'confidenceGate',
   'reconsidering',

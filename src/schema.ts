@@ -1,0 +1,119 @@
+import type { StandardJSONSchemaV1, StandardSchemaV1 } from '@standard-schema/spec';
+import type { AnswerFormat } from './prompts.js';
+import { describeThrown, describeValue } from './values.js';
+
+/**
+ * Typed answers through Standard Schema (https://standardschema.dev): zod 4, valibot 1,
+ * arktype 2 and Effect Schema all implement it, so Booth needs none of them, only the
+ * spec's types.
+ */
+export type AnswerSchema<TOutput = unknown> = StandardSchemaV1<unknown, TOutput>;
+
+/** What a schema says of an answer, as Booth keeps it: a path and a message. */
+export interface SchemaIssue {
+  /** Where in the envelope, from `answer`: `answer.city`, `answer.items[0]`. */
+  readonly path: string;
+  readonly message: string;
+}
+
+/** A schema's verdict on one answer. */
+export type SchemaVerdict =
+  | { readonly passed: true; readonly value: unknown }
+  | { readonly passed: false; readonly error: string; readonly issues: readonly SchemaIssue[] };
+
+/** At most this many issues reach the retry prompt; the attempt keeps them all. */
+export const MAX_LISTED_ISSUES = 10;
+/** No text from the schema (which may quote the answer) is echoed longer than this. */
+export const MAX_ECHO = 200;
+
+/** The `schema` option, checked: a Standard Schema v1, or null. */
+export function readSchema(value: unknown): AnswerSchema | null {
+  if (value === undefined || value === null) return null;
+  const standard = (typeof value === 'object' || typeof value === 'function') ? (value as Partial<AnswerSchema>)['~standard'] : undefined;
+  if (typeof standard !== 'object' || standard === null || standard.version !== 1 || typeof standard.validate !== 'function') {
+    throw new TypeError(
+      `Expected \`schema\` to be a Standard Schema (a zod 4, valibot 1 or arktype 2 schema, or any object with ['~standard'].validate), got ${describeValue(value)}.`,
+    );
+  }
+  return value as AnswerSchema;
+}
+
+/** What the prompts say the answer must be: null for free text, or what the schema says of itself. */
+export function answerFormatOf(schema: AnswerSchema | null): AnswerFormat | null {
+  return schema === null ? null : Object.freeze({ jsonSchema: answerJsonSchema(schema) });
+}
+
+/**
+ * How the instructions describe the answer: the schema's own JSON Schema (draft 2020-12)
+ * when it can give one (Standard JSON Schema), compacted; otherwise null, and the
+ * instructions only say that the application's schema applies.
+ */
+export function answerJsonSchema(schema: AnswerSchema): string | null {
+  const converter = (schema['~standard'] as Partial<StandardJSONSchemaV1.Props>).jsonSchema;
+  if (typeof converter?.input !== 'function') return null;
+  try {
+    // The model writes the schema's input: transforms turn it into the output afterwards.
+    const { $schema: _dialect, ...jsonSchema } = converter.input({ target: 'draft-2020-12' });
+    return JSON.stringify(jsonSchema);
+  } catch {
+    // The spec lets a library throw for a type it cannot express: the generic wording remains.
+    return null;
+  }
+}
+
+/** What a schema's result means: `issues` set means failure, otherwise `value` is the answer. */
+export function verdictFromResult(result: unknown): SchemaVerdict {
+  if (typeof result !== 'object' || result === null) {
+    return invalid(`the schema returned ${describeValue(result)}, not a Standard Schema result`);
+  }
+  const { issues, value } = result as { issues?: unknown; value?: unknown };
+  if (!issues) return { passed: true, value };
+  if (!Array.isArray(issues) || issues.length === 0) {
+    return invalid(`the schema returned issues that are not a list of issues: ${describeValue(issues)}`);
+  }
+  const kept = issues.map(schemaIssue);
+  return { passed: false, error: describeIssues(kept), issues: Object.freeze(kept) };
+}
+
+/** What a schema's throw means: a failed verdict, as a validator's throw is. */
+export function schemaThrew(thrown: unknown): SchemaVerdict {
+  const { name, message } = describeThrown(thrown);
+  return invalid(`the schema threw ${name}: ${clip(message)}`);
+}
+
+function invalid(message: string): SchemaVerdict {
+  const issues = Object.freeze([Object.freeze({ path: 'answer', message })]);
+  return { passed: false, error: describeIssues(issues), issues };
+}
+
+function schemaIssue(issue: unknown): SchemaIssue {
+  const { message, path } = (typeof issue === 'object' && issue !== null ? issue : {}) as { message?: unknown; path?: unknown };
+  return Object.freeze({
+    path: pathText(Array.isArray(path) ? path : []),
+    message: clip(typeof message === 'string' && message !== '' ? message : 'is invalid'),
+  });
+}
+
+/** `answer.city`, `answer.items[0]`, `answer["first name"]`: a path as a reader of the envelope writes it. */
+function pathText(path: readonly unknown[]): string {
+  let text = 'answer';
+  for (const segment of path) {
+    const key = typeof segment === 'object' && segment !== null ? (segment as { key?: unknown }).key : segment;
+    if (typeof key === 'number') text += `[${key}]`;
+    else if (typeof key === 'string' && /^[A-Za-z_$][\w$]*$/.test(key)) text += `.${key}`;
+    else text += `[${clip(JSON.stringify(String(key)))}]`;
+  }
+  return text;
+}
+
+/** The issues as one line each, at most `MAX_LISTED_ISSUES` of them: what the retry prompt quotes. */
+export function describeIssues(issues: readonly SchemaIssue[]): string {
+  const listed = issues.slice(0, MAX_LISTED_ISSUES).map(({ path, message }) => `${path}: ${message}`);
+  const more = issues.length - listed.length;
+  return more > 0 ? `${listed.join('; ')}; and ${more} more` : listed.join('; ');
+}
+
+/** Text cut to `MAX_ECHO` characters: a schema's message may quote a whole answer. */
+export function clip(text: string): string {
+  return text.length <= MAX_ECHO ? text : `${text.slice(0, MAX_ECHO - 1)}…`;
+}
