@@ -1,6 +1,6 @@
 // A user's project, type-checked against the packed package with `skipLibCheck: false` and
 // the lowest xstate the peer range allows: Booth's .d.ts must hold up in both.
-import { acheck, check, checkWithEvidence, fileStore, type BoothResult, type Status } from 'boothjs';
+import { acheck, type AnswerSchema, check, checkWithEvidence, fileStore, resultFrom, type BoothResult, type Status } from 'boothjs';
 import { fromAISDK, openAICompatible } from 'boothjs/adapters';
 import { checkpointMachine, type CheckpointOutput, modelActor } from 'boothjs/machine';
 import { envelope, scriptedModel } from 'boothjs/testing';
@@ -27,8 +27,18 @@ const workflow = setup({
   invoke: {
     src: 'booth',
     input: { prompt: 'What is 2 + 2?', maxRetries: 1 },
-    onDone: { actions: assign({ answer: ({ event }) => (event.output satisfies CheckpointOutput).answer }) },
+    onDone: { actions: assign({ answer: ({ event }) => resultFrom(event.output satisfies CheckpointOutput).answer }) },
   },
 });
 createActor(workflow).start();
-export { html, later, status, vercel };
+
+// Any Standard Schema types the answer; this one is written by hand, as a schema library would.
+const Year: AnswerSchema<number> = {
+  '~standard': { version: 1, vendor: 'consumer', validate: (value) => (typeof value === 'number' ? { value } : { issues: [{ message: 'not a year' }] }) },
+};
+const typed = check(scriptedModel([envelope(1989, 0.9)]).sync, 'When did the Berlin Wall fall?', {
+  schema: Year,
+  validator: (year) => year > 1900,
+});
+const year: number | null = typed.ok ? typed.unwrap() : typed.status === 'UNCERTAIN' ? typed.answer : null;
+export { html, later, status, vercel, year };
