@@ -13,7 +13,9 @@ export default defineConfig([
       testing: 'src/testing.ts',
     },
     format: ['esm', 'cjs'],
-    dts: true,
+    // Standard Schema's spec is types only, and its authors invite copying them: they go into
+    // Booth's .d.ts, so an install does not need the package.
+    dts: { resolve: ['@standard-schema/spec'] },
     // One shared chunk per format, so the machine exists once when several entry points are loaded.
     splitting: true,
     clean: true,
