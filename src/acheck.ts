@@ -47,7 +47,8 @@ export async function acheck(callFn: AsyncCallFn, prompt: string, options?: obje
         case 'call': {
           const call = new AbortController();
           const callSignal = abandons ? (signal ? AbortSignal.any([signal, call.signal]) : call.signal) : signal;
-          const info: CallInfo = callSignal ? { attempt: need.attempt, signal: callSignal } : { attempt: need.attempt };
+          const { attempt, replySchema } = need;
+          const info: CallInfo = callSignal ? { attempt, signal: callSignal, replySchema } : { attempt, replySchema };
           const outcome = await untilAborted(Promise.race([callModel(callFn, need.prompt, info), run.changed()]), signal);
           signal?.throwIfAborted();
           // The machine moved on without this call (it timed out, or the deadline passed): drop its reply.

@@ -3,7 +3,51 @@
  * dependency: each adapter is typed by the shape it uses, so you bring your own version.
  */
 import type { AsyncCallFn, CallInfo } from './options.js';
+import { type JsonSchema, replySchemaOf } from './schema.js';
 import { describeValue } from './values.js';
+
+/**
+ * How an adapter asks for the reply: `'text'` (the default) leaves it to the prompt;
+ * `'json_object'` asks the provider for any JSON object; `'json_schema'` sends the
+ * envelope's JSON Schema (`info.replySchema`, with a typed answer's schema inside), so a
+ * provider that supports structured output constrains the reply to it. Booth checks the
+ * reply the same way whichever is chosen.
+ */
+export type ResponseFormat = 'text' | 'json_object' | 'json_schema';
+
+const RESPONSE_FORMATS: readonly ResponseFormat[] = ['text', 'json_object', 'json_schema'];
+/** The name providers show for the structured output Booth asks for. */
+const REPLY_NAME = 'booth_reply';
+/** A run that gave no schema of its reply asks for the plain envelope. */
+const TEXT_REPLY = replySchemaOf(null);
+
+function readResponseFormat(value: unknown, allowed: readonly ResponseFormat[] = RESPONSE_FORMATS): ResponseFormat {
+  if (value === undefined) return 'text';
+  if (!allowed.includes(value as ResponseFormat)) {
+    const names = allowed.map((format) => `'${format}'`);
+    throw new TypeError(`Expected \`responseFormat\` to be ${names.slice(0, -1).join(', ')} or ${names.at(-1)}, got ${describeValue(value)}.`);
+  }
+  return value as ResponseFormat;
+}
+
+function readSystem(value: unknown): string | undefined {
+  if (value === undefined || typeof value === 'string') return value;
+  throw new TypeError(`Expected \`system\` to be a string (a system message), got ${describeValue(value)}.`);
+}
+
+/** The Chat Completions messages: the optional system message, then the prompt. */
+function chatMessages(system: string | undefined, prompt: string): Array<{ role: 'system' | 'user'; content: string }> {
+  return system === undefined ? [{ role: 'user', content: prompt }] : [{ role: 'system', content: system }, { role: 'user', content: prompt }];
+}
+
+/** Chat Completions' `response_format` for a format, or nothing for plain text. */
+function chatResponseFormat(format: ResponseFormat, info: CallInfo): Record<string, unknown> {
+  if (format === 'json_object') return { response_format: { type: 'json_object' } };
+  if (format === 'json_schema') {
+    return { response_format: { type: 'json_schema', json_schema: { name: REPLY_NAME, schema: info.replySchema ?? TEXT_REPLY } } };
+  }
+  return {};
+}
 
 /** An HTTP error from a model provider: what `callRetries` needs to decide and to wait. */
 export class ProviderError extends Error {
@@ -28,7 +72,11 @@ export interface OpenAICompatibleOptions {
   readonly apiKey?: string | undefined;
   readonly headers?: Readonly<Record<string, string>> | undefined;
   readonly temperature?: number | undefined;
-  /** Merged into the request body: `{ max_tokens: 256, response_format: { type: 'json_object' } }`. */
+  /** A system message sent before the prompt. */
+  readonly system?: string | undefined;
+  /** `'json_schema'` asks for structured output in the envelope's schema; see `ResponseFormat`. Default `'text'`. */
+  readonly responseFormat?: ResponseFormat | undefined;
+  /** Merged into the request body last: `{ max_tokens: 256 }`. */
   readonly extraBody?: Readonly<Record<string, unknown>> | undefined;
 }
 
@@ -42,6 +90,8 @@ export interface OpenAICompatibleOptions {
  */
 export function openAICompatible(options: OpenAICompatibleOptions): AsyncCallFn {
   const { baseURL, model, apiKey, headers, temperature, extraBody } = options ?? ({} as OpenAICompatibleOptions);
+  const system = readSystem(options?.system);
+  const responseFormat = readResponseFormat(options?.responseFormat);
   if (typeof baseURL !== 'string' || !URL.canParse(baseURL)) {
     throw new TypeError(`Expected \`baseURL\` to be a URL such as "http://localhost:11434/v1", got ${describeValue(baseURL)}.`);
   }
@@ -59,8 +109,9 @@ export function openAICompatible(options: OpenAICompatibleOptions): AsyncCallFn 
       },
       body: JSON.stringify({
         model,
-        messages: [{ role: 'user', content: prompt }],
+        messages: chatMessages(system, prompt),
         ...(temperature === undefined ? {} : { temperature }),
+        ...chatResponseFormat(responseFormat, info),
         ...extraBody,
       }),
       ...(info.signal ? { signal: info.signal } : {}),
@@ -148,25 +199,36 @@ export interface OpenAIClientLike {
   readonly chat: {
     readonly completions: {
       create(
-        body: { model: string; messages: Array<{ role: 'user'; content: string }> } & Record<string, unknown>,
+        body: { model: string; messages: Array<{ role: 'system' | 'user'; content: string }> } & Record<string, unknown>,
         options?: { signal?: AbortSignal | undefined },
       ): PromiseLike<{ choices: ReadonlyArray<{ message?: { content?: string | null } | null }> }>;
     };
   };
 }
 
+/** What the adapters take besides the provider's own parameters. */
+export interface AdapterOptions {
+  /** A system message sent before the prompt. */
+  readonly system?: string | undefined;
+  /** How to ask for the reply; see `ResponseFormat`. Default `'text'`. */
+  readonly responseFormat?: ResponseFormat | undefined;
+}
+
 /**
  * A `callFn` over an official `openai` client (any version with `chat.completions.create`).
- * Its HTTP errors become `ProviderError`s carrying `status` and `retryAfterMs`.
+ * Its HTTP errors become `ProviderError`s carrying `status` and `retryAfterMs`. Every other
+ * parameter goes into the request as it is.
  *
  * @example
- * const callFn = fromOpenAI(new OpenAI(), { model: 'gpt-4o-mini', temperature: 0 });
+ * const callFn = fromOpenAI(new OpenAI(), { model: 'gpt-4o-mini', temperature: 0, responseFormat: 'json_schema' });
  */
-export function fromOpenAI(client: OpenAIClientLike, params: { model: string } & Record<string, unknown>): AsyncCallFn {
+export function fromOpenAI(client: OpenAIClientLike, params: { model: string } & AdapterOptions & Record<string, unknown>): AsyncCallFn {
+  const { system: givenSystem, responseFormat: givenFormat, ...request } = params;
+  const system = readSystem(givenSystem);
+  const responseFormat = readResponseFormat(givenFormat);
   return async (prompt, info) => {
-    const completion = await providerCall(() =>
-      client.chat.completions.create({ ...params, messages: [{ role: 'user', content: prompt }] }, { signal: info.signal }),
-    );
+    const body = { ...request, messages: chatMessages(system, prompt), ...chatResponseFormat(responseFormat, info) };
+    const completion = await providerCall(() => client.chat.completions.create(body, { signal: info.signal }));
     const content = completion.choices[0]?.message?.content;
     if (typeof content !== 'string') throw new Error('The OpenAI client returned no message content.');
     return content;
@@ -179,27 +241,45 @@ export interface AnthropicClientLike {
     create(
       body: { model: string; max_tokens: number; messages: Array<{ role: 'user'; content: string }> } & Record<string, unknown>,
       options?: { signal?: AbortSignal | undefined },
-    ): PromiseLike<{ content: ReadonlyArray<{ type: string; text?: string }> }>;
+    ): PromiseLike<{ content: ReadonlyArray<{ type: string; text?: string; input?: unknown }> }>;
   };
 }
 
 /**
  * A `callFn` over an official `@anthropic-ai/sdk` client. `max_tokens` defaults to 1024.
+ * Messages have no `response_format`: with `responseFormat: 'json_schema'` the request
+ * offers one tool whose input schema is the envelope and forces its use, and the tool's
+ * input, as JSON text, is the reply.
  *
  * @example
- * const callFn = fromAnthropic(new Anthropic(), { model: 'claude-sonnet-4-5' });
+ * const callFn = fromAnthropic(new Anthropic(), { model: 'claude-sonnet-4-5', responseFormat: 'json_schema' });
  */
 export function fromAnthropic(
   client: AnthropicClientLike,
-  params: { model: string; max_tokens?: number } & Record<string, unknown>,
+  params: { model: string; max_tokens?: number } & AdapterOptions & Record<string, unknown>,
 ): AsyncCallFn {
+  const { system: givenSystem, responseFormat: givenFormat, ...request } = params;
+  const system = readSystem(givenSystem);
+  const forcedTool = readResponseFormat(givenFormat, ['text', 'json_schema']) === 'json_schema';
   return async (prompt, info) => {
-    const message = await providerCall(() =>
-      client.messages.create(
-        { max_tokens: 1024, ...params, messages: [{ role: 'user', content: prompt }] },
-        { signal: info.signal },
-      ),
-    );
+    const body = {
+      max_tokens: 1024,
+      ...request,
+      ...(system === undefined ? {} : { system }),
+      ...(forcedTool
+        ? {
+            tools: [{ name: REPLY_NAME, description: 'Give your reply as this tool\'s input.', input_schema: info.replySchema ?? TEXT_REPLY }],
+            tool_choice: { type: 'tool', name: REPLY_NAME },
+          }
+        : {}),
+      messages: [{ role: 'user' as const, content: prompt }],
+    };
+    const message = await providerCall(() => client.messages.create(body, { signal: info.signal }));
+    if (forcedTool) {
+      const call = message.content.find((block) => block.type === 'tool_use');
+      if (call === undefined) throw new Error(`The Anthropic client returned no ${REPLY_NAME} tool call, though the request forced one.`);
+      return JSON.stringify(call.input);
+    }
     return message.content
       .filter((block) => block.type === 'text' && typeof block.text === 'string')
       .map((block) => block.text)
@@ -211,18 +291,58 @@ export function fromAnthropic(
 export type GenerateTextLike<TModel> = (options: {
   model: TModel;
   prompt: string;
+  system?: string | undefined;
   abortSignal?: AbortSignal | undefined;
 }) => PromiseLike<{ text: string }>;
 
+/** The Vercel AI SDK's `generateObject`, as much of it as Booth uses. */
+export type GenerateObjectLike<TModel, TSchema> = (options: {
+  model: TModel;
+  prompt: string;
+  system?: string | undefined;
+  abortSignal?: AbortSignal | undefined;
+  output?: 'no-schema' | undefined;
+  schema?: TSchema | undefined;
+  schemaName?: string | undefined;
+}) => PromiseLike<{ object: unknown }>;
+
+/** Options of `fromAISDK`: `generateObject` and `jsonSchema` (both from `ai`) are needed for JSON output only. */
+export interface AISDKOptions<TModel, TSchema> extends AdapterOptions {
+  readonly generateText: GenerateTextLike<TModel>;
+  readonly model: TModel;
+  readonly generateObject?: GenerateObjectLike<TModel, TSchema> | undefined;
+  /** The SDK's `jsonSchema()`, which wraps a plain JSON Schema for `generateObject`. */
+  readonly jsonSchema?: ((schema: JsonSchema) => TSchema) | undefined;
+}
+
 /**
- * A `callFn` over the Vercel AI SDK.
+ * A `callFn` over the Vercel AI SDK. With `responseFormat` `'json_object'` or
+ * `'json_schema'` it calls the SDK's object output, `generateObject` (without a schema, or
+ * with the envelope's), and the object, as JSON text, is the reply.
  *
  * @example
- * import { generateText } from 'ai';
- * const callFn = fromAISDK({ generateText, model: openai('gpt-4o-mini') });
+ * import { generateObject, generateText, jsonSchema } from 'ai';
+ * const callFn = fromAISDK({ generateText, generateObject, jsonSchema, model: openai('gpt-4o-mini'), responseFormat: 'json_schema' });
  */
-export function fromAISDK<TModel>({ generateText, model }: { generateText: GenerateTextLike<TModel>; model: TModel }): AsyncCallFn {
-  return async (prompt, info) => (await generateText({ model, prompt, abortSignal: info.signal })).text;
+export function fromAISDK<TModel, TSchema = unknown>(options: AISDKOptions<TModel, TSchema>): AsyncCallFn {
+  const { generateText, generateObject, jsonSchema, model } = options;
+  const system = readSystem(options.system);
+  const responseFormat = readResponseFormat(options.responseFormat);
+  if (responseFormat !== 'text' && typeof generateObject !== 'function') {
+    throw new TypeError(`\`responseFormat: '${responseFormat}'\` needs the SDK's object output: pass \`generateObject\` (from 'ai') too.`);
+  }
+  if (responseFormat === 'json_schema' && typeof jsonSchema !== 'function') {
+    throw new TypeError("`responseFormat: 'json_schema'` needs the SDK's `jsonSchema` helper (from 'ai') to wrap the envelope's schema: pass `jsonSchema` too.");
+  }
+  const shared = (prompt: string, info: CallInfo) => ({ model, prompt, ...(system === undefined ? {} : { system }), abortSignal: info.signal });
+  if (responseFormat === 'text') return async (prompt, info) => (await generateText(shared(prompt, info))).text;
+  return async (prompt, info) => {
+    const request =
+      responseFormat === 'json_schema'
+        ? { ...shared(prompt, info), schema: jsonSchema!(info.replySchema ?? TEXT_REPLY), schemaName: REPLY_NAME }
+        : { ...shared(prompt, info), output: 'no-schema' as const };
+    return JSON.stringify((await generateObject!(request)).object);
+  };
 }
 
 /** SDK errors with an HTTP status become `ProviderError`s, so `callRetries` can read status and Retry-After. */

@@ -32,7 +32,7 @@ export function check(callFn: CallFn, prompt: string, options?: object | null): 
       const need = run.next();
       switch (need.kind) {
         case 'call':
-          run.send(callSynchronously(callFn, need.prompt, { attempt: need.attempt }));
+          run.send(callSynchronously(callFn, need.prompt, { attempt: need.attempt, replySchema: need.replySchema }));
           break;
         case 'schema':
           run.send(runSchemaSynchronously(settings.schema!, need.answer));

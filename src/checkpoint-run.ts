@@ -5,12 +5,12 @@ import { type Checkpoint, CheckpointError, FORMAT, VERSION } from './checkpoints
 import { type Engine, startEngine } from './engines.js';
 import { failIfBroken } from './machine-run.js';
 import type { CheckSettings, MachineInput } from './options.js';
-import { answerFormatOf } from './schema.js';
+import { answerFormatOf, type JsonSchema, replySchemaOf } from './schema.js';
 
 /** What the machine needs next from its interpreter. */
 export type Need =
   | { readonly kind: 'report'; readonly index: number; readonly attempt: Attempt<unknown> }
-  | { readonly kind: 'call'; readonly prompt: string; readonly attempt: number }
+  | { readonly kind: 'call'; readonly prompt: string; readonly attempt: number; readonly replySchema: JsonSchema }
   | { readonly kind: 'schema'; readonly answer: unknown }
   | { readonly kind: 'validate'; readonly answer: unknown }
   | { readonly kind: 'wait' }
@@ -25,6 +25,7 @@ export class CheckpointRun {
   readonly #engine: Engine;
   #reported = 0;
   #waiters: Array<() => void> = [];
+  #replySchema: JsonSchema | null = null;
 
   /** Starts a run, or resumes the one in `checkpoint` (already checked by `readCheckpoint`). */
   constructor(prompt: string, settings: CheckSettings, snapshot?: Snapshot<unknown>) {
@@ -61,7 +62,11 @@ export class CheckpointRun {
     if (unreported) return { kind: 'report', index: this.#reported++, attempt: unreported };
     if (snapshot.status === 'done' && snapshot.output) return { kind: 'done', output: snapshot.output };
     const prompt = context.prompts[context.attempt];
-    if (snapshot.value === 'calling' && prompt) return { kind: 'call', prompt: prompt.text, attempt: context.attempt };
+    if (snapshot.value === 'calling' && prompt) {
+      // Built once a run, on its first call: most callFns never read it.
+      this.#replySchema ??= replySchemaOf(context.settings.answerFormat);
+      return { kind: 'call', prompt: prompt.text, attempt: context.attempt, replySchema: this.#replySchema };
+    }
     if (snapshot.value === 'schemaGate') return { kind: 'schema', answer: context.draft.parsed?.['answer'] };
     if (snapshot.value === 'validationGate') return { kind: 'validate', answer: context.draft.answer };
     if (snapshot.value === 'backingOff') return { kind: 'wait' };

@@ -36,7 +36,7 @@ export type {
   TypedCheckResult,
   UncertainResult,
 } from './result.js';
-export type { AnswerSchema, SchemaIssue } from './schema.js';
+export type { AnswerSchema, JsonSchema, SchemaIssue } from './schema.js';
 export type { JsonObject, JsonValue } from './json-objects.js';
 export type { Attempt } from './attempt.js';
 export type { Validator } from './validation.js';

@@ -3,7 +3,7 @@ import type { Attempt } from './attempt.js';
 import type { CallRetryPolicy } from './call-retries.js';
 import type { CheckpointStore } from './checkpoints.js';
 import { DEFAULT_EVIDENCE_THRESHOLD, DEFAULT_MAX_RETRIES, DEFAULT_THRESHOLD } from './constants.js';
-import { type AnswerSchema, readSchema } from './schema.js';
+import { type AnswerSchema, type JsonSchema, readSchema } from './schema.js';
 import type { Validator } from './validation.js';
 import { describeValue, isAsyncFunction } from './values.js';
 
@@ -13,6 +13,13 @@ export interface CallInfo {
   readonly attempt: number;
   /** `acheck()` only, when the caller gave one: abort the request when it fires. */
   readonly signal?: AbortSignal;
+  /**
+   * The JSON Schema (draft 2020-12) of the reply Booth asks for: the envelope, with the
+   * answer's schema inside when there is one. For a provider's structured output; the
+   * adapters send it when asked to (`responseFormat: 'json_schema'`). Booth always gives
+   * it; a callFn called by other code may not get it.
+   */
+  readonly replySchema?: JsonSchema;
 }
 
 /** A synchronous model call for `check()`: prompt in, raw model text out. */

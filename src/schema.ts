@@ -117,3 +117,38 @@ export function describeIssues(issues: readonly SchemaIssue[]): string {
 export function clip(text: string): string {
   return text.length <= MAX_ECHO ? text : `${text.slice(0, MAX_ECHO - 1)}…`;
 }
+
+/** What the envelope's `answer` may be without a schema: the reader's own rule. */
+const TEXT_ANSWER = Object.freeze({ type: ['string', 'number', 'boolean'] });
+
+/**
+ * The JSON Schema (draft 2020-12) of the reply Booth asks for: the envelope, keys in the
+ * order the instructions give, with the answer's own schema inside when it has one. The
+ * adapters send it as a provider's structured-output request.
+ */
+export function replySchemaOf(format: AnswerFormat | null): JsonSchema {
+  if (format === null) return TEXT_REPLY;
+  // A schema that cannot describe itself leaves the answer open: any JSON value.
+  return envelopeWith(format.jsonSchema === null ? {} : (JSON.parse(format.jsonSchema) as JsonSchema));
+}
+
+/** A JSON Schema, as plain data. */
+export type JsonSchema = Readonly<Record<string, unknown>>;
+
+function envelopeWith(answer: JsonSchema): JsonSchema {
+  return Object.freeze({
+    type: 'object',
+    properties: {
+      ambiguous: { type: 'boolean' },
+      interpretations: { type: 'array', items: { type: 'string' } },
+      chosen_interpretation: { type: ['string', 'null'] },
+      answer,
+      confidence: { type: 'number', minimum: 0, maximum: 1 },
+    },
+    required: ['ambiguous', 'interpretations', 'chosen_interpretation', 'answer', 'confidence'],
+    additionalProperties: false,
+  });
+}
+
+const TEXT_REPLY = envelopeWith(TEXT_ANSWER);
+

@@ -5,7 +5,8 @@ import { fromAISDK, fromAnthropic, fromOpenAI, openAICompatible, ProviderError }
 import { acheck } from '../src/index.js';
 import { envelope } from './helpers.js';
 import { closedPort } from './fixtures/closed-port.js';
-import { startProvider } from './fixtures/provider-server.js';
+import { anthropicBody, startProvider } from './fixtures/provider-server.js';
+import { z } from 'zod';
 
 let provider: Awaited<ReturnType<typeof startProvider>>;
 beforeAll(async () => {
@@ -148,5 +149,129 @@ describe('fromAISDK', () => {
     const result = await acheck(callFn, 'q', { signal: controller.signal });
     expect(result.answer).toBe('Paris');
     expect(seen[0]).toEqual({ model: 'a-model', prompt: result.prompts[0]?.text, abortSignal: controller.signal });
+  });
+});
+
+describe('native structured output: the envelope’s JSON Schema, a typed answer’s schema inside', () => {
+  const City = z.object({ city: z.string(), population: z.number() });
+  const tokyo = { city: 'Tokyo', population: 37_400_000 };
+  /** The reply Booth asks for, written out: what a provider receives as the schema. */
+  const envelopeWith = (answer: object) => ({
+    type: 'object',
+    properties: {
+      ambiguous: { type: 'boolean' },
+      interpretations: { type: 'array', items: { type: 'string' } },
+      chosen_interpretation: { type: ['string', 'null'] },
+      answer,
+      confidence: { type: 'number', minimum: 0, maximum: 1 },
+    },
+    required: ['ambiguous', 'interpretations', 'chosen_interpretation', 'answer', 'confidence'],
+    additionalProperties: false,
+  });
+  const citySchema = {
+    type: 'object',
+    properties: { city: { type: 'string' }, population: { type: 'number' } },
+    required: ['city', 'population'],
+  };
+  const SYSTEM = 'You answer questions about cities.';
+
+  it.each(['fetch', 'openai'] as const)('%s: response_format json_schema and a system message, exactly', async (name) => {
+    provider.script.push({ text: envelope(tokyo, 0.9) });
+    const callFn =
+      name === 'fetch'
+        ? openAICompatible({ baseURL: `${provider.url}/v1`, model: 'm', system: SYSTEM, responseFormat: 'json_schema' })
+        : fromOpenAI(new OpenAI({ baseURL: `${provider.url}/v1`, apiKey: 'sk-test', maxRetries: 0 }), {
+            model: 'm',
+            system: SYSTEM,
+            responseFormat: 'json_schema',
+          });
+    const result = await acheck(callFn, 'Largest city in Japan?', { schema: City });
+    expect(result.answer).toEqual(tokyo);
+    expect(provider.received[0]?.body).toEqual({
+      model: 'm',
+      messages: [
+        { role: 'system', content: SYSTEM },
+        { role: 'user', content: result.prompts[0]?.text },
+      ],
+      response_format: { type: 'json_schema', json_schema: { name: 'booth_reply', schema: envelopeWith(citySchema) } },
+    });
+  });
+
+  it('without a schema the answer is a string, number or boolean; json_object asks for any object', async () => {
+    provider.script.push({ text: envelope('Paris', 0.9) }, { text: envelope('Paris', 0.9) });
+    const asking = (responseFormat: 'json_schema' | 'json_object') =>
+      openAICompatible({ baseURL: `${provider.url}/v1`, model: 'm', responseFormat });
+    expect((await acheck(asking('json_schema'), 'q')).status).toBe('VERIFIED');
+    expect((await acheck(asking('json_object'), 'q')).status).toBe('VERIFIED');
+    expect(provider.received[0]?.body['response_format']).toEqual({
+      type: 'json_schema',
+      json_schema: { name: 'booth_reply', schema: envelopeWith({ type: ['string', 'number', 'boolean'] }) },
+    });
+    expect(provider.received[1]?.body['response_format']).toEqual({ type: 'json_object' });
+  });
+
+  it('anthropic: one forced tool whose input schema is the envelope; its input is the reply', async () => {
+    const reply = { ambiguous: false, interpretations: [], chosen_interpretation: null, answer: tokyo, confidence: 0.9 };
+    provider.script.push({
+      body: { ...anthropicBody(''), content: [{ type: 'tool_use', id: 'toolu_1', name: 'booth_reply', input: reply }], stop_reason: 'tool_use' },
+    });
+    const client = new Anthropic({ baseURL: provider.url, apiKey: 'sk-test', maxRetries: 0 });
+    const callFn = fromAnthropic(client, { model: 'm', system: SYSTEM, responseFormat: 'json_schema' });
+    const result = await acheck(callFn, 'Largest city in Japan?', { schema: City });
+    expect(result.status).toBe('VERIFIED');
+    expect(result.answer).toEqual(tokyo);
+    expect(result.attempts[0]?.rawText).toBe(JSON.stringify(reply));
+    expect(provider.received[0]?.body).toEqual({
+      max_tokens: 1024,
+      model: 'm',
+      system: SYSTEM,
+      tools: [{ name: 'booth_reply', description: "Give your reply as this tool's input.", input_schema: envelopeWith(citySchema) }],
+      tool_choice: { type: 'tool', name: 'booth_reply' },
+      messages: [{ role: 'user', content: result.prompts[0]?.text }],
+    });
+  });
+
+  it('anthropic: a reply without the forced tool call is a failed call, recorded', async () => {
+    provider.script.push({ text: 'plain words' });
+    const callFn = fromAnthropic(new Anthropic({ baseURL: provider.url, apiKey: 'sk-test', maxRetries: 0 }), { model: 'm', responseFormat: 'json_schema' });
+    const result = await acheck(callFn, 'q', { maxRetries: 0 });
+    expect(result.attempts[0]).toMatchObject({ callFailed: true, error: 'The Anthropic client returned no booth_reply tool call, though the request forced one.' });
+  });
+
+  it('the AI SDK: generateObject with the envelope wrapped by jsonSchema(), or without a schema', async () => {
+    const seen: unknown[] = [];
+    const wrapped = (schema: object) => ({ wrapped: schema });
+    const generateObject = async (options: object) => {
+      seen.push(options);
+      return { object: { ambiguous: false, interpretations: [], chosen_interpretation: null, answer: tokyo, confidence: 0.9 } };
+    };
+    const generateText = async () => ({ text: 'unused' });
+    const typed = fromAISDK({ generateText, generateObject, jsonSchema: wrapped, model: 'a-model', system: SYSTEM, responseFormat: 'json_schema' });
+    const result = await acheck(typed, 'Largest city in Japan?', { schema: City });
+    expect(result.answer).toEqual(tokyo);
+    expect(seen[0]).toEqual({
+      model: 'a-model',
+      prompt: result.prompts[0]?.text,
+      system: SYSTEM,
+      abortSignal: undefined,
+      schema: { wrapped: envelopeWith(citySchema) },
+      schemaName: 'booth_reply',
+    });
+    const anyObject = fromAISDK({ generateText, generateObject, model: 'a-model', responseFormat: 'json_object' });
+    expect((await acheck(anyObject, 'q', { schema: City })).status).toBe('VERIFIED');
+    expect(seen[1]).toEqual({ model: 'a-model', prompt: expect.any(String), abortSignal: undefined, output: 'no-schema' });
+  });
+
+  it('bad adapter options are TypeErrors naming the option and the fix', () => {
+    expect(() => openAICompatible({ baseURL: 'http://x', model: 'm', responseFormat: 'xml' as never })).toThrow(
+      'Expected `responseFormat` to be \'text\', \'json_object\' or \'json_schema\', got "xml".',
+    );
+    expect(() => fromAnthropic({} as never, { model: 'm', responseFormat: 'json_object' as never })).toThrow(
+      "Expected `responseFormat` to be 'text' or 'json_schema', got",
+    );
+    expect(() => fromOpenAI({} as never, { model: 'm', system: 42 as never })).toThrow('Expected `system` to be a string (a system message), got');
+    expect(() => fromAISDK({ generateText: async () => ({ text: '' }), model: 'm', responseFormat: 'json_schema' })).toThrow(
+      "`responseFormat: 'json_schema'` needs the SDK's object output: pass `generateObject` (from 'ai') too.",
+    );
   });
 });

@@ -229,6 +229,28 @@ describe('the schema in the prompt', () => {
   });
 });
 
+describe("the reply's JSON Schema, handed to every callFn", () => {
+  it("is the envelope, with the answer's schema inside when there is one", () => {
+    const seen: unknown[] = [];
+    const callFn = (_: string, info: { replySchema?: unknown }) => {
+      seen.push(info.replySchema);
+      return envelope(tokyo, 0.9);
+    };
+    check(callFn, 'q', { schema: City });
+    check(() => envelope('Paris', 0.9), 'q');
+    const answerOf = (schema: unknown) => (schema as { properties: { answer: unknown } }).properties.answer;
+    expect(answerOf(seen[0])).toEqual({
+      type: 'object',
+      properties: { city: { type: 'string' }, population: { type: 'number' } },
+      required: ['city', 'population'],
+    });
+    check(callFn, 'q', { schema: v.string(), maxRetries: 0 });
+    expect(answerOf(seen[1])).toEqual({});
+    check(callFn, 'q', { maxRetries: 0 });
+    expect(answerOf(seen[2])).toEqual({ type: ['string', 'number', 'boolean'] });
+  });
+});
+
 describe('the schema option', () => {
   it('must be a Standard Schema', () => {
     for (const schema of [{}, 'zod', () => true, { '~standard': { version: 2, validate: () => ({}) } }]) {
