@@ -1,4 +1,5 @@
 import { fromPromise } from 'xstate';
+import type { JsonSchema } from '../src/schema.js';
 import type { Validator } from '../src/validation.js';
 import type { ModelCall, ValidationRequest } from './checkpoint.js';
 
@@ -9,9 +10,14 @@ import type { ModelCall, ValidationRequest } from './checkpoint.js';
  * const booth = checkpointMachine.provide({ actors: { callModel: modelActor((prompt, { signal }) => llm(prompt, { signal })) } });
  *
  * The signal aborts when the machine stops waiting (a timeout, the deadline, the parent stopping).
+ * `replySchema` is the reply's JSON Schema, for an adapter's structured output.
  */
-export function modelActor(call: (prompt: string, info: { readonly attempt: number; readonly signal: AbortSignal }) => unknown) {
-  return fromPromise<unknown, ModelCall>(async ({ input, signal }) => call(input.prompt, { attempt: input.attempt, signal }));
+export function modelActor(
+  call: (prompt: string, info: { readonly attempt: number; readonly signal: AbortSignal; readonly replySchema: JsonSchema }) => unknown,
+) {
+  return fromPromise<unknown, ModelCall>(async ({ input, signal }) =>
+    call(input.prompt, { attempt: input.attempt, signal, replySchema: input.replySchema }),
+  );
 }
 
 /**

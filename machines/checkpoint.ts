@@ -29,7 +29,7 @@ import { backoffDelay, type CallRetryPolicy, type CallTry, isTransient, retryAft
 import { AMBIGUOUS, DEFAULT_MAX_RETRIES, DEFAULT_THRESHOLD, REPAIRED, UNCERTAIN, VERIFIED } from '../src/constants.js';
 import type { JsonObject } from '../src/json-objects.js';
 import { type AnswerFormat, firstPrompt, type RetryKind, retryPrompt, type SentPrompt } from '../src/prompts.js';
-import { type AnswerSchema, answerFormatOf, schemaThrew, verdictFromResult } from '../src/schema.js';
+import { type AnswerSchema, answerFormatOf, type JsonSchema, replySchemaOf, schemaThrew, verdictFromResult } from '../src/schema.js';
 import { type Validator, verdictFromReturn, verdictFromThrow } from '../src/validation.js';
 import { type MachineInput, readMachineInput } from '../src/options.js';
 import { describeThrown } from '../src/values.js';
@@ -75,7 +75,10 @@ export interface TraceStep<TState extends string = CheckpointState> {
 }
 
 /** A model call as a plain function: the prompt in, the raw text (or a Promise of it) out. */
-export type ModelFn = (prompt: string, info: { readonly attempt: number; readonly signal: AbortSignal }) => unknown;
+export type ModelFn = (
+  prompt: string,
+  info: { readonly attempt: number; readonly signal: AbortSignal; readonly replySchema: JsonSchema },
+) => unknown;
 
 /**
  * A validator in a workflow, where it may also answer with a Promise; with a schema it
@@ -215,6 +218,8 @@ export interface ModelCall {
   readonly prompt: string;
   readonly attempt: number;
   readonly model: ModelFn | null;
+  /** The JSON Schema of the reply asked for, as `check()` gives it to a callFn: for structured output. */
+  readonly replySchema: JsonSchema;
 }
 
 /** What the `validate` actor is asked. */
@@ -373,7 +378,7 @@ const allOf = <const TNames extends readonly [GuardName, GuardName]>(names: TNam
 const defaultCallModel = fromPromise<unknown, ModelCall>(async ({ input, signal }) => {
   // Checked at start; a run resumed from a persisted snapshot has lost its functions, though.
   if (!input.model) throw new TypeError('No model: pass `model` in the input or provide a `callModel` actor.');
-  return input.model(input.prompt, { attempt: input.attempt, signal });
+  return input.model(input.prompt, { attempt: input.attempt, signal, replySchema: input.replySchema });
 });
 /** Validates one answer against the schema, resolving to its Standard Schema result. Provide your own to validate elsewhere. */
 const defaultCheckSchema = fromPromise<unknown, SchemaRequest>(async ({ input }) => {
@@ -424,7 +429,8 @@ export const checkpointMachine = setup({
     startCall: enqueueActions(({ context, enqueue }) => {
       if (context.settings.effects !== 'actors') return;
       const prompt = context.prompts.at(-1)!.text;
-      enqueue.spawnChild('callModel', { id: 'callModel', input: { prompt, attempt: context.attempt, model: context.settings.model } });
+      const { model, answerFormat } = context.settings;
+      enqueue.spawnChild('callModel', { id: 'callModel', input: { prompt, attempt: context.attempt, model, replySchema: replySchemaOf(answerFormat) } });
     }),
     endCall: enqueueActions(({ context, enqueue }) => {
       enqueue.cancel(checkpointEffects.endCall.id);

@@ -284,12 +284,19 @@ describe('the schema option', () => {
 
 describe('in a workflow', () => {
   it("the machine validates with its checkSchema actor; resultFrom names the answer's type", async () => {
-    const model = scripted([envelope({ city: 'Tokyo' }, 0.9), envelope(tokyo, 0.9)]);
-    const actor = createActor(checkpointMachine, { input: { prompt: 'q', model: model.async, schema: City } }).start();
+    const replies = [envelope({ city: 'Tokyo' }, 0.9), envelope(tokyo, 0.9)];
+    const schemas: unknown[] = [];
+    const model = async (_: string, { attempt, replySchema }: { attempt: number; replySchema: unknown }) => {
+      schemas.push((replySchema as { properties: { answer: unknown } }).properties.answer);
+      return replies[attempt];
+    };
+    const actor = createActor(checkpointMachine, { input: { prompt: 'q', model, schema: City } }).start();
     const output = await toPromise(actor);
     const result = resultFrom<z.infer<typeof City>>(output);
     expect(result.status).toBe('REPAIRED');
     expect(result.unwrap().population).toBe(37_400_000);
     expect(output.trace.map((s) => s.state)).toContain('schemaGate');
+    // The model gets the reply's schema, as a callFn of check() does, for an adapter's structured output.
+    expect(schemas).toEqual([City.toJSONSchema({ io: 'input' }), City.toJSONSchema({ io: 'input' })].map(({ $schema: _, ...rest }) => rest));
   });
 });
