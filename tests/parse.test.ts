@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decimalString, EMPTY_REPLY_ERROR, NO_OBJECT_ERROR, parseReply, type Reading } from '../src/parse.js';
+import { decimalString, EMPTY_REPLY_ERROR, MAX_DEPTH, NO_OBJECT_ERROR, parseReply, type Reading } from '../src/parse.js';
 import { envelope } from './helpers.js';
 
 function read(text: string): Reading {
@@ -81,6 +81,17 @@ describe('§4 candidates', () => {
   it('§4.3 a complete object inside one whose decode failed is still found', () => {
     const reply = `{"broken": ${envelope('Paris', 0.9)}, oops}`;
     expect(read(reply).answer).toBe('Paris');
+  });
+
+  it('§4.3 an object read early as the last line is met again inside a later candidate, and read as before', () => {
+    // The last line `{"b": 1}}` is read first (and is no whole object); the `{` inside the string
+    // "{" then starts an envelope that holds it, whose reading reuses the one already made.
+    const reply = '{"a": "{"answer": "x", "confidence": 0.9, "n": \n{"b": [1, {"c": 2}]}}';
+    const reading = parseReply(reply);
+    expect(reading.ok && reading.parsed).toEqual({ answer: 'x', confidence: 0.9, n: { b: [1, { c: 2 }] } });
+    // The depth comes from that reading too: an inner object at the limit makes the envelope one too deep.
+    const deep = `{"a": "{"answer": "x", "confidence": 0.9, "n": \n${'{"b": '.repeat(MAX_DEPTH)}1${'}'.repeat(MAX_DEPTH)}}`;
+    expect(errorOf(deep)).toBe(`the JSON object nests ${MAX_DEPTH + 1} levels deep; Booth reads objects at most ${MAX_DEPTH} deep`);
   });
 
   it('§4.3 an object that starts inside a JSON string is read afresh', () => {
