@@ -2,6 +2,7 @@ import { closeSync, openSync, readFileSync, renameSync, statSync, writeFileSync,
 import { acheck } from '../acheck.js';
 import type { CallRetryPolicy } from '../call-retries.js';
 import type { AsyncCallFn } from '../options.js';
+import type { AnswerSchema } from '../schema.js';
 
 /**
  * `booth batch`: checks every question of a JSONL file, `concurrency` at a time, and
@@ -25,6 +26,8 @@ export interface BatchSettings {
   readonly maxRetries: number;
   readonly timeoutMs?: number | undefined;
   readonly callRetries?: CallRetryPolicy | undefined;
+  /** Every answer must satisfy it; the result lines then hold the answers as JSON values. */
+  readonly schema?: AnswerSchema | undefined;
   /** Check again the questions whose every call failed in an earlier run. Default true. */
   readonly retryFailed?: boolean | undefined;
   /** Keep the prompts sent in each result line. Default false: they repeat the question at length. */
@@ -143,6 +146,7 @@ export async function runBatch(settings: BatchSettings): Promise<BatchSummary> {
             maxRetries: settings.maxRetries,
             timeoutMs: settings.timeoutMs,
             callRetries: settings.callRetries,
+            schema: settings.schema,
             signal,
           });
         } catch (error) {
