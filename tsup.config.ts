@@ -1,6 +1,8 @@
 import { defineConfig } from 'tsup';
 
-const shared = { target: 'node20' as const, external: ['xstate', '@viz-js/viz', 'commander', 'cli-progress', 'vega', 'vega-lite'] };
+// Dependencies and peers stay imports, never bundled: the optional peers (vega, vega-lite, ajv) must
+// be absent at run time without breaking the CLI, which loads them only when a flag asks for them.
+const shared = { target: 'node20' as const, external: ['xstate', '@viz-js/viz', 'commander', 'cli-progress', 'vega', 'vega-lite', 'ajv'] };
 
 export default defineConfig([
   {

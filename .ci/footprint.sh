@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Packs Booth, installs the tarball with xstate into a fresh app, and prints the install
 # footprint: packages added and the commands put in node_modules/.bin. Fails above 10
-# packages or on any command but `booth`. Then checks the optional chart libraries: without
-# them `booth calibrate --svg` names the command that installs them; with them it draws.
+# packages or on any command but `booth`. Then checks the optional peers: without the chart
+# libraries `booth calibrate --svg` names the command that installs them, and with them it
+# draws; without ajv `--schema` names `npm i ajv`, and with it the schema file is compiled.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 work="$(mktemp -d)"
@@ -51,3 +52,26 @@ npm install --no-audit --no-fund --loglevel=error "vega@$(pkg "devDependencies.v
 ./node_modules/.bin/booth calibrate labelled.jsonl --svg chart.svg >/dev/null
 grep -q '<svg' chart.svg
 echo "footprint: after npm i vega vega-lite, booth calibrate --svg draws the chart"
+
+# Ajv is optional too. A schema Ajv refuses ends the command before any call, so no endpoint is needed.
+echo '{"type": 12}' > answer.schema.json
+ask_with_schema() { ./node_modules/.bin/booth ask q --base-url http://127.0.0.1:9/v1 --model m --schema answer.schema.json 2>&1 >/dev/null; }
+set +e
+message="$(ask_with_schema)"
+code=$?
+set -e
+if [ "$code" -ne 2 ] || [[ "$message" != *"npm i ajv"* ]]; then
+  echo "footprint: without ajv, booth ask --schema should exit 2 naming 'npm i ajv'; got $code: $message" >&2
+  exit 1
+fi
+echo "footprint: without ajv, booth ask --schema says: $message"
+npm install --no-audit --no-fund --loglevel=error "ajv@$(pkg "devDependencies.ajv")" >/dev/null
+set +e
+message="$(ask_with_schema)"
+code=$?
+set -e
+if [ "$code" -ne 2 ] || [[ "$message" != *"that Ajv can compile: schema is invalid"* ]]; then
+  echo "footprint: after npm i ajv, booth ask --schema should compile the schema and refuse it; got $code: $message" >&2
+  exit 1
+fi
+echo "footprint: after npm i ajv, booth ask --schema compiles the schema file: $message"

@@ -1,4 +1,5 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, expectTypeOf, it } from 'vitest';
+import { z } from 'zod';
 import { checkpointMachine } from '../machines/checkpoint.js';
 import { evidenceMachine } from '../machines/evidence.js';
 import { acheck, check, checkWithEvidence } from '../src/index.js';
@@ -167,6 +168,15 @@ describe('a single run, drawn', () => {
     expect(html).not.toContain('<script>');
     expect(html).not.toContain('<img');
     expect(html).toContain('&lt;script&gt;alert(1)&lt;/script&gt;');
+  });
+
+  it('the to… functions take a typed result (a schema\'s answer), showing the answer as JSON', async () => {
+    const City = z.object({ city: z.string(), population: z.number() });
+    const result = check(() => envelope({ city: 'Tokyo', population: 37_400_000 }, 0.9), 'q', { schema: City });
+    expectTypeOf(toHtml).toBeCallableWith(result);
+    const html = await toHtml(result);
+    expect(html).toContain('{&quot;city&quot;:&quot;Tokyo&quot;,&quot;population&quot;:37400000}');
+    expect(toSequence(result)).toContain('VERIFIED');
   });
 });
 

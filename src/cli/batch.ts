@@ -2,6 +2,7 @@ import { closeSync, openSync, readFileSync, renameSync, statSync, writeFileSync,
 import { acheck } from '../acheck.js';
 import type { CallRetryPolicy } from '../call-retries.js';
 import type { AsyncCallFn } from '../options.js';
+import type { AnswerSchema } from '../schema.js';
 
 /**
  * `booth batch`: checks every question of a JSONL file, `concurrency` at a time, and
@@ -25,6 +26,8 @@ export interface BatchSettings {
   readonly maxRetries: number;
   readonly timeoutMs?: number | undefined;
   readonly callRetries?: CallRetryPolicy | undefined;
+  /** Every answer must satisfy it; the result lines then hold the answers as JSON values. */
+  readonly schema?: AnswerSchema | undefined;
   /** Check again the questions whose every call failed in an earlier run. Default true. */
   readonly retryFailed?: boolean | undefined;
   /** Keep the prompts sent in each result line. Default false: they repeat the question at length. */
@@ -71,26 +74,32 @@ export interface BatchSummary {
   readonly unparseable: number;
 }
 
-/** A file of the batch could not be read or written: the run stops at once, with exit code 1. */
-export class BatchFileError extends Error {
-  override readonly name = 'BatchFileError';
+/**
+ * A file named on the command line could not be read or written: the message names it by
+ * its role and says what to do. `booth batch` stops at once on one, with exit code 1.
+ */
+export class CliFileError extends Error {
+  override readonly name = 'CliFileError';
   /** The file, as given on the command line. */
   readonly path: string;
   /** The system's error code, e.g. `ENOENT`, `ENOSPC`. */
   readonly code: string | undefined;
 
-  constructor(role: 'questions' | 'results', path: string, verb: 'read' | 'write', cause: unknown) {
+  constructor(role: FileRole, path: string, verb: 'read' | 'write', cause: unknown) {
     const code = (cause as NodeJS.ErrnoException | null)?.code;
     // Node's message ends with the system call (", open '<path>'"): the path is named once, up front.
     const reason = String((cause as Error | null)?.message ?? cause).replace(/, \w+( '.*')?$/s, '');
-    const file = role === 'results' ? `the results file ${path} (-o)` : `the questions file ${path}`;
+    const file = role === 'results' ? `the results file ${path} (-o)` : role === 'schema' ? `the schema file ${path} (--schema)` : `the questions file ${path}`;
     super(`cannot ${verb} ${file}: ${reason}${fixFor(code, role, path)}`, { cause });
     this.path = path;
     this.code = code;
   }
 }
 
-function fixFor(code: string | undefined, role: 'questions' | 'results', path: string): string {
+/** What a file is to the command: it is named by its role in every message. */
+export type FileRole = 'questions' | 'results' | 'schema';
+
+function fixFor(code: string | undefined, role: FileRole, path: string): string {
   const written = role === 'results' ? '; the lines already written are whole, and the same command goes on from them' : '';
   switch (code) {
     case 'ENOENT':
@@ -137,6 +146,7 @@ export async function runBatch(settings: BatchSettings): Promise<BatchSummary> {
             maxRetries: settings.maxRetries,
             timeoutMs: settings.timeoutMs,
             callRetries: settings.callRetries,
+            schema: settings.schema,
             signal,
           });
         } catch (error) {
@@ -197,12 +207,12 @@ function summarize(total: number, skipped: number, redone: number, checked: numb
   };
 }
 
-/** A batch file's whole text; a failed read is a `BatchFileError` naming the file and the fix. */
-function readText(role: 'questions' | 'results', file: string): string {
+/** A file's whole text; a failed read is a `CliFileError` naming the file and the fix. */
+export function readText(role: FileRole, file: string): string {
   try {
     return readFileSync(file, 'utf8');
   } catch (error) {
-    throw new BatchFileError(role, file, 'read', error);
+    throw new CliFileError(role, file, 'read', error);
   }
 }
 
@@ -254,7 +264,7 @@ function readEarlierResults(file: string, retryFailed: boolean, wanted: Readonly
   try {
     stats = statSync(file, { throwIfNoEntry: false });
   } catch (error) {
-    throw new BatchFileError('results', file, 'read', error);
+    throw new CliFileError('results', file, 'read', error);
   }
   if (!stats?.isFile()) return { done, tallies, redone: 0 };
   const text = readText('results', file);
@@ -289,7 +299,7 @@ function readEarlierResults(file: string, retryFailed: boolean, wanted: Readonly
       writeFileSync(temporary, kept.map((line) => `${line}\n`).join(''));
       renameSync(temporary, file);
     } catch (error) {
-      throw new BatchFileError('results', file, 'write', error);
+      throw new CliFileError('results', file, 'write', error);
     }
   }
   return { done, tallies, redone };
@@ -299,7 +309,7 @@ function openOutput(file: string): number {
   try {
     return openSync(file, 'a');
   } catch (error) {
-    throw new BatchFileError('results', file, 'write', error);
+    throw new CliFileError('results', file, 'write', error);
   }
 }
 
@@ -309,7 +319,7 @@ function writeLine(fd: number, file: string, line: string): void {
   try {
     for (let written = 0; written < bytes.length; ) written += writeSync(fd, bytes, written);
   } catch (error) {
-    throw new BatchFileError('results', file, 'write', error);
+    throw new CliFileError('results', file, 'write', error);
   }
 }
 

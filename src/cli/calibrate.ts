@@ -1,3 +1,5 @@
+import { isMissingPackage } from './optional.js';
+
 /**
  * How far to trust a model's self-reported confidence, from results whose correctness is
  * known. Self-reported confidence is usually overconfident, so the threshold that makes
@@ -118,9 +120,7 @@ export async function loadChartLibraries(): Promise<{ vega: typeof import('vega'
     try {
       return await importer();
     } catch (error) {
-      const code = (error as { code?: unknown } | null)?.code;
-      const message = String((error as { message?: unknown } | null)?.message ?? '');
-      if ((code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND') && message.includes(`'${name}'`)) throw new ChartLibraryMissing(name, error);
+      if (isMissingPackage(error, name)) throw new ChartLibraryMissing(name, error);
       throw error;
     }
   };

@@ -9,9 +9,11 @@ import { SingleBar } from 'cli-progress';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { openAICompatible } from '../adapters.js';
 import { acheck } from '../acheck.js';
-import { type BatchSummary, runBatch } from './batch.js';
+import type { AnswerSchema } from '../schema.js';
+import { type BatchSummary, CliFileError, runBatch } from './batch.js';
 import { calibrate, type Labelled, loadChartLibraries, normalizeAnswer, reliabilitySvg } from './calibrate.js';
 import { runDemo } from './demo.js';
+import { loadSchemaFile, SchemaFileError, SchemaLibraryMissing } from './json-schema.js';
 import { toHtml } from '../visualize/index.js';
 
 const USAGE_ERROR = 2;
@@ -56,6 +58,7 @@ interface EndpointFlags {
   maxRetries: number;
   timeoutMs?: number;
   callRetries: number;
+  schema?: string;
 }
 
 function withEndpointFlags(command: Command): Command {
@@ -66,7 +69,25 @@ function withEndpointFlags(command: Command): Command {
     .option('--threshold <number>', 'lowest confidence accepted', unitInterval, 0.7)
     .option('--max-retries <n>', 'reconsiderations after the first attempt', wholeNumber(0, 100), 1)
     .option('--timeout-ms <ms>', 'time limit per model call', wholeNumber(1))
-    .option('--call-retries <n>', 'tries again after a failed call (network error, 408, 429, 5xx), waiting as Retry-After asks', wholeNumber(0, 100), 0);
+    .option('--call-retries <n>', 'tries again after a failed call (network error, 408, 429, 5xx), waiting as Retry-After asks', wholeNumber(0, 100), 0)
+    .option('--schema <file>', 'JSON Schema (draft 2020-12) the answer must satisfy (needs the optional ajv: npm i ajv)');
+}
+
+/**
+ * The `--schema` file as the Standard Schema acheck takes, or undefined without the flag.
+ * It is read before any call: a schema that cannot be used is bad usage, exit 2, however
+ * it fails (ajv missing, the file missing, not JSON, refused by Ajv).
+ */
+async function schemaFrom(flags: EndpointFlags): Promise<AnswerSchema | undefined> {
+  if (flags.schema === undefined) return undefined;
+  try {
+    return await loadSchemaFile(flags.schema, (message) => console.error(`warning: ${message}`));
+  } catch (error) {
+    if (error instanceof SchemaLibraryMissing || error instanceof CliFileError || error instanceof SchemaFileError) {
+      throw new CommanderError(USAGE_ERROR, 'booth.schema', `error: ${error.message}`);
+    }
+    throw error;
+  }
 }
 
 /** The library options the endpoint flags stand for. */
@@ -90,6 +111,7 @@ function problems(result: Awaited<ReturnType<typeof acheck>>): string[] {
     });
     if (attempt.callFailed && tries.length === 0) lines.push(`call failed attempt ${index}: ${attempt.error}`);
     if (!attempt.callFailed && !attempt.parseOk) lines.push(`unparseable attempt ${index}: ${attempt.error}`);
+    if (attempt.validationError !== null) lines.push(`failed validation attempt ${index}: ${attempt.validationError}`);
   });
   return lines;
 }
@@ -120,13 +142,16 @@ export function program(): Command {
     .option('--json', 'print the whole result as JSON')
     .option('--html <file>', 'write the HTML trace of the run')
     .action(async (question: string, flags: EndpointFlags & { json?: boolean; html?: string }) => {
-      const result = await acheck(callFnFrom(flags), question, checkOptions(flags));
+      const schema = await schemaFrom(flags);
+      const result = await acheck(callFnFrom(flags), question, { ...checkOptions(flags), schema });
       // A script can branch on the exit code alone: 0 accepted (VERIFIED, REPAIRED), 1 not.
       process.exitCode = result.status === 'VERIFIED' || result.status === 'REPAIRED' ? 0 : 1;
       if (flags.html) writeFileSync(flags.html, await toHtml(result));
       if (flags.json) return console.log(JSON.stringify(result, null, 2));
       console.log(`status      ${result.status}`);
-      console.log(`answer      ${result.answer ?? '—'}`);
+      // With --schema the answer may be any JSON value: shown as JSON, as `batch` writes it.
+      const { answer } = result;
+      console.log(`answer      ${answer === null ? '—' : typeof answer === 'string' ? answer : JSON.stringify(answer)}`);
       console.log(`confidence  ${result.confidence ?? '—'}`);
       if (result.interpretations.length > 0) console.log(`readings    ${result.interpretations.join(' | ')}`);
       console.log(`attempts    ${result.nAttempts} (${result.method})`);
@@ -143,6 +168,7 @@ export function program(): Command {
     .option('--no-retry-failed', 'on a rerun, keep the results whose every call failed instead of checking them again')
     .option('--with-prompts', 'keep the prompts sent in each result line')
     .action(async (input: string, flags: EndpointFlags & { output: string; concurrency: number; retryFailed: boolean; withPrompts?: boolean }) => {
+      const schema = await schemaFrom(flags);
       const callFn = callFnFrom(flags);
       const controller = new AbortController();
       const bar = new SingleBar({
@@ -174,6 +200,7 @@ export function program(): Command {
           concurrency: flags.concurrency,
           callFn,
           ...checkOptions(flags),
+          schema,
           retryFailed: flags.retryFailed,
           withPrompts: flags.withPrompts ?? false,
           signal: controller.signal,

@@ -9,7 +9,7 @@ import { checkpointMachine } from '../../machines/checkpoint.js';
 import { evidenceMachine } from '../../machines/evidence.js';
 import type { CheckpointOutput } from '../../machines/checkpoint.js';
 import { resultFrom } from '../check.js';
-import { type BoothResult, Result } from '../result.js';
+import { type AnyBoothResult, type BoothResult, Result } from '../result.js';
 import { edgeCounts, edgeKey, type MachineGraph, machineGraph } from './graph.js';
 import { renderHtml } from './html.js';
 import { dot, flowchart, type Path, stateDiagram } from './render.js';
@@ -19,7 +19,7 @@ import { sequence } from './sequence.js';
 export { type GraphEdge, type GraphState, type MachineGraph, machineGraph } from './graph.js';
 
 /** A finished run: a check's result, or the checkpoint machine's output as a parent workflow receives it. */
-export type Run = BoothResult | CheckpointOutput;
+export type Run = AnyBoothResult | CheckpointOutput;
 
 function asResult(run: Run): BoothResult {
   return run instanceof Result ? (run as unknown as BoothResult) : resultFrom(run as CheckpointOutput);
