@@ -1,5 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import { acheck, check } from '../src/index.js';
+import { replySchemaOf } from '../src/schema.js';
 import { envelope, scripted } from './helpers.js';
 
 describe('§1 callFn receives the prompt and { attempt }', () => {
@@ -12,7 +13,12 @@ describe('§1 callFn receives the prompt and { attempt }', () => {
       },
       'q',
     );
-    expect(infos).toEqual([{ attempt: 0 }, { attempt: 1 }]);
+    // replySchema: the reply's JSON Schema, for a provider's structured output (see adapters).
+    const replySchema = replySchemaOf(null);
+    expect(infos).toEqual([
+      { attempt: 0, replySchema },
+      { attempt: 1, replySchema },
+    ]);
   });
 
   it('acheck() adds the signal when the caller gave one', async () => {
@@ -26,7 +32,7 @@ describe('§1 callFn receives the prompt and { attempt }', () => {
       'q',
       { signal },
     );
-    expect(infos).toEqual([{ attempt: 0, signal }]);
+    expect(infos).toEqual([{ attempt: 0, signal, replySchema: replySchemaOf(null) }]);
   });
 });
 
