@@ -106,6 +106,21 @@ describe('booth batch --schema', () => {
   }, 30_000);
 });
 
+describe('booth batch --schema, then booth calibrate', () => {
+  it('a typed "expected" is kept in the result line and compared as JSON', async () => {
+    server.provider.fallback = (body) => ({ text: envelope({ city: `city ${questionNumber(body)}`, population: 7 }, 0.9) });
+    const { input, output } = batchFiles(2);
+    const expected = [{ population: 7, city: 'city 0' }, { city: 'elsewhere', population: 7 }];
+    writeFileSync(input, expected.map((value, i) => JSON.stringify({ id: i, prompt: `question ${i}`, expected: value })).join('\n'));
+    expect((await booth(['batch', input, '-o', output, ...server.endpoint, '--schema', schemaFile()])).code).toBe(0);
+    const results = resultsIn(output).sort((a, b) => Number(a.id) - Number(b.id));
+    expect(results.map((r) => r['expected'])).toEqual(expected);
+    const calibrated = await booth(['calibrate', output]);
+    expect(calibrated.stdout).toContain('labelled results   2');
+    expect(calibrated.stdout).toContain('accuracy VERIFIED  0.500 of 2');
+  }, 30_000);
+});
+
 describe('a schema file that cannot be used: exit 2 naming the file, before any call', () => {
   it('not JSON', async () => {
     const path = file('broken.schema.json', '{ "type": "object", }');

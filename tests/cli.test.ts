@@ -169,6 +169,22 @@ describe('booth calibrate', () => {
     expect(picture).toContain('self-reported confidence');
   }, 30_000);
 
+  it('typed answers (batch --schema) match their expected value as JSON, whatever the order of the keys', async () => {
+    const typed = [
+      { status: 'VERIFIED', confidence: 0.9, answer: { city: 'Tokyo', population: 1 }, expected: { population: 1, city: 'Tokyo' } },
+      { status: 'VERIFIED', confidence: 0.9, answer: { city: 'Osaka' }, expected: { city: 'Tokyo' } },
+      { status: 'UNCERTAIN', confidence: 0.2, answer: [1, 2], expected: [1, 2] },
+      { status: 'UNCERTAIN', confidence: 0.2, answer: null, expected: 42 },
+    ];
+    const file = join(dir(), 'typed.jsonl');
+    writeFileSync(file, typed.map((r) => JSON.stringify(r)).join('\n'));
+    const run = await booth(['calibrate', file]);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain('labelled results   4');
+    expect(run.stdout).toContain('accuracy VERIFIED  0.500 of 2');
+    expect(run.stdout).toContain('accuracy UNCERTAIN 0.500 of 2');
+  }, 30_000);
+
   it('without vega and vega-lite installed, --svg exits 1 naming the command that installs them; the numbers alone still work', async () => {
     const work = dir();
     const file = join(work, 'results.jsonl');

@@ -3,6 +3,7 @@ import { acheck } from '../acheck.js';
 import type { CallRetryPolicy } from '../call-retries.js';
 import type { AsyncCallFn } from '../options.js';
 import type { AnswerSchema } from '../schema.js';
+import type { JsonValue } from '../json-objects.js';
 
 /**
  * `booth batch`: checks every question of a JSONL file, `concurrency` at a time, and
@@ -14,7 +15,8 @@ import type { AnswerSchema } from '../schema.js';
 export interface Question {
   readonly id: string | number;
   readonly prompt: string;
-  readonly expected?: string;
+  /** The right answer: a string, or with `--schema` any JSON value. */
+  readonly expected?: JsonValue;
 }
 
 export interface BatchSettings {
@@ -233,10 +235,10 @@ function readQuestions(file: string, warn: (message: string) => void): Question[
     if ((typeof id !== 'string' && typeof id !== 'number') || typeof prompt !== 'string') {
       return warn(`${where}: needs a string or number "id" and a string "prompt"; skipped`);
     }
-    if (expected !== undefined && typeof expected !== 'string') return warn(`${where}: "expected" must be a string; skipped`);
+    if (expected === null) return warn(`${where}: "expected" is null; give the right answer, or leave "expected" out; skipped`);
     if (seen.has(String(id))) return warn(`${where}: id ${JSON.stringify(id)} appears twice; skipped`);
     seen.add(String(id));
-    questions.push(expected === undefined ? { id, prompt } : { id, prompt, expected });
+    questions.push(expected === undefined ? { id, prompt } : { id, prompt, expected: expected as JsonValue });
   });
   return questions;
 }

@@ -88,12 +88,30 @@ function mean(values: readonly number[]): number {
 }
 
 /** Lower case, punctuation dropped, white space folded: `"Paris."` and `" paris"` agree. */
-export function normalizeAnswer(text: string): string {
+function normalizeAnswer(text: string): string {
   return text
     .toLowerCase()
     .replace(/[\p{P}\p{S}]/gu, '')
     .replace(/\s+/g, ' ')
     .trim();
+}
+
+/**
+ * Whether an answer is the expected one: two strings after `normalizeAnswer`; typed
+ * answers (`--schema`) as equal JSON values, whatever the order of their keys.
+ */
+export function sameAnswer(answer: unknown, expected: unknown): boolean {
+  if (typeof answer === 'string' && typeof expected === 'string') return normalizeAnswer(answer) === normalizeAnswer(expected);
+  return answer !== null && answer !== undefined && canonicalJson(answer) === canonicalJson(expected);
+}
+
+/** JSON with every object's keys sorted, so equal values give equal text. */
+function canonicalJson(value: unknown): string {
+  return JSON.stringify(value, (_key, item: unknown) =>
+    typeof item === 'object' && item !== null && !Array.isArray(item)
+      ? Object.fromEntries(Object.entries(item).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : item,
+  );
 }
 
 /**

@@ -11,7 +11,7 @@ import { openAICompatible } from '../adapters.js';
 import { acheck } from '../acheck.js';
 import type { AnswerSchema } from '../schema.js';
 import { type BatchSummary, CliFileError, runBatch } from './batch.js';
-import { calibrate, type Labelled, loadChartLibraries, normalizeAnswer, reliabilitySvg } from './calibrate.js';
+import { calibrate, type Labelled, loadChartLibraries, reliabilitySvg, sameAnswer } from './calibrate.js';
 import { runDemo } from './demo.js';
 import { loadSchemaFile, SchemaFileError, SchemaLibraryMissing } from './json-schema.js';
 import { toHtml } from '../visualize/index.js';
@@ -277,8 +277,8 @@ function readLabelled(file: string): Labelled[] {
     const correct =
       typeof row.correct === 'boolean'
         ? row.correct
-        : typeof row.expected === 'string'
-          ? typeof row.answer === 'string' && normalizeAnswer(row.answer) === normalizeAnswer(row.expected)
+        : row.expected !== undefined && row.expected !== null
+          ? sameAnswer(row.answer, row.expected)
           : undefined;
     if (correct !== undefined) labelled.push({ status: row.status, confidence: row.confidence, correct });
   }
