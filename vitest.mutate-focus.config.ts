@@ -33,6 +33,7 @@ export default defineConfig({
       'tests/result-types.test.ts',
       'tests/results.test.ts',
       'tests/testing.test.ts',
+      'tests/typed-answers.test.ts',
       'tests/validator.test.ts',
       'tests/visualize.test.ts',
     ],

@@ -22,6 +22,7 @@ export default defineConfig({
       'tests/messages.test.ts',
       'tests/visualize.test.ts',
       'tests/loading.test.ts',
+      'tests/typed-answers.test.ts',
     ],
   },
 });

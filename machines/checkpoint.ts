@@ -29,7 +29,16 @@ import { backoffDelay, type CallRetryPolicy, type CallTry, isTransient, retryAft
 import { AMBIGUOUS, DEFAULT_MAX_RETRIES, DEFAULT_THRESHOLD, REPAIRED, UNCERTAIN, VERIFIED } from '../src/constants.js';
 import type { JsonObject } from '../src/json-objects.js';
 import { type AnswerFormat, firstPrompt, type RetryKind, retryPrompt, type SentPrompt } from '../src/prompts.js';
-import { type AnswerSchema, answerFormatOf, type JsonSchema, replySchemaOf, schemaThrew, verdictFromResult } from '../src/schema.js';
+import {
+  type AnswerSchema,
+  answerForSchema,
+  answerFormatOf,
+  type JsonSchema,
+  replySchemaOf,
+  schemaFailure,
+  schemaThrew,
+  verdictFromResult,
+} from '../src/schema.js';
 import { type Validator, verdictFromReturn, verdictFromThrow } from '../src/validation.js';
 import { type MachineInput, readMachineInput } from '../src/options.js';
 import { describeThrown } from '../src/values.js';
@@ -81,12 +90,10 @@ export type ModelFn = (
 ) => unknown;
 
 /**
- * A validator in a workflow, where it may also answer with a Promise; with a schema it
- * judges the schema's output. Written as a method so that a validator of any answer type fits.
+ * A validator in a workflow, where it may also answer with a Promise. With a schema in the
+ * input it judges the schema's output: give it with `validatorActor<T>()`, which types it.
  */
-export type WorkflowValidator = {
-  judge(answer: unknown): ReturnType<Validator> | PromiseLike<ReturnType<Validator>>;
-}['judge'];
+export type WorkflowValidator<T = string> = (answer: T) => ReturnType<Validator> | PromiseLike<ReturnType<Validator>>;
 
 export interface CheckpointInput {
   /** The question, as the caller wrote it. */
@@ -124,7 +131,8 @@ export interface CheckpointSettings {
   readonly effects: 'actors' | 'events';
   /** Only in workflows given a plain function: functions do not survive persistence. */
   readonly model: ModelFn | null;
-  readonly validator: WorkflowValidator | null;
+  /** What it is given is the answer: a string, or with a schema the schema's output. */
+  readonly validator: WorkflowValidator<unknown> | null;
   readonly hasValidator: boolean;
   /** Only in workflows: the schema, for the default `checkSchema` actor. Kept as a function, which persistence leaves out. */
   readonly schema: (() => AnswerSchema) | null;
@@ -225,7 +233,7 @@ export interface ModelCall {
 /** What the `validate` actor is asked. */
 export interface ValidationRequest {
   readonly answer: unknown;
-  readonly validator: WorkflowValidator | null;
+  readonly validator: WorkflowValidator<unknown> | null;
 }
 
 /** What the `checkSchema` actor is asked: the model's answer, and the schema to validate it with. */
@@ -322,6 +330,10 @@ export const checkpointEffects = {
   })),
   recordSchemaThrow: update((context: CheckpointContext, { thrown }: { thrown: unknown }) => ({
     draft: withSchemaVerdict(context.draft, schemaThrew(thrown)),
+    awaitingVerdict: false,
+  })),
+  recordSchemaDeadline: update((context: CheckpointContext, _: undefined) => ({
+    draft: withSchemaVerdict(context.draft, schemaFailure(`the deadline of ${context.settings.deadlineMs} ms passed while the schema validated`)),
     awaitingVerdict: false,
   })),
   commitAttempt: update((context: CheckpointContext, _: undefined) => ({ attempts: withDraft(context) })),
@@ -449,7 +461,7 @@ export const checkpointMachine = setup({
       // Only a draft that parsed is checked, and it has an answer.
       enqueue.spawnChild('checkSchema', {
         id: 'checkSchema',
-        input: { answer: context.draft.parsed!['answer'], schema: context.settings.schema?.() ?? null },
+        input: { answer: answerForSchema(context.draft), schema: context.settings.schema?.() ?? null },
       });
     }),
     stopSchema: stopChild('checkSchema'),
@@ -457,6 +469,7 @@ export const checkpointMachine = setup({
     forwardSchemaError: raise(({ context }, params: { error: unknown }) => checkpointEffects.forwardSchemaError.run(context, params)),
     recordSchemaResult: assign(({ context }, params: { result: unknown }) => checkpointEffects.recordSchemaResult.run(context, params)),
     recordSchemaThrow: assign(({ context }, params: { thrown: unknown }) => checkpointEffects.recordSchemaThrow.run(context, params)),
+    recordSchemaDeadline: assign(({ context }) => checkpointEffects.recordSchemaDeadline.run(context, undefined)),
     failOnTimeout: raise(({ context }) => checkpointEffects.failOnTimeout.run(context, undefined)),
     forwardReply: raise(({ context }, params: { reply: unknown }) => checkpointEffects.forwardReply.run(context, params)),
     forwardCallError: raise(({ context }, params: { error: unknown }) => checkpointEffects.forwardCallError.run(context, params)),
@@ -563,6 +576,8 @@ export const checkpointMachine = setup({
       on: {
         'schema.returned': { actions: { type: 'recordSchemaResult', params: ({ event }) => ({ result: event.result }) } },
         'schema.threw': { actions: { type: 'recordSchemaThrow', params: ({ event }) => ({ thrown: event.error }) } },
+        // An asynchronous schema may outlast the run: its verdict then comes too late, and no retry starts.
+        'run.deadline': { actions: 'recordSchemaDeadline' },
         'xstate.done.actor.checkSchema': { actions: { type: 'forwardSchemaResult', params: ({ event }: { event: EventObject }) => ({ result: outputOf(event) }) } },
         'xstate.error.actor.checkSchema': { actions: { type: 'forwardSchemaError', params: ({ event }: { event: EventObject }) => ({ error: errorOf(event) }) } },
       },
@@ -633,7 +648,7 @@ export function contextOf(checked: MachineInput, machine: AnyStateMachine): Chec
     maxRetries: checked.maxRetries,
     effects: checked.effects,
     model: checked.model as ModelFn | null,
-    validator: typeof validator === 'function' ? (validator as WorkflowValidator) : null,
+    validator: typeof validator === 'function' ? (validator as WorkflowValidator<unknown>) : null,
     hasValidator: validator !== null,
     schema: schema === null || checked.effects !== 'actors' ? null : () => schema,
     answerFormat,
@@ -666,7 +681,8 @@ export function checkpointOutput(context: CheckpointContext): CheckpointOutput {
   const status = context.status ?? UNCERTAIN;
   const { attempts, prompts, trace } = context;
   const last = attempts.at(-1);
-  const reported = attempts.findLast((a) => a.parseOk);
+  // With a schema, an answer it rejected is no answer: the last one it passed is reported.
+  const reported = attempts.findLast((a) => a.parseOk && a.schemaIssues === null);
   const { settings } = context;
   return {
     settings: {

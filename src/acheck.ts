@@ -1,9 +1,8 @@
 import type { CheckpointEvent } from '../machines/checkpoint.js';
 import { resultFrom, runSchema, runValidator } from './check.js';
 import { CheckpointRun, readCheckpoint } from './checkpoint-run.js';
-import { type AsyncCallFn, type AsyncCheckOptions, type CallInfo, readCheckArguments } from './options.js';
+import { type AsyncCallFn, type AsyncCheckOptions, type CallInfo, readCheckArguments, type TypedAsyncCheckOptions } from './options.js';
 import type { CheckResult, TypedCheckResult } from './result.js';
-import type { AnswerSchema } from './schema.js';
 import { isThenable } from './values.js';
 
 /**
@@ -18,7 +17,7 @@ import { isThenable } from './values.js';
 export async function acheck<T>(
   callFn: AsyncCallFn,
   prompt: string,
-  options: AsyncCheckOptions<T> & { schema: AnswerSchema<T> },
+  options: TypedAsyncCheckOptions<T>,
 ): Promise<TypedCheckResult<T>>;
 export async function acheck(callFn: AsyncCallFn, prompt: string, options?: AsyncCheckOptions | null): Promise<CheckResult>;
 /** A schema that may be absent: the answer's type is known only at run time. */
@@ -59,10 +58,13 @@ export async function acheck(callFn: AsyncCallFn, prompt: string, options?: obje
         case 'wait':
           await untilAborted(run.changed(), signal);
           break;
-        case 'schema':
-          run.send(await untilAborted(runSchema(settings.schema!, need.answer), signal));
+        case 'schema': {
+          // An asynchronous schema may outlast the deadline; the machine then moves on without it.
+          const judged = await untilAborted(Promise.race([runSchema(settings.schema!, need.answer), run.changed()]), signal);
           signal?.throwIfAborted();
+          if (judged !== undefined) run.send(judged);
           break;
+        }
         case 'validate':
           run.send(runValidator(settings, need.answer));
           break;
@@ -75,7 +77,7 @@ export async function acheck(callFn: AsyncCallFn, prompt: string, options?: obje
         }
         case 'done':
           if (checkpoint) await checkpoint.store.delete(checkpoint.key);
-          return resultFrom<unknown, unknown>(need.output);
+          return resultFrom<unknown>(need.output);
       }
     }
   } finally {

@@ -256,16 +256,20 @@ export interface AnthropicClientLike {
  */
 export function fromAnthropic(
   client: AnthropicClientLike,
-  params: { model: string; max_tokens?: number } & AdapterOptions & Record<string, unknown>,
+  params: { model: string; max_tokens?: number; system?: unknown; responseFormat?: 'text' | 'json_schema' | undefined } & Record<string, unknown>,
 ): AsyncCallFn {
-  const { system: givenSystem, responseFormat: givenFormat, ...request } = params;
-  const system = readSystem(givenSystem);
+  // Anthropic's own `system` (a string, or text blocks with cache_control) goes through as given.
+  const { responseFormat: givenFormat, ...request } = params;
   const forcedTool = readResponseFormat(givenFormat, ['text', 'json_schema']) === 'json_schema';
+  if (forcedTool && (request['tools'] !== undefined || request['tool_choice'] !== undefined)) {
+    throw new TypeError(
+      "`responseFormat: 'json_schema'` asks Anthropic for the reply through one forced tool of Booth's, so `tools` and `tool_choice` cannot be given too; leave them out, or use responseFormat 'text'.",
+    );
+  }
   return async (prompt, info) => {
     const body = {
       max_tokens: 1024,
       ...request,
-      ...(system === undefined ? {} : { system }),
       ...(forcedTool
         ? {
             tools: [{ name: REPLY_NAME, description: 'Give your reply as this tool\'s input.', input_schema: info.replySchema ?? TEXT_REPLY }],

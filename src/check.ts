@@ -1,15 +1,14 @@
 import type { CheckpointEvent, CheckpointOutput } from '../machines/checkpoint.js';
 import { CheckpointRun } from './checkpoint-run.js';
-import type { JsonValue } from './json-objects.js';
-import { type CallFn, type CallInfo, type CheckOptions, type CheckSettings, readCheckArguments } from './options.js';
+import { type CallFn, type CallInfo, type CheckOptions, type CheckSettings, readCheckArguments, type TypedCheckOptions } from './options.js';
 import { type CheckResult, checkResult, type TypedCheckResult } from './result.js';
 import type { AnswerSchema } from './schema.js';
 import { AMBIGUOUS, REPAIRED, UNCERTAIN, VERIFIED } from './constants.js';
 import { describeValue, isThenable, swallowRejection } from './values.js';
 
 /**
- * Asks the model through `callFn` and checks the reply: ambiguity first, then the
- * validator, then confidence, reconsidering up to `maxRetries` times. Fully
+ * Asks the model through `callFn` and checks the reply: ambiguity first, then the schema
+ * (when given), the validator, then confidence, reconsidering up to `maxRetries` times. Fully
  * synchronous: `callFn` must return the model's text, not a Promise (use `acheck()`).
  *
  * @example
@@ -20,7 +19,7 @@ import { describeValue, isThenable, swallowRejection } from './values.js';
  * // With a schema, the answer is typed: here { city: string; population: number }.
  * const result = check(callFn, 'Largest city in Japan?', { schema: z.object({ city: z.string(), population: z.number() }) });
  */
-export function check<T>(callFn: CallFn, prompt: string, options: CheckOptions<T> & { schema: AnswerSchema<T> }): TypedCheckResult<T>;
+export function check<T>(callFn: CallFn, prompt: string, options: TypedCheckOptions<T>): TypedCheckResult<T>;
 export function check(callFn: CallFn, prompt: string, options?: CheckOptions | null): CheckResult;
 /** A schema that may be absent: the answer's type is known only at run time. */
 export function check(callFn: CallFn, prompt: string, options?: CheckOptions<unknown> | null): CheckResult<unknown, unknown>;
@@ -51,7 +50,7 @@ export function check(callFn: CallFn, prompt: string, options?: object | null): 
         case 'wait':
           throw new Error('Booth internal error: a synchronous run has nothing to wait for');
         case 'done':
-          return resultFrom<unknown, unknown>(need.output);
+          return resultFrom<unknown>(need.output);
       }
     }
   } finally {
@@ -117,13 +116,15 @@ export function runValidator(settings: CheckSettings, answer: unknown): Checkpoi
  *
  * With a `schema` in the machine's input, name the answer's type: `resultFrom<City>(event.output)`.
  */
-export function resultFrom<T = string, TRaw = T extends string ? string : JsonValue>(output: CheckpointOutput): CheckResult<T, TRaw> {
+export function resultFrom(output: CheckpointOutput): CheckResult;
+export function resultFrom<T>(output: CheckpointOutput): TypedCheckResult<T>;
+export function resultFrom(output: CheckpointOutput): CheckResult<unknown, unknown> {
   if (!isCheckpointOutput(output)) {
     throw new TypeError(
       `Expected \`output\` to be the checkpoint machine's output (event.output in an invoke's onDone), got ${describeValue(output)}.`,
     );
   }
-  return checkResult<T, TRaw>({
+  return checkResult<unknown, unknown>({
     status: output.status,
     answer: output.answer,
     confidence: output.confidence,

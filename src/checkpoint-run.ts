@@ -5,7 +5,7 @@ import { type Checkpoint, CheckpointError, FORMAT, VERSION } from './checkpoints
 import { type Engine, startEngine } from './engines.js';
 import { failIfBroken } from './machine-run.js';
 import type { CheckSettings, MachineInput } from './options.js';
-import { answerFormatOf, type JsonSchema, replySchemaOf } from './schema.js';
+import { answerForSchema, answerFormatOf, type JsonSchema, replySchemaOf } from './schema.js';
 
 /** What the machine needs next from its interpreter. */
 export type Need =
@@ -67,7 +67,7 @@ export class CheckpointRun {
       this.#replySchema ??= replySchemaOf(context.settings.answerFormat);
       return { kind: 'call', prompt: prompt.text, attempt: context.attempt, replySchema: this.#replySchema };
     }
-    if (snapshot.value === 'schemaGate') return { kind: 'schema', answer: context.draft.parsed?.['answer'] };
+    if (snapshot.value === 'schemaGate') return { kind: 'schema', answer: answerForSchema(context.draft) };
     if (snapshot.value === 'validationGate') return { kind: 'validate', answer: context.draft.answer };
     if (snapshot.value === 'backingOff') return { kind: 'wait' };
     throw new Error(`Booth internal error: the checkpoint machine rests in ${JSON.stringify(snapshot.value)}`);
@@ -143,5 +143,31 @@ export function readCheckpoint(
       fail(`belongs to a different run: its ${name} is ${saved}, this call's is ${JSON.stringify(value ?? null)}.`);
     }
   }
-  return snapshot as Snapshot<unknown>;
+  return upgraded(snapshot as unknown as SavedRun);
+}
+
+interface SavedRun {
+  readonly context: { readonly settings: object; readonly draft: object; readonly attempts: readonly object[] };
+}
+
+/**
+ * A run saved before typed answers had no answer format and no schema issues: they read as
+ * none, so a checkpoint from an earlier Booth resumes as the same run.
+ */
+function upgraded(snapshot: SavedRun): Snapshot<unknown> {
+  const { context } = snapshot;
+  // In its documented place, after validationError, so an old attempt reads like a new one.
+  const withIssues = (attempt: object) =>
+    'schemaIssues' in attempt
+      ? attempt
+      : Object.fromEntries(Object.entries(attempt).flatMap((entry) => (entry[0] === 'validationError' ? [entry, ['schemaIssues', null]] : [entry])));
+  return {
+    ...snapshot,
+    context: {
+      ...context,
+      settings: { answerFormat: null, ...context.settings },
+      draft: withIssues(context.draft),
+      attempts: context.attempts.map(withIssues),
+    },
+  } as unknown as Snapshot<unknown>;
 }

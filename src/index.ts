@@ -49,4 +49,6 @@ export type {
   CheckOptions,
   EvidenceOptions,
   Inspector,
+  TypedAsyncCheckOptions,
+  TypedCheckOptions,
 } from './options.js';

@@ -53,6 +53,11 @@ export interface CheckOptions<T = string> {
 /** What XState's `createActor(…, { inspect })` accepts. */
 export type Inspector = Observer<InspectionEvent> | ((event: InspectionEvent) => void);
 
+/** `check()`'s options with a schema whose output is `T`: name it to build the options apart from the call. */
+export type TypedCheckOptions<T> = CheckOptions<T> & { readonly schema: AnswerSchema<T> };
+/** `acheck()`'s options with a schema whose output is `T`. */
+export type TypedAsyncCheckOptions<T> = AsyncCheckOptions<T> & { readonly schema: AnswerSchema<T> };
+
 export interface AsyncCheckOptions<T = string> extends Omit<CheckOptions<T>, 'onAttempt'> {
   /** Like `check()`'s, and awaited when it returns a Promise. */
   onAttempt?: ((index: number, attempt: Attempt<T>) => void | PromiseLike<unknown>) | null | undefined;

@@ -1,4 +1,5 @@
 import type { StandardJSONSchemaV1, StandardSchemaV1 } from '@standard-schema/spec';
+import { freezeDeep, type JsonObject } from './json-objects.js';
 import type { AnswerFormat } from './prompts.js';
 import { describeThrown, describeValue } from './values.js';
 
@@ -61,24 +62,49 @@ export function answerJsonSchema(schema: AnswerSchema): string | null {
   }
 }
 
-/** What a schema's result means: `issues` set means failure, otherwise `value` is the answer. */
+/**
+ * What a schema's result means: issues fail the answer; a result without issues passes it
+ * with its `value`. Anything else, a result that has neither included, fails it with the
+ * reason, and reading a result never throws: it is the schema's output, not Booth's.
+ */
 export function verdictFromResult(result: unknown): SchemaVerdict {
-  if (typeof result !== 'object' || result === null) {
-    return invalid(`the schema returned ${describeValue(result)}, not a Standard Schema result`);
+  try {
+    if (typeof result !== 'object' || result === null) {
+      return invalid(`the schema returned ${describeValue(result)}, not a Standard Schema result`);
+    }
+    const { issues } = result as { issues?: unknown };
+    if (!issues) {
+      if (!('value' in result)) return invalid('the schema returned a result with neither issues nor a value');
+      return { passed: true, value: (result as { value: unknown }).value };
+    }
+    if (!Array.isArray(issues) || issues.length === 0) {
+      return invalid(`the schema returned issues that are not a list of issues: ${describeValue(issues)}`);
+    }
+    const kept = issues.map(schemaIssue);
+    return { passed: false, error: describeIssues(kept), issues: Object.freeze(kept) };
+  } catch (error) {
+    const { name, message } = describeThrown(error);
+    return invalid(`the schema returned a result that could not be read (${name}: ${clip(message)})`);
   }
-  const { issues, value } = result as { issues?: unknown; value?: unknown };
-  if (!issues) return { passed: true, value };
-  if (!Array.isArray(issues) || issues.length === 0) {
-    return invalid(`the schema returned issues that are not a list of issues: ${describeValue(issues)}`);
-  }
-  const kept = issues.map(schemaIssue);
-  return { passed: false, error: describeIssues(kept), issues: Object.freeze(kept) };
 }
 
 /** What a schema's throw means: a failed verdict, as a validator's throw is. */
 export function schemaThrew(thrown: unknown): SchemaVerdict {
   const { name, message } = describeThrown(thrown);
   return invalid(`the schema threw ${name}: ${clip(message)}`);
+}
+
+/**
+ * The answer the schema judges: a copy of the model's value, since the parsed reply is
+ * frozen and a schema may change what it is given (Ajv's `useDefaults` does).
+ */
+export function answerForSchema(draft: { readonly parsed: JsonObject | null }): unknown {
+  return structuredClone(draft.parsed?.['answer']);
+}
+
+/** A failed verdict Booth gives for the schema, with the reason as the one issue. */
+export function schemaFailure(message: string): SchemaVerdict {
+  return invalid(message);
 }
 
 function invalid(message: string): SchemaVerdict {
@@ -89,7 +115,7 @@ function invalid(message: string): SchemaVerdict {
 function schemaIssue(issue: unknown): SchemaIssue {
   const { message, path } = (typeof issue === 'object' && issue !== null ? issue : {}) as { message?: unknown; path?: unknown };
   return Object.freeze({
-    path: pathText(Array.isArray(path) ? path : []),
+    path: clip(pathText(Array.isArray(path) ? path : [])),
     message: clip(typeof message === 'string' && message !== '' ? message : 'is invalid'),
   });
 }
@@ -101,7 +127,7 @@ function pathText(path: readonly unknown[]): string {
     const key = typeof segment === 'object' && segment !== null ? (segment as { key?: unknown }).key : segment;
     if (typeof key === 'number') text += `[${key}]`;
     else if (typeof key === 'string' && /^[A-Za-z_$][\w$]*$/.test(key)) text += `.${key}`;
-    else text += `[${clip(JSON.stringify(String(key)))}]`;
+    else text += `[${clip(JSON.stringify(typeof key === 'symbol' ? key.toString() : String(key)))}]`;
   }
   return text;
 }
@@ -129,14 +155,38 @@ const TEXT_ANSWER = Object.freeze({ type: ['string', 'number', 'boolean'] });
 export function replySchemaOf(format: AnswerFormat | null): JsonSchema {
   if (format === null) return TEXT_REPLY;
   // A schema that cannot describe itself leaves the answer open: any JSON value.
-  return envelopeWith(format.jsonSchema === null ? {} : (JSON.parse(format.jsonSchema) as JsonSchema));
+  if (format.jsonSchema === null) return envelopeWith({}, {});
+  const { $defs, definitions, ...answer } = JSON.parse(format.jsonSchema) as Record<string, unknown>;
+  const hoisted = { ...($defs === undefined ? {} : { $defs }), ...(definitions === undefined ? {} : { definitions }) };
+  return envelopeWith(rebased(answer), rebased(hoisted));
+}
+
+/**
+ * A schema's local references, once it sits at `properties.answer` of the envelope: its
+ * definitions move to the envelope's root, where `#/$defs/…` still finds them, and every
+ * other pointer (`#` itself, for a recursive schema) gains the answer's place as prefix.
+ */
+function rebased<T extends Record<string, unknown>>(schema: T): T {
+  const pending: unknown[] = [schema];
+  while (pending.length > 0) {
+    const node = pending.pop();
+    if (typeof node !== 'object' || node === null) continue;
+    const record = node as Record<string, unknown>;
+    const ref = record['$ref'];
+    if (typeof ref === 'string' && (ref === '#' || ref.startsWith('#/')) && !ref.startsWith('#/$defs/') && !ref.startsWith('#/definitions/')) {
+      record['$ref'] = `#/properties/answer${ref.slice(1)}`;
+    }
+    for (const child of Object.values(record)) pending.push(child);
+  }
+  return schema;
 }
 
 /** A JSON Schema, as plain data. */
 export type JsonSchema = Readonly<Record<string, unknown>>;
 
-function envelopeWith(answer: JsonSchema): JsonSchema {
-  return Object.freeze({
+/** Frozen all through: every run shares it, and a callFn must not change it for the next. */
+function envelopeWith(answer: JsonSchema, definitions: JsonSchema): JsonSchema {
+  const envelope = {
     type: 'object',
     properties: {
       ambiguous: { type: 'boolean' },
@@ -147,8 +197,10 @@ function envelopeWith(answer: JsonSchema): JsonSchema {
     },
     required: ['ambiguous', 'interpretations', 'chosen_interpretation', 'answer', 'confidence'],
     additionalProperties: false,
-  });
+    ...definitions,
+  };
+  return freezeDeep(envelope as unknown as JsonObject) as JsonSchema;
 }
 
-const TEXT_REPLY = envelopeWith(TEXT_ANSWER);
+const TEXT_REPLY = envelopeWith(TEXT_ANSWER, {});
 

@@ -231,6 +231,17 @@ describe('native structured output: the envelope’s JSON Schema, a typed answer
     });
   });
 
+  it("anthropic: its own system blocks go through as given; tools of the caller's cannot join the forced one", async () => {
+    provider.script.push({ text: envelope('Paris', 0.9) });
+    const blocks = [{ type: 'text', text: 'Be brief.', cache_control: { type: 'ephemeral' } }];
+    const client = new Anthropic({ baseURL: provider.url, apiKey: 'sk-test', maxRetries: 0 });
+    await acheck(fromAnthropic(client, { model: 'm', system: blocks }), 'q');
+    expect(provider.received[0]?.body['system']).toEqual(blocks);
+    expect(() => fromAnthropic(client, { model: 'm', responseFormat: 'json_schema', tools: [] })).toThrow(
+      "`responseFormat: 'json_schema'` asks Anthropic for the reply through one forced tool of Booth's, so `tools` and `tool_choice` cannot be given too",
+    );
+  });
+
   it('anthropic: a reply without the forced tool call is a failed call, recorded', async () => {
     provider.script.push({ text: 'plain words' });
     const callFn = fromAnthropic(new Anthropic({ baseURL: provider.url, apiKey: 'sk-test', maxRetries: 0 }), { model: 'm', responseFormat: 'json_schema' });

@@ -72,12 +72,12 @@ describe('booth ask --schema', () => {
     expect(JSON.parse(accepted.stdout)).toMatchObject({ status: 'VERIFIED', answer: tokyo });
   }, 30_000);
 
-  it("a schema of strings: the answer is printed as it is, and Ajv's strict-mode warnings reach stderr naming the file", async () => {
+  it("a schema of strings: the answer is printed as JSON, so \"42\" is not 42, and Ajv's strict-mode warnings reach stderr naming the file", async () => {
     const path = file('name.schema.json', '{ "type": "string", "minLength": 2, "properties": {} }');
     server.provider.script.push({ text: envelope('Tokyo', 0.9) });
     const run = await booth(['ask', 'Largest city in Japan?', ...server.endpoint, '--schema', path]);
     expect(run.code).toBe(0);
-    expect(run.stdout).toContain('answer      Tokyo\n');
+    expect(run.stdout).toContain('answer      "Tokyo"\n');
     expect(run.stderr).toContain(`warning: ${path}: strict mode: missing type "object" for keyword "properties"`);
   }, 30_000);
 });

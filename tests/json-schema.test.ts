@@ -140,6 +140,17 @@ describe('the schema file', () => {
     expect(warnings).toEqual([`${path}: strict mode: missing type "object" for keyword "properties" at "#" (strictTypes)`]);
   });
 
+  it('an unknown format or an older draft is refused with what to do about it', async () => {
+    const dated = file('dated.json', '{ "type": "string", "format": "date-time" }');
+    await expect(loadSchemaFile(dated, () => {})).rejects.toThrow(
+      'unknown format "date-time" ignored in schema at path "#". Booth loads no format checks: remove "format" from the schema',
+    );
+    const draft7 = file('draft7.json', '{ "$schema": "http://json-schema.org/draft-07/schema#", "type": "string" }');
+    await expect(loadSchemaFile(draft7, () => {})).rejects.toThrow(
+      'Booth reads draft 2020-12: remove "$schema" or set it to "https://json-schema.org/draft/2020-12/schema"',
+    );
+  });
+
   it('missing, not JSON, or refused by Ajv: an error naming the file and the problem', async () => {
     const missing = join(dir(), 'nope.json');
     const unread = loadSchemaFile(missing, () => {});

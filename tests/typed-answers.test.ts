@@ -1,10 +1,20 @@
 import { type } from 'arktype';
 import * as v from 'valibot';
-import { createActor, toPromise } from 'xstate';
+import { createActor, fromPromise, toPromise } from 'xstate';
 import { describe, expect, expectTypeOf, it, vi } from 'vitest';
 import { z } from 'zod';
-import { checkpointMachine } from '../machines/index.js';
-import { type Attempt, acheck, type AnswerSchema, check, type JsonValue, memoryStore, resultFrom } from '../src/index.js';
+import { checkpointMachine, type SchemaRequest } from '../machines/index.js';
+import {
+  type Attempt,
+  acheck,
+  type AnswerSchema,
+  check,
+  type JsonValue,
+  memoryStore,
+  resultFrom,
+  type TypedCheckOptions,
+  type TypedCheckResult,
+} from '../src/index.js';
 import { INSTRUCTIONS } from '../src/prompts.js';
 import { envelope, scripted } from './helpers.js';
 
@@ -103,8 +113,8 @@ describe('a wrong shape is a validation failure, repaired through a retry naming
 
   it('an answer the schema rejects leaves an UNCERTAIN run without an answer', () => {
     const result = check(() => envelope('Tokyo', 0.95), 'q', { schema: City, maxRetries: 0 });
-    expect(result).toMatchObject({ status: 'UNCERTAIN', answer: null, method: 'validation' });
-    expect(result.parsed?.['answer']).toBe('Tokyo');
+    expect(result).toMatchObject({ status: 'UNCERTAIN', answer: null, confidence: null, parsed: null, method: 'validation' });
+    expect(result.attempts[0]?.parsed?.['answer']).toBe('Tokyo');
   });
 
   it('a schema that throws is recorded like a throwing validator, never escaping', () => {
@@ -283,6 +293,19 @@ describe('the schema option', () => {
 });
 
 describe('in a workflow', () => {
+  it('a provided checkSchema actor that fails is recorded like a throwing schema', async () => {
+    const booth = checkpointMachine.provide({
+      actors: {
+        checkSchema: fromPromise<unknown, SchemaRequest>(async () => {
+          throw new Error('schema service down');
+        }),
+      },
+    });
+    const output = await toPromise(createActor(booth, { input: { prompt: 'q', model: async () => envelope(tokyo, 0.9), schema: City, maxRetries: 0 } }).start());
+    expect(output.status).toBe('UNCERTAIN');
+    expect(output.attempts[0]?.validationError).toBe('answer: the schema threw Error: schema service down');
+  });
+
   it("the machine validates with its checkSchema actor; resultFrom names the answer's type", async () => {
     const replies = [envelope({ city: 'Tokyo' }, 0.9), envelope(tokyo, 0.9)];
     const schemas: unknown[] = [];
@@ -298,5 +321,107 @@ describe('in a workflow', () => {
     expect(output.trace.map((s) => s.state)).toContain('schemaGate');
     // The model gets the reply's schema, as a callFn of check() does, for an adapter's structured output.
     expect(schemas).toEqual([City.toJSONSchema({ io: 'input' }), City.toJSONSchema({ io: 'input' })].map(({ $schema: _, ...rest }) => rest));
+  });
+});
+
+describe('what review found', () => {
+  it("a recursive or $defs schema keeps its references inside the envelope's schema", async () => {
+    const { Ajv2020 } = await import('ajv/dist/2020.js');
+    type Node = { name: string; children: Node[] };
+    const Tree: z.ZodType<Node> = z.object({ name: z.string(), get children() { return z.array(Tree); } });
+    const seen: unknown[] = [];
+    const reply = envelope({ name: 'a', children: [{ name: 'b', children: [] }] }, 0.9);
+    check((_, info) => (seen.push(info.replySchema), reply), 'q', { schema: Tree });
+    const ajv = new Ajv2020({ strict: false });
+    expect(ajv.validate(seen[0] as object, JSON.parse(reply))).toBe(true);
+    expect(ajv.validate(seen[0] as object, JSON.parse(envelope({ name: 'a', children: [{ name: 1 }] }, 0.9)))).toBe(false);
+    const Shared = z.object({ home: z.string().meta({ id: 'Place' }), work: z.string().meta({ id: 'Place' }) });
+    check((_, info) => (seen.push(info.replySchema), envelope({ home: 'a', work: 'b' }, 0.9)), 'q', { schema: Shared });
+    expect(ajv.validate(seen[1] as object, JSON.parse(envelope({ home: 'a', work: 'b' }, 0.9)))).toBe(true);
+  });
+
+  it("the reply's schema is frozen all through: a callFn cannot change it for the next run", () => {
+    let schema: { properties: { answer: { type: string[] } } } | undefined;
+    check((_, info) => ((schema = info.replySchema as never), envelope('Paris', 0.9)), 'q');
+    expect(() => schema?.properties.answer.type.push('object')).toThrow(TypeError);
+  });
+
+  it('the schema gets a copy of the answer it may change, as Ajv with useDefaults does', () => {
+    const withDefault: AnswerSchema<{ city: string; country: string }> = {
+      '~standard': {
+        version: 1,
+        vendor: 'test',
+        validate: (value) => {
+          const answer = value as { city: string; country?: string };
+          answer.country ??= 'Japan';
+          return { value: answer as { city: string; country: string } };
+        },
+      },
+    };
+    const result = check(() => envelope({ city: 'Tokyo' }, 0.9), 'q', { schema: withDefault });
+    expect(result.answer).toEqual({ city: 'Tokyo', country: 'Japan' });
+    expect(result.parsed?.['answer']).toEqual({ city: 'Tokyo' });
+  });
+
+  it('a result with neither issues nor a value, or one that throws when read, fails the answer and never escapes', () => {
+    const returning = (result: () => unknown) => ({ '~standard': { version: 1, vendor: 'test', validate: result } }) as AnswerSchema<string>;
+    const errorOf = (result: () => unknown) => check(() => envelope('a', 0.9), 'q', { schema: returning(result), maxRetries: 0 }).attempts[0]?.validationError;
+    expect(errorOf(() => ({}))).toBe('answer: the schema returned a result with neither issues nor a value');
+    expect(check(() => envelope('a', 0.9), 'q', { schema: returning(() => ({ issues: false, value: 'A' })) }).answer).toBe('A');
+    const getter = () => Object.defineProperty({}, 'issues', { get: () => { throw new Error('boom'); } });
+    expect(errorOf(getter)).toBe('answer: the schema returned a result that could not be read (Error: boom)');
+    expect(errorOf(() => ({ issues: [{ message: 'bad', path: [{ key: Object.create(null) }] }] }))).toMatch(/^answer: the schema returned a result that could not be read/);
+  });
+
+  it('no path longer than 200 characters is echoed', () => {
+    const key = 'k'.repeat(5_000);
+    const long = { '~standard': { version: 1, vendor: 'test', validate: () => ({ issues: [{ message: 'bad', path: [key] }] }) } } as AnswerSchema<string>;
+    const [attempt] = check(() => envelope('a', 0.9), 'q', { schema: long, maxRetries: 0 }).attempts;
+    expect(attempt?.schemaIssues?.[0]?.path).toHaveLength(200);
+  });
+
+  it('an UNCERTAIN run reports the last answer the schema passed, with its own confidence', () => {
+    const model = scripted([envelope(tokyo, 0.4), envelope({ city: 'Osaka' }, 0.95)]);
+    const result = check(model.sync, 'q', { schema: City });
+    expect(result).toMatchObject({ status: 'UNCERTAIN', answer: tokyo, confidence: 0.4 });
+  });
+
+  it('an asynchronous schema that outlasts deadlineMs ends the run UNCERTAIN at the deadline', async () => {
+    const slow = z.string().refine(async () => new Promise<boolean>((resolve) => setTimeout(() => resolve(true), 2_000)));
+    const started = Date.now();
+    const result = await acheck(async () => envelope('a', 0.9), 'q', { schema: slow, deadlineMs: 100 });
+    expect(Date.now() - started).toBeLessThan(1_500);
+    expect(result.status).toBe('UNCERTAIN');
+    expect(result.attempts[0]?.validationError).toBe('answer: the deadline of 100 ms passed while the schema validated');
+  });
+
+  it('a checkpoint saved before typed answers (no answer format, no schema issues) resumes as the same run', async () => {
+    const store = memoryStore();
+    const controller = new AbortController();
+    const interrupted = async (_prompt: string, { attempt }: { attempt: number }) => {
+      if (attempt === 0) return 'not json';
+      controller.abort(new Error('stop'));
+      return new Promise<string>(() => {});
+    };
+    await expect(acheck(interrupted, 'q', { checkpoint: store, key: 'old', signal: controller.signal })).rejects.toThrow('stop');
+    // As an earlier Booth wrote it: neither field existed.
+    const saved = (await store.load('old')) as { snapshot: { context: Record<string, unknown> } };
+    const context = saved.snapshot.context as { settings: Record<string, unknown>; draft: Record<string, unknown>; attempts: Array<Record<string, unknown>> };
+    delete context.settings['answerFormat'];
+    delete context.draft['schemaIssues'];
+    for (const attempt of context.attempts) delete attempt['schemaIssues'];
+    await store.save('old', saved as never);
+    const resumed = await acheck(async () => envelope('Paris', 0.9), 'q', { checkpoint: store, key: 'old' });
+    expect(resumed.status).toBe('REPAIRED');
+    expect(Object.keys(resumed.attempts[0] ?? {})).toEqual(Object.keys(resumed.attempts[1] ?? {}));
+    expect(resumed.attempts[0]?.schemaIssues).toBeNull();
+  });
+
+  it('options built apart from the call are typed with TypedCheckOptions; resultFrom<T> types an AMBIGUOUS answer as JSON', () => {
+    const options: TypedCheckOptions<z.infer<typeof City>> = { schema: City, validator: (answer) => answer.population > 0 };
+    const result = check(() => envelope(tokyo, 0.9), 'q', options);
+    if (result.ok) expectTypeOf(result.answer).toEqualTypeOf<{ city: string; population: number }>();
+    expectTypeOf<ReturnType<typeof resultFrom<string>>>().toEqualTypeOf<TypedCheckResult<string>>();
+    expectTypeOf<Extract<TypedCheckResult<string>, { status: 'AMBIGUOUS' }>['answer']>().toEqualTypeOf<JsonValue>();
   });
 });

@@ -149,9 +149,9 @@ export function program(): Command {
       if (flags.html) writeFileSync(flags.html, await toHtml(result));
       if (flags.json) return console.log(JSON.stringify(result, null, 2));
       console.log(`status      ${result.status}`);
-      // With --schema the answer may be any JSON value: shown as JSON, as `batch` writes it.
+      // With --schema the answer may be any JSON value: shown as JSON, as `batch` writes it, so "42" is not 42.
       const { answer } = result;
-      console.log(`answer      ${answer === null ? '—' : typeof answer === 'string' ? answer : JSON.stringify(answer)}`);
+      console.log(`answer      ${answer === null ? '—' : schema === undefined ? String(answer) : JSON.stringify(answer)}`);
       console.log(`confidence  ${result.confidence ?? '—'}`);
       if (result.interpretations.length > 0) console.log(`readings    ${result.interpretations.join(' | ')}`);
       console.log(`attempts    ${result.nAttempts} (${result.method})`);

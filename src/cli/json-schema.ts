@@ -70,7 +70,8 @@ export async function loadSchemaFile(file: string, warn: (message: string) => vo
   try {
     return compileJsonSchema(document, Ajv, (message) => warn(`${file}: ${message}`));
   } catch (error) {
-    throw new SchemaFileError(file, `is not a JSON Schema (draft 2020-12) that Ajv can compile: ${(error as Error).message}`, error);
+    const { message } = error as Error;
+    throw new SchemaFileError(file, `is not a JSON Schema (draft 2020-12) that Ajv can compile: ${message}${compileHint(message)}`, error);
   }
 }
 
@@ -155,4 +156,15 @@ function pathOf(pointer: string, value: unknown): PropertyKey[] {
     node = typeof node === 'object' && node !== null ? (node as Record<PropertyKey, unknown>)[key] : undefined;
   }
   return path;
+}
+
+/** What to do about the refusals a newcomer meets first: Ajv's own words do not say. */
+function compileHint(message: string): string {
+  if (message.startsWith('unknown format')) {
+    return '. Booth loads no format checks: remove "format" from the schema';
+  }
+  if (message.startsWith('no schema with key or ref "http://json-schema.org/')) {
+    return '. Booth reads draft 2020-12: remove "$schema" or set it to "https://json-schema.org/draft/2020-12/schema"';
+  }
+  return '';
 }
