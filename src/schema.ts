@@ -41,8 +41,14 @@ export function readSchema(value: unknown): AnswerSchema | null {
 
 /** What the prompts say the answer must be: null for free text, or what the schema says of itself. */
 export function answerFormatOf(schema: AnswerSchema | null): AnswerFormat | null {
-  return schema === null ? null : Object.freeze({ jsonSchema: answerJsonSchema(schema) });
+  if (schema === null) return null;
+  // Describing a schema costs about as much as a whole check, and a suite checks thousands of replies with one.
+  let format = formats.get(schema);
+  if (format === undefined) formats.set(schema, (format = Object.freeze({ jsonSchema: answerJsonSchema(schema) })));
+  return format;
 }
+
+const formats = new WeakMap<AnswerSchema, AnswerFormat>();
 
 /**
  * How the instructions describe the answer: the schema's own JSON Schema (draft 2020-12)
@@ -154,6 +160,15 @@ const TEXT_ANSWER = Object.freeze({ type: ['string', 'number', 'boolean'] });
  */
 export function replySchemaOf(format: AnswerFormat | null): JsonSchema {
   if (format === null) return TEXT_REPLY;
+  let reply = replies.get(format);
+  if (reply === undefined) replies.set(format, (reply = envelopeFor(format)));
+  return reply;
+}
+
+/** One per answer format, like the formats themselves: it is frozen, so runs can share it. */
+const replies = new WeakMap<AnswerFormat, JsonSchema>();
+
+function envelopeFor(format: AnswerFormat): JsonSchema {
   // A schema that cannot describe itself leaves the answer open: any JSON value.
   if (format.jsonSchema === null) return envelopeWith({}, {});
   const { $defs, definitions, ...answer } = JSON.parse(format.jsonSchema) as Record<string, unknown>;
