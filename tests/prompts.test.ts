@@ -59,7 +59,7 @@ describe('§3 first prompt', () => {
 
   it('§3 the answer line asks for an answer even when the question is ambiguous', () => {
     const answerLine = INSTRUCTIONS.split('\n').find((line) => line.startsWith('- "answer"'));
-    expect(answerLine).toMatch(/when the question is ambiguous, still answer it under the most likely reading/);
+    expect(answerLine).toBe('- "answer": your answer; when the question is ambiguous, still answer it under the most likely reading.');
   });
 
   it('§3 markers never appear in the first prompt', () => {
@@ -115,6 +115,12 @@ describe('§3 retry prompts', () => {
     expect(prompts[1]).toContain('"Paris"');
     expect(prompts[1]).toContain('0.3');
     expect(prompts[1]).toMatch(/restate it.*correct it/);
+  });
+
+  it('§3.4 a long answer is quoted whole: only a typed answer is cut at 200 characters', () => {
+    const long = 'Paris, '.repeat(100);
+    const prompts = promptsOf([envelope(long, 0.3), envelope('Paris', 0.9)]);
+    expect(prompts[1]).toContain(`Your previous answer was ${JSON.stringify(long)}, with confidence 0.3.`);
   });
 
   it('§3 retry prompts are built from the original prompt, not cumulative', () => {
