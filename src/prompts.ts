@@ -74,8 +74,6 @@ export function retryPrompt(prompt: string, kind: RetryKind, previous: PreviousA
 }
 
 function retryParagraph(kind: Exclude<RetryKind, 'repeat'>, previous: PreviousAttempt, typed: boolean): string {
-  // A typed answer can be any JSON value, however large: it is quoted only so far.
-  const answer = typed ? clip(JSON.stringify(previous.answer) ?? 'null') : JSON.stringify(previous.answer);
   // A parse retry follows an attempt with an error; the other two follow one with an answer.
   switch (kind) {
     case 'parse':
@@ -85,15 +83,20 @@ function retryParagraph(kind: Exclude<RetryKind, 'repeat'>, previous: PreviousAt
       );
     case 'validation':
       return (
-        `Your previous answer was ${answer}. It ${VALIDATION_RETRY_MARKER}: ` +
+        `Your previous answer was ${quoted(previous.answer, typed)}. It ${VALIDATION_RETRY_MARKER}: ` +
         `${previous.validationError || GENERIC_VALIDATION_MESSAGE}. Give a corrected answer.`
       );
     case 'confidence':
       return (
-        `Your previous answer was ${answer}, with confidence ${plainDecimal(previous.confidence ?? 0)}. ` +
+        `Your previous answer was ${quoted(previous.answer, typed)}, with confidence ${plainDecimal(previous.confidence ?? 0)}. ` +
         `${CONFIDENCE_RETRY_MARKER}: if it is right, restate it; if it is not, correct it.`
       );
   }
+}
+
+/** The previous answer as JSON; a typed answer can be any JSON value, however large, so it is quoted only so far. */
+function quoted(answer: unknown, typed: boolean): string {
+  return typed ? clip(JSON.stringify(answer) ?? 'null') : JSON.stringify(answer);
 }
 
 /**
