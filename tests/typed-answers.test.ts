@@ -213,6 +213,12 @@ describe('the schema in the prompt', () => {
     );
   });
 
+  it('an arktype schema describes itself too', () => {
+    const model = scripted([envelope(tokyo, 0.9)]);
+    check(model.sync, 'q', { schema: type({ city: 'string', population: 'number' }) });
+    expect(model.prompts[0]).toContain('your answer, as a JSON value valid against this JSON Schema: {"type":"object",');
+  });
+
   it("otherwise the prompt says the application's schema applies", () => {
     const model = scripted([envelope(tokyo, 0.9)]);
     check(model.sync, 'Largest city in Japan?', { schema: v.object({ city: v.string(), population: v.number() }) });
