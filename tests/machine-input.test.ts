@@ -1,4 +1,4 @@
-import { assign, createActor, setup } from 'xstate';
+import { assign, createActor, setup, toPromise } from 'xstate';
 import { describe, expect, it, vi } from 'vitest';
 import { checkpointMachine, modelActor } from '../machines/index.js';
 import { acheck } from '../src/index.js';
@@ -20,6 +20,13 @@ function startError(input: unknown): unknown {
 const model = async () => envelope('Paris', 0.9);
 
 describe('the checkpoint machine checks its input when it starts', () => {
+  it('a root actor observed before it starts rejects its promise with the error, as the README says', async () => {
+    const actor = createActor(checkpointMachine, { input: { prompt: 'q', maxRetry: 2 } as never });
+    const done = toPromise(actor);
+    actor.start();
+    await expect(done).rejects.toThrow("Unknown option `maxRetry` for the checkpoint machine's `input`; did you mean `maxRetries`?");
+  });
+
   const bad: Array<[string, Record<string, unknown>, typeof TypeError | typeof RangeError, RegExp]> = [
     ['a negative maxRetries', { maxRetries: -1 }, RangeError, /`maxRetries` to be 0 or more, got -1/],
     ['a fractional maxRetries', { maxRetries: 1.5 }, TypeError, /`maxRetries` to be a whole number .* got 1\.5/],
