@@ -92,3 +92,17 @@ export function describeValue(value: unknown): string {
       return 'an object';
   }
 }
+
+/**
+ * An answer as the traces show it: JSON, or for a schema's output JSON cannot hold (a
+ * BigInt, undefined, a cycle) its description, so drawing a run never throws.
+ */
+export function answerText(answer: unknown): string {
+  try {
+    const json = JSON.stringify(answer);
+    if (json !== undefined) return json;
+  } catch {
+    // A value JSON cannot write: described instead, below.
+  }
+  return describeValue(answer);
+}

@@ -431,3 +431,16 @@ describe('what review found', () => {
     expectTypeOf<Extract<TypedCheckResult<string>, { status: 'AMBIGUOUS' }>['answer']>().toEqualTypeOf<JsonValue>();
   });
 });
+
+describe('answers JSON cannot hold', () => {
+  it('a BigInt or undefined output is drawn by the HTML trace and the sequence diagram, never thrown', async () => {
+    const { toHtml, toSequence } = await import('../src/visualize/index.js');
+    const big = check(() => envelope('12', 0.9), 'q', { schema: z.string().transform((s) => BigInt(s)) });
+    expect(big.answer).toBe(12n);
+    expect(await toHtml(big)).toContain('12n');
+    expect(toSequence(big)).toContain('12n');
+    const nothing = check(() => envelope('x', 0.9), 'q', { schema: z.string().transform(() => undefined) });
+    expect(nothing.status).toBe('VERIFIED');
+    expect(await toHtml(nothing)).toContain('undefined');
+  });
+});

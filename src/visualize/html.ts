@@ -1,3 +1,4 @@
+import { answerText } from '../values.js';
 import type { BoothResult } from '../result.js';
 import { durationText, nextStep, settingsRows, verdictOf } from './explain.js';
 import { retryReasons } from './retries.js';
@@ -31,7 +32,7 @@ const STYLE = `
 
 /** The page of `toHtml()`: inline SVG and CSS, no script, nothing fetched. */
 export function renderHtml(result: BoothResult, svg: string): string {
-  const answer = result.answer === null ? '—' : JSON.stringify(result.answer);
+  const answer = result.answer === null ? '—' : answerText(result.answer);
   const summary = [
     ['answer', answer],
     ['confidence', result.confidence === null ? '—' : String(result.confidence)],
@@ -89,7 +90,7 @@ function attemptsTable(result: BoothResult): string {
     const verdict = verdictOf(a, result.settings);
     return `<tr data-attempt="${i}">
 <td>${i}</td>
-<td>${a.answer === null ? '—' : escape(JSON.stringify(a.answer))}${a.ambiguous ? ' <small>(ambiguous)</small>' : ''}</td>
+<td>${a.answer === null ? '—' : escape(answerText(a.answer))}${a.ambiguous ? ' <small>(ambiguous)</small>' : ''}</td>
 <td>${a.confidence === null ? '—' : a.confidence}</td>
 <td class="why ${a.ambiguous ? 'ambiguous' : verdict.startsWith('accepted') ? 'accepted' : 'rejected'}">${escape(verdict)}</td>
 <td class="next">${escape(nextStep(result, i))}</td>

@@ -1,3 +1,4 @@
+import { answerText } from '../values.js';
 import type { Attempt } from '../attempt.js';
 import type { SentPrompt } from '../prompts.js';
 import type { BoothResult } from '../result.js';
@@ -31,7 +32,7 @@ export function sequence(result: BoothResult): string {
     lines.push(`  ${attempt.callFailed ? 'Model--xBooth' : 'Model-->>Booth'}: ${text(reply(attempt))}`);
     lines.push(`  Note over Booth: ${gates(result, index, true)}`);
   });
-  const verdict = [result.status, result.answer === null ? '' : JSON.stringify(result.answer), result.reason ?? '']
+  const verdict = [result.status, result.answer === null ? '' : answerText(result.answer), result.reason ?? '']
     .filter(Boolean)
     .join(' ');
   lines.push(`  Booth-->>App: ${text(verdict)}`);
@@ -41,7 +42,7 @@ export function sequence(result: BoothResult): string {
 function reply(attempt: Attempt): string {
   if (attempt.callFailed) return `call failed: ${attempt.error}`;
   if (!attempt.parseOk) return `unparseable: ${attempt.error}`;
-  return `${JSON.stringify(attempt.answer)} at confidence ${attempt.confidence}${attempt.ambiguous ? ', ambiguous' : ''}`;
+  return `${answerText(attempt.answer)} at confidence ${attempt.confidence}${attempt.ambiguous ? ', ambiguous' : ''}`;
 }
 
 /** The states an attempt passed after its call, the gates' verdicts in order. */
