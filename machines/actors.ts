@@ -27,5 +27,5 @@ export function modelActor(
  * the input the schema's output.
  */
 export function validatorActor<T = string>(validator: (answer: T) => ReturnType<Validator> | PromiseLike<ReturnType<Validator>>) {
-  return fromPromise<unknown, ValidationRequest>(async ({ input }) => validator(input.answer as T));
+  return fromPromise<unknown, ValidationRequest>(async ({ input }) => validator(input.answer as unknown as T));
 }

@@ -185,17 +185,20 @@ export interface RunSettings {
   readonly callRetries: CallRetryPolicy | null;
 }
 
-/** The result data of a run; `check()` wraps it in a `BoothResult`. */
-export interface CheckpointOutput {
+/**
+ * The result data of a run; `check()` wraps it in a `BoothResult`. `TAnswer` is the
+ * answer's type: a string, as the machine declares it; with a schema in the input it is
+ * the schema's output (for AMBIGUOUS, the model's own value), which `resultFrom<T>()` types.
+ */
+export interface CheckpointOutput<TAnswer = string> {
   readonly settings: RunSettings;
   readonly status: CheckpointStatus;
-  /** A string, or with a schema its output (for AMBIGUOUS, the model's own value). */
-  readonly answer: unknown;
+  readonly answer: TAnswer | null;
   readonly confidence: number | null;
   readonly ambiguous: boolean;
   readonly interpretations: readonly string[];
   readonly parsed: JsonObject | null;
-  readonly attempts: readonly Attempt<unknown>[];
+  readonly attempts: readonly Attempt<TAnswer>[];
   readonly prompts: readonly SentPrompt[];
   readonly trace: readonly TraceStep[];
 }
@@ -232,7 +235,8 @@ export interface ModelCall {
 
 /** What the `validate` actor is asked. */
 export interface ValidationRequest {
-  readonly answer: unknown;
+  /** The answer: with a schema in the input, the schema's output. */
+  readonly answer: string;
   readonly validator: WorkflowValidator<unknown> | null;
 }
 
@@ -453,7 +457,9 @@ export const checkpointMachine = setup({
     startValidation: enqueueActions(({ context, enqueue }) => {
       if (context.settings.effects !== 'actors') return;
       // Only a draft that parsed is validated, and it has an answer.
-      enqueue.spawnChild('validate', { id: 'validate', input: { answer: context.draft.answer!, validator: context.settings.validator } });
+      // With a schema the answer is its output, not a string: validatorActor<T>() types it so.
+      const answer = context.draft.answer as string;
+      enqueue.spawnChild('validate', { id: 'validate', input: { answer, validator: context.settings.validator } });
     }),
     stopValidation: stopChild('validate'),
     startSchema: enqueueActions(({ context, enqueue }) => {
@@ -626,7 +632,8 @@ export const checkpointMachine = setup({
     ambiguous: { type: 'final', entry: [enter('ambiguous'), conclude(AMBIGUOUS)] },
     uncertain: { type: 'final', entry: [enter('uncertain'), conclude(UNCERTAIN)] },
   },
-  output: ({ context }) => checkpointOutput(context),
+  // Declared with a string answer, the common case, so a workflow without a schema reads it typed.
+  output: ({ context }) => checkpointOutput(context) as CheckpointOutput,
 });
 
 /**
@@ -677,7 +684,7 @@ export function contextOf(checked: MachineInput, machine: AnyStateMachine): Chec
  * A run reports the last attempt that parsed: for accepted and ambiguous runs that is the
  * last attempt; an uncertain one reports the model's best try, if any.
  */
-export function checkpointOutput(context: CheckpointContext): CheckpointOutput {
+export function checkpointOutput(context: CheckpointContext): CheckpointOutput<unknown> {
   const status = context.status ?? UNCERTAIN;
   const { attempts, prompts, trace } = context;
   const last = attempts.at(-1);

@@ -117,8 +117,8 @@ export function runValidator(settings: CheckSettings, answer: unknown): Checkpoi
  * With a `schema` in the machine's input, name the answer's type: `resultFrom<City>(event.output)`.
  */
 export function resultFrom(output: CheckpointOutput): CheckResult;
-export function resultFrom<T>(output: CheckpointOutput): TypedCheckResult<T>;
-export function resultFrom(output: CheckpointOutput): CheckResult<unknown, unknown> {
+export function resultFrom<T>(output: CheckpointOutput<unknown>): TypedCheckResult<T>;
+export function resultFrom(output: CheckpointOutput<unknown>): CheckResult<unknown, unknown> {
   if (!isCheckpointOutput(output)) {
     throw new TypeError(
       `Expected \`output\` to be the checkpoint machine's output (event.output in an invoke's onDone), got ${describeValue(output)}.`,
@@ -143,8 +143,8 @@ export function resultFrom(output: CheckpointOutput): CheckResult<unknown, unkno
 
 const CHECK_STATUSES: readonly unknown[] = [VERIFIED, REPAIRED, AMBIGUOUS, UNCERTAIN];
 
-function isCheckpointOutput(value: unknown): value is CheckpointOutput {
-  const output = value as Partial<Record<keyof CheckpointOutput, unknown>> | null;
+function isCheckpointOutput(value: unknown): value is CheckpointOutput<unknown> {
+  const output = value as Partial<Record<keyof CheckpointOutput<unknown>, unknown>> | null;
   return (
     typeof output === 'object' &&
     output !== null &&

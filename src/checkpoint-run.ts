@@ -14,7 +14,7 @@ export type Need =
   | { readonly kind: 'schema'; readonly answer: unknown }
   | { readonly kind: 'validate'; readonly answer: unknown }
   | { readonly kind: 'wait' }
-  | { readonly kind: 'done'; readonly output: CheckpointOutput };
+  | { readonly kind: 'done'; readonly output: CheckpointOutput<unknown> };
 
 /**
  * One run of the checkpoint machine, seen from an interpreter: a sequence of needs.

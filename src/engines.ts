@@ -24,7 +24,7 @@ export interface RunView {
   readonly status: string;
   readonly value: unknown;
   readonly context: CheckpointContext;
-  readonly output: CheckpointOutput | undefined;
+  readonly output: CheckpointOutput<unknown> | undefined;
   readonly error: unknown;
 }
 
@@ -68,7 +68,7 @@ function stepperEngine(input: MachineInput, snapshot: Snapshot<unknown> | undefi
 }
 
 /** The stepper is its own view: no object is made per step. */
-class CheckpointStepper extends Stepper<CheckpointContext, CheckpointEvent, CheckpointOutput> implements Engine {
+class CheckpointStepper extends Stepper<CheckpointContext, CheckpointEvent, CheckpointOutput<unknown>> implements Engine {
   readonly name = 'stepper';
 
   view(): RunView {

@@ -258,11 +258,12 @@ export type EvidenceResult = (AcceptedResult & { readonly status: typeof VERIFIE
  */
 export class BoothRejected extends Error {
   override readonly name = 'BoothRejected';
-  readonly result: AnyBoothResult;
+  /** The rejected result; with a `schema`, its answers are the schema's outputs. */
+  readonly result: BoothResult;
 
   constructor(result: AnyBoothResult) {
     super(`Booth did not accept the answer: status ${result.status}, method ${result.method}`);
-    this.result = result;
+    this.result = result as BoothResult;
   }
 }
 

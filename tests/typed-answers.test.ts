@@ -3,7 +3,7 @@ import * as v from 'valibot';
 import { createActor, fromPromise, toPromise } from 'xstate';
 import { describe, expect, expectTypeOf, it, vi } from 'vitest';
 import { z } from 'zod';
-import { checkpointMachine, type SchemaRequest } from '../machines/index.js';
+import { type CheckpointOutput, checkpointMachine, type SchemaRequest } from '../machines/index.js';
 import {
   type Attempt,
   acheck,
@@ -429,6 +429,8 @@ describe('what review found', () => {
     if (result.ok) expectTypeOf(result.answer).toEqualTypeOf<{ city: string; population: number }>();
     expectTypeOf<ReturnType<typeof resultFrom<string>>>().toEqualTypeOf<TypedCheckResult<string>>();
     expectTypeOf<Extract<TypedCheckResult<string>, { status: 'AMBIGUOUS' }>['answer']>().toEqualTypeOf<JsonValue>();
+    // Nothing changes for a workflow without a schema: the machine's output keeps its string answer.
+    expectTypeOf<CheckpointOutput['answer']>().toEqualTypeOf<string | null>();
   });
 });
 

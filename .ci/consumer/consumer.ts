@@ -27,7 +27,8 @@ const workflow = setup({
   invoke: {
     src: 'booth',
     input: { prompt: 'What is 2 + 2?', maxRetries: 1 },
-    onDone: { actions: assign({ answer: ({ event }) => resultFrom(event.output satisfies CheckpointOutput).answer }) },
+    // As before typed answers: a workflow without a schema reads the output's string answer directly.
+    onDone: { actions: assign({ answer: ({ event }) => (event.output satisfies CheckpointOutput).answer }) },
   },
 });
 createActor(workflow).start();
@@ -41,4 +42,8 @@ const typed = check(scriptedModel([envelope(1989, 0.9)]).sync, 'When did the Ber
   validator: (year) => year > 1900,
 });
 const year: number | null = typed.ok ? typed.unwrap() : typed.status === 'UNCERTAIN' ? typed.answer : null;
-export { html, later, status, vercel, year };
+const fromWorkflow = (output: CheckpointOutput): number | null => {
+  const result = resultFrom<number>(output);
+  return result.ok ? result.answer : null;
+};
+export { fromWorkflow, html, later, status, vercel, year };

@@ -19,8 +19,9 @@ import { sequence } from './sequence.js';
 export { type GraphEdge, type GraphState, type MachineGraph, machineGraph } from './graph.js';
 
 /** A finished run: a check's result, or the checkpoint machine's output as a parent workflow receives it. */
-export type Run = AnyBoothResult | CheckpointOutput;
+export type Run = AnyBoothResult | CheckpointOutput<unknown>;
 
+// The drawings read answers through answerText(), so a typed answer draws like a string one.
 function asResult(run: Run): BoothResult {
   return run instanceof Result ? (run as unknown as BoothResult) : resultFrom(run as CheckpointOutput);
 }
