@@ -262,7 +262,8 @@ export class BoothRejected extends Error {
   readonly result: BoothResult;
 
   constructor(result: AnyBoothResult) {
-    super(`Booth did not accept the answer: status ${result.status}, method ${result.method}`);
+    // "parse_failure" is also the method when no reply came at all: say which, so nobody debugs the reader for an outage.
+    super(`Booth did not accept the answer: status ${result.status}, method ${result.method}${result.callFailed ? ', every call failed' : ''}`);
     this.result = result as BoothResult;
   }
 }

@@ -105,6 +105,21 @@ describe('§8 results', () => {
     expect(rejected.message).not.toContain('SECRET-ANSWER');
   });
 
+  it('§8 when every call failed, the BoothRejected message says so: parse_failure is then an outage, not the reader', () => {
+    const unwrapped = (steps: Parameters<typeof run>[0]) => {
+      try {
+        run(steps, 1).unwrap();
+      } catch (error) {
+        return (error as Error).message;
+      }
+      return null;
+    };
+    expect(unwrapped([{ throws: new Error('ECONNREFUSED') }, { throws: new Error('ECONNREFUSED') }])).toBe(
+      'Booth did not accept the answer: status UNCERTAIN, method parse_failure, every call failed',
+    );
+    expect(unwrapped([{ throws: new Error('ECONNREFUSED') }, 'junk'])).toBe('Booth did not accept the answer: status UNCERTAIN, method parse_failure');
+  });
+
   it('§8 unwrapOr(fallback) returns the answer when ok, else the fallback', () => {
     expect(run([envelope('Paris', 0.9)]).unwrapOr('n/a')).toBe('Paris');
     expect(run(['junk'], 0).unwrapOr(null)).toBeNull();
