@@ -25,7 +25,6 @@ export class CheckpointRun {
   readonly #engine: Engine;
   #reported = 0;
   #waiters: Array<() => void> = [];
-  #replySchema: JsonSchema | null = null;
 
   /** Starts a run, or resumes the one in `checkpoint` (already checked by `readCheckpoint`). */
   constructor(prompt: string, settings: CheckSettings, snapshot?: Snapshot<unknown>) {
@@ -63,9 +62,8 @@ export class CheckpointRun {
     if (snapshot.status === 'done' && snapshot.output) return { kind: 'done', output: snapshot.output };
     const prompt = context.prompts[context.attempt];
     if (snapshot.value === 'calling' && prompt) {
-      // Built once a run, on its first call: most callFns never read it.
-      this.#replySchema ??= replySchemaOf(context.settings.answerFormat);
-      return { kind: 'call', prompt: prompt.text, attempt: context.attempt, replySchema: this.#replySchema };
+      // Made once per answer format and shared (replySchemaOf keeps it): a lookup per call.
+      return { kind: 'call', prompt: prompt.text, attempt: context.attempt, replySchema: replySchemaOf(context.settings.answerFormat) };
     }
     if (snapshot.value === 'schemaGate') return { kind: 'schema', answer: answerForSchema(context.draft) };
     if (snapshot.value === 'validationGate') return { kind: 'validate', answer: context.draft.answer };

@@ -23,9 +23,9 @@ export type SchemaVerdict =
   | { readonly passed: false; readonly error: string; readonly issues: readonly SchemaIssue[] };
 
 /** At most this many issues reach the retry prompt; the attempt keeps them all. */
-export const MAX_LISTED_ISSUES = 10;
+const MAX_LISTED_ISSUES = 10;
 /** No text from the schema (which may quote the answer) is echoed longer than this. */
-export const MAX_ECHO = 200;
+const MAX_ECHO = 200;
 
 /** The `schema` option, checked: a Standard Schema v1, or null. */
 export function readSchema(value: unknown): AnswerSchema | null {
@@ -55,7 +55,7 @@ const formats = new WeakMap<AnswerSchema, AnswerFormat>();
  * when it can give one (Standard JSON Schema), compacted; otherwise null, and the
  * instructions only say that the application's schema applies.
  */
-export function answerJsonSchema(schema: AnswerSchema): string | null {
+function answerJsonSchema(schema: AnswerSchema): string | null {
   const converter = (schema['~standard'] as Partial<StandardJSONSchemaV1.Props>).jsonSchema;
   if (typeof converter?.input !== 'function') return null;
   try {
@@ -76,28 +76,28 @@ export function answerJsonSchema(schema: AnswerSchema): string | null {
 export function verdictFromResult(result: unknown): SchemaVerdict {
   try {
     if (typeof result !== 'object' || result === null) {
-      return invalid(`the schema returned ${describeValue(result)}, not a Standard Schema result`);
+      return schemaFailure(`the schema returned ${describeValue(result)}, not a Standard Schema result`);
     }
     const { issues } = result as { issues?: unknown };
     if (!issues) {
-      if (!('value' in result)) return invalid('the schema returned a result with neither issues nor a value');
+      if (!('value' in result)) return schemaFailure('the schema returned a result with neither issues nor a value');
       return { passed: true, value: (result as { value: unknown }).value };
     }
     if (!Array.isArray(issues) || issues.length === 0) {
-      return invalid(`the schema returned issues that are not a list of issues: ${describeValue(issues)}`);
+      return schemaFailure(`the schema returned issues that are not a list of issues: ${describeValue(issues)}`);
     }
     const kept = issues.map(schemaIssue);
     return { passed: false, error: describeIssues(kept), issues: Object.freeze(kept) };
   } catch (error) {
     const { name, message } = describeThrown(error);
-    return invalid(`the schema returned a result that could not be read (${name}: ${clip(message)})`);
+    return schemaFailure(`the schema returned a result that could not be read (${name}: ${clip(message)})`);
   }
 }
 
 /** What a schema's throw means: a failed verdict, as a validator's throw is. */
 export function schemaThrew(thrown: unknown): SchemaVerdict {
   const { name, message } = describeThrown(thrown);
-  return invalid(`the schema threw ${name}: ${clip(message)}`);
+  return schemaFailure(`the schema threw ${name}: ${clip(message)}`);
 }
 
 /**
@@ -110,10 +110,6 @@ export function answerForSchema(draft: { readonly parsed: JsonObject | null }): 
 
 /** A failed verdict Booth gives for the schema, with the reason as the one issue. */
 export function schemaFailure(message: string): SchemaVerdict {
-  return invalid(message);
-}
-
-function invalid(message: string): SchemaVerdict {
   const issues = Object.freeze([Object.freeze({ path: 'answer', message })]);
   return { passed: false, error: describeIssues(issues), issues };
 }
@@ -139,7 +135,7 @@ function pathText(path: readonly unknown[]): string {
 }
 
 /** The issues as one line each, at most `MAX_LISTED_ISSUES` of them: what the retry prompt quotes. */
-export function describeIssues(issues: readonly SchemaIssue[]): string {
+function describeIssues(issues: readonly SchemaIssue[]): string {
   const listed = issues.slice(0, MAX_LISTED_ISSUES).map(({ path, message }) => `${path}: ${message}`);
   const more = issues.length - listed.length;
   return more > 0 ? `${listed.join('; ')}; and ${more} more` : listed.join('; ');
