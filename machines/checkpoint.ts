@@ -41,13 +41,18 @@ import {
 } from '../src/schema.js';
 import { type Validator, verdictFromReturn, verdictFromThrow } from '../src/validation.js';
 import { type MachineInput, readMachineInput } from '../src/options.js';
+import { type AgreeFn, agreementOf, type ConfidenceSource, defaultAgree } from '../src/agreement.js';
+import { QUEUED, type SampleSlot, type VoteSettings, votedAttempt } from '../src/sampling.js';
 import { describeThrown } from '../src/values.js';
 
 /**
  * The checkpoint: every decision Booth makes about a model's replies lives here.
  *
- * Per attempt: `calling` waits for the model's reply to the last prompt sent (a failed
- * call may first go `backingOff` and try again); `parsing` reads it; `ambiguityGate`
+ * Per attempt: `asking` routes to one call or to several samples. `calling` waits for the
+ * model's reply to the last prompt sent (a failed call may first go `backingOff` and try
+ * again); `parsing` reads it. With `samples` above 1, `sampling` gathers that many replies
+ * instead, each read as it arrives, and `agreementGate` votes: the winning answer goes on
+ * with the vote's confidence, and a split vote earns a `disagreement` retry. `ambiguityGate`
  * returns an ambiguous question at once; `schemaGate`, entered only when there is a
  * schema, turns the answer into the schema's output or fails it with the schema's issues;
  * `validationGate`, entered only when there is a validator, waits for its verdict;
@@ -62,7 +67,10 @@ import { describeThrown } from '../src/values.js';
  */
 
 export type CheckpointState =
+  | 'asking'
   | 'calling'
+  | 'sampling'
+  | 'agreementGate'
   | 'backingOff'
   | 'parsing'
   | 'ambiguityGate'
@@ -86,7 +94,7 @@ export interface TraceStep<TState extends string = CheckpointState> {
 /** A model call as a plain function: the prompt in, the raw text (or a Promise of it) out. */
 export type ModelFn = (
   prompt: string,
-  info: { readonly attempt: number; readonly signal: AbortSignal; readonly replySchema: JsonSchema },
+  info: { readonly attempt: number; readonly signal: AbortSignal; readonly replySchema: JsonSchema; readonly sample?: number },
 ) => unknown;
 
 /**
@@ -121,6 +129,17 @@ export interface CheckpointInput {
   readonly deadlineMs?: number | null;
   /** Retry failed calls (not bad answers) with jittered exponential backoff. */
   readonly callRetries?: CallRetryPolicy | null;
+  /** Replies gathered per attempt, from 1 to 20; above 1 they vote. Default 1. */
+  readonly samples?: number;
+  /**
+   * Sample calls in flight at once, with `effects: 'events'`; default `samples`. A workflow's
+   * machine calls its samples one after another: its one `callModel` child names its events.
+   */
+  readonly sampleConcurrency?: number;
+  /** When two sampled answers count as the same; default normalized text, or equal JSON with a schema. */
+  readonly agree?: AgreeFn<never> | null;
+  /** What the confidence gate judges when sampling: default `'hybrid'`. */
+  readonly confidenceFrom?: ConfidenceSource;
 }
 
 /** What a run was asked to do; set once when it starts. */
@@ -143,6 +162,11 @@ export interface CheckpointSettings {
   /** Epoch ms after which no new call starts; null without a deadline. */
   readonly deadlineAt: number | null;
   readonly callRetries: CallRetryPolicy | null;
+  readonly samples: number;
+  readonly sampleConcurrency: number;
+  readonly confidenceFrom: ConfidenceSource;
+  /** A custom `agree`, kept as a function, which persistence leaves out: a resumed run is given it again. */
+  readonly agree: (() => AgreeFn<unknown>) | null;
 }
 
 /**
@@ -164,6 +188,12 @@ export interface CheckpointContext {
   readonly backoffMs: number;
   /** The attempt under way, completed step by step; once committed, the latest attempt. */
   readonly draft: Attempt<unknown>;
+  /** The samples of the attempt under way; empty for a one-sample run. */
+  readonly slots: readonly SampleSlot[];
+  /** Sample calls made so far in the run: the next call's token. */
+  readonly calls: number;
+  /** The samples whose call or backoff the last update started: their timers are armed next. */
+  readonly started: readonly number[];
   /** True while the schema's or the validator's verdict on the draft is outstanding. */
   readonly awaitingVerdict: boolean;
   /** Finished attempts, frozen, in order. */
@@ -183,6 +213,10 @@ export interface RunSettings {
   readonly timeoutMs: number | null;
   readonly deadlineMs: number | null;
   readonly callRetries: CallRetryPolicy | null;
+  /** Replies gathered per attempt. */
+  readonly samples: number;
+  /** What the confidence gate judged: `'self'` with one sample. */
+  readonly confidenceFrom: ConfidenceSource;
 }
 
 /**
@@ -195,6 +229,8 @@ export interface CheckpointOutput<TAnswer = string> {
   readonly status: CheckpointStatus;
   readonly answer: TAnswer | null;
   readonly confidence: number | null;
+  /** With several samples, the winning cluster's share of the parsed samples; otherwise null. */
+  readonly agreement: number | null;
   readonly ambiguous: boolean;
   readonly interpretations: readonly string[];
   readonly parsed: JsonObject | null;
@@ -217,12 +253,17 @@ export type CheckpointEvent =
   | { readonly type: 'schema.threw'; readonly error: unknown }
   | { readonly type: 'validator.returned'; readonly value: unknown }
   | { readonly type: 'validator.threw'; readonly error: unknown }
+  /** While `sampling`: the reply to, or the failure of, sample `sample`'s call `call` (the token its need gave). */
+  | { readonly type: 'sample.replied'; readonly sample: number; readonly call: number; readonly reply: unknown }
+  | { readonly type: 'sample.failed'; readonly sample: number; readonly call: number; readonly error: unknown }
   /** Sent once after a persisted snapshot is restored: it re-arms the timers, which do not persist. */
   | { readonly type: 'booth.resumed' }
   /** Raised by the machine itself, after `timeoutMs` in `calling`, at the deadline, and when a backoff ends. */
   | { readonly type: 'model.timedOut' }
   | { readonly type: 'run.deadline' }
-  | { readonly type: 'backoff.elapsed' };
+  | { readonly type: 'backoff.elapsed' }
+  | { readonly type: 'sample.timedOut'; readonly sample: number; readonly call: number }
+  | { readonly type: 'sample.backoffElapsed'; readonly sample: number; readonly call: number };
 
 /** What the `callModel` actor is asked. */
 export interface ModelCall {
@@ -231,6 +272,8 @@ export interface ModelCall {
   readonly model: ModelFn | null;
   /** The JSON Schema of the reply asked for, as `check()` gives it to a callFn: for structured output. */
   readonly replySchema: JsonSchema;
+  /** Which sample this call is, when the attempt samples several replies. */
+  readonly sample?: number;
 }
 
 /** What the `validate` actor is asked. */
@@ -266,6 +309,41 @@ function appended<T>(list: readonly T[], item: T): T[] {
 }
 const firstTry = (tries: readonly CallTry[]): CallTry[] => appended(tries, { error: null, delayMs: null });
 
+/** `context.slots` with sample `sample` replaced. */
+function withSlot(context: CheckpointContext, sample: number, slot: SampleSlot): SampleSlot[] {
+  const slots = context.slots.slice();
+  slots[sample] = slot;
+  return slots;
+}
+
+/** Starts queued samples, in order, while fewer than `sampleConcurrency` are calling or backing off. */
+function startQueued(context: CheckpointContext, slots: SampleSlot[], started: number[] = []): Partial<CheckpointContext> {
+  let { calls } = context;
+  let active = slots.filter((slot) => slot.state === 'calling' || slot.state === 'backingOff').length;
+  for (let i = 0; i < slots.length && active < context.settings.sampleConcurrency; i += 1) {
+    if (slots[i]!.state !== 'queued') continue;
+    slots[i] = { state: 'calling', call: calls, tries: [], backoffMs: 0, reply: null };
+    calls += 1;
+    active += 1;
+    started.push(i);
+  }
+  return { slots, calls, started };
+}
+
+/** How the samples vote: a custom `agree`, or the default for the answer's kind. */
+function voteSettings({ answerFormat, agree, confidenceFrom }: CheckpointSettings): VoteSettings {
+  const typed = answerFormat !== null;
+  return { typed, agree: agree?.() ?? defaultAgree(typed), confidenceFrom };
+}
+
+/** The sample under way when a workflow's one `callModel` child answers: a workflow calls one sample at a time. */
+function callingSample(context: CheckpointContext): { sample: number; call: number } {
+  const sample = context.slots.findIndex((slot) => slot.state === 'calling');
+  return { sample, call: context.slots[sample]?.call ?? -1 };
+}
+
+type SampleParams = { readonly sample: number; readonly call: number };
+
 const timers = {
   callTimeout: ({ settings }: CheckpointContext): Timer<CheckpointEvent> | null =>
     settings.timeoutMs === null ? null : { id: CALL_TIMEOUT, delay: settings.timeoutMs, event: { type: 'model.timedOut' } },
@@ -274,8 +352,18 @@ const timers = {
     settings.deadlineAt === null ? null : { id: 'deadline', delay: Math.max(0, settings.deadlineAt - Date.now()), event: { type: 'run.deadline' } },
   backoff: ({ backoffMs }: CheckpointContext): Timer<CheckpointEvent> | null => ({ id: BACKOFF, delay: backoffMs, event: { type: 'backoff.elapsed' } }),
 };
+
+/** A sample's timer: its call's timeout, or the end of its backoff. Ids name the call, so no two runs' timers collide. */
+function sampleTimer(context: CheckpointContext, sample: number): Timer<CheckpointEvent> | null {
+  const { state, call, backoffMs } = context.slots[sample]!;
+  const { timeoutMs } = context.settings;
+  if (state === 'backingOff') return { id: `backoff.${call}`, delay: backoffMs, event: { type: 'sample.backoffElapsed', sample, call } };
+  if (state === 'calling' && timeoutMs !== null) return { id: `callTimeout.${call}`, delay: timeoutMs, event: { type: 'sample.timedOut', sample, call } };
+  return null;
+}
 type TimerName = keyof typeof timers;
 const arm = (timer: TimerName) => ({ type: 'arm', params: { timer } }) as const;
+const armSamples = (all: boolean) => ({ type: 'armSamples', params: { all } }) as const;
 
 /**
  * What each action does, as plain functions: the actions in `setup()` below wrap them, and
@@ -340,6 +428,60 @@ export const checkpointEffects = {
     draft: withSchemaVerdict(context.draft, schemaFailure(`the deadline of ${context.settings.deadlineMs} ms passed while the schema validated`)),
     awaitingVerdict: false,
   })),
+  startSampling: update((context: CheckpointContext, _: undefined) =>
+    startQueued(context, Array.from({ length: context.settings.samples }, () => QUEUED)),
+  ),
+  // Each reply is read as it arrives, as a one-sample run reads its reply.
+  recordSampleReply: update((context: CheckpointContext, { sample, reply }: { sample: number; reply: unknown }) => {
+    const slot = context.slots[sample]!;
+    const tries = firstTry(slot.tries);
+    const read =
+      typeof reply === 'string' ? attemptFromReply(reply, tries, context.settings.answerFormat !== null) : attemptFromNonText(reply, tries);
+    return startQueued(context, withSlot(context, sample, { ...slot, state: 'done', tries, reply: read }));
+  }),
+  recordSampleError: update((context: CheckpointContext, { sample, error }: { sample: number; error: unknown }) => {
+    const slot = context.slots[sample]!;
+    const tries = appended(slot.tries, { error: describeThrown(error).message, delayMs: null });
+    return startQueued(context, withSlot(context, sample, { ...slot, state: 'done', tries, reply: attemptFromCallError(error, tries) }));
+  }),
+  scheduleSampleTry: update((context: CheckpointContext, { sample, error }: { sample: number; error: unknown }) => {
+    const slot = context.slots[sample]!;
+    const policy = context.settings.callRetries ?? { retries: 0 };
+    const backoffMs = backoffDelay(policy, slot.tries.length + 1, retryAfterOf(error), Math.random());
+    const tries = appended(slot.tries, { error: describeThrown(error).message, delayMs: backoffMs });
+    return { slots: withSlot(context, sample, { ...slot, state: 'backingOff', tries, backoffMs }), started: [sample] };
+  }),
+  restartSample: update((context: CheckpointContext, { sample }: { sample: number }) => ({
+    slots: withSlot(context, sample, { ...context.slots[sample]!, state: 'calling', call: context.calls }),
+    calls: context.calls + 1,
+    started: [sample],
+  })),
+  /** The timers of the samples just started, or after a resume of every sample under way. */
+  armSamples: schedule((context: CheckpointContext, { all }: { all: boolean }) =>
+    (all ? context.slots.map((_, i) => i) : context.started).flatMap((i) => sampleTimer(context, i) ?? []),
+  ),
+  failSampleOnTimeout: raising(
+    (context: CheckpointContext, { sample, call }: SampleParams): CheckpointEvent => ({
+      type: 'sample.failed',
+      sample,
+      call,
+      error: timeoutError(`callFn timed out after ${context.settings.timeoutMs} ms`),
+    }),
+  ),
+  forwardSampleReply: raising((context: CheckpointContext, { reply }: { reply: unknown }): CheckpointEvent => ({ type: 'sample.replied', ...callingSample(context), reply })),
+  forwardSampleError: raising((context: CheckpointContext, { error }: { error: unknown }): CheckpointEvent => ({ type: 'sample.failed', ...callingSample(context), error })),
+  startSampleCall: CHILD,
+  stopSampleCall: CHILD,
+  vote: update((context: CheckpointContext, _: undefined) => ({
+    draft: votedAttempt(
+      context.slots.map((slot) => slot.reply!),
+      voteSettings(context.settings),
+    ),
+  })),
+  recordSamplingDeadline: update((context: CheckpointContext, _: undefined) => {
+    const late = timeoutError(`the deadline of ${context.settings.deadlineMs} ms passed during the call`);
+    return { draft: votedAttempt(context.slots.map((slot) => slot.reply ?? attemptFromCallError(late, slot.tries)), voteSettings(context.settings)) };
+  }),
   commitAttempt: update((context: CheckpointContext, _: undefined) => ({ attempts: withDraft(context) })),
   prepareRetry: update((context: CheckpointContext, { kind }: { kind: RetryKind }) => ({
     attempt: context.attempt + 1,
@@ -357,7 +499,7 @@ function nextPrompt({ settings, draft }: CheckpointContext, kind: RetryKind): st
     answerFormat === null
       ? draft
       : { answer: draft.parsed?.['answer'] ?? null, confidence: draft.confidence, error: draft.error, validationError: draft.validationError };
-  return retryPrompt(settings.prompt, kind, previous, answerFormat);
+  return retryPrompt(settings.prompt, kind, { ...previous, clusters: draft.clusters ?? null }, answerFormat);
 }
 
 /** The finished attempts with the draft committed: frozen, so no callback can change what was decided. */
@@ -384,7 +526,25 @@ const guards = {
   isConfident: ({ context }: GuardArgs) => context.draft.confidence! >= context.settings.threshold,
   isFirstAttempt: ({ context }: GuardArgs) => context.attempt === 0,
   callFailed: ({ context }: GuardArgs) => context.draft.callFailed,
+  isSampling: ({ context }: GuardArgs) => context.settings.samples > 1,
+  allSampled: ({ context }: GuardArgs) => context.slots.every((slot) => slot.state === 'done'),
+  // A reply or timer for a call the sample no longer waits for (it timed out, or was retried) changes nothing.
+  isCurrentCall: ({ context }: GuardArgs, { sample, call }: SampleParams) => isSlot(context, sample, call, 'calling'),
+  isCurrentBackoff: ({ context }: GuardArgs, { sample, call }: SampleParams) => isSlot(context, sample, call, 'backingOff'),
+  canRetrySampleCall: ({ context }: GuardArgs, { sample, call, error }: SampleParams & { error: unknown }) => {
+    const policy = context.settings.callRetries;
+    const slot = context.slots[sample];
+    return (
+      isSlot(context, sample, call, 'calling') && policy !== null && slot!.tries.length < policy.retries && isTransient(error) && timeLeft(context)
+    );
+  },
+  isSplit: ({ context }: GuardArgs) => (context.draft.clusters?.length ?? 0) > 1,
 };
+
+function isSlot(context: CheckpointContext, sample: number, call: number, state: SampleSlot['state']): boolean {
+  const slot = context.slots[sample];
+  return slot !== undefined && slot.state === state && slot.call === call;
+}
 type GuardName = keyof typeof guards;
 /** Both guards, in order: XState's `and()`, noted for the stepper. */
 const allOf = <const TNames extends readonly [GuardName, GuardName]>(names: TNames) =>
@@ -439,7 +599,7 @@ export const checkpointMachine = setup({
   actions: {
     enter: assign(({ context }, params: { state: CheckpointState }) => ({ trace: appended(context.trace, checkpointEffects.enter.run(context, params)) })),
     arm: enqueueActions(({ context, enqueue }, params: { timer: TimerName }) => {
-      const timer = checkpointEffects.arm.run(context, params);
+      const timer = checkpointEffects.arm.run(context, params) as Timer<CheckpointEvent> | null;
       if (timer !== null) enqueue.raise(timer.event, { id: timer.id, delay: timer.delay });
     }),
     startCall: enqueueActions(({ context, enqueue }) => {
@@ -471,6 +631,30 @@ export const checkpointMachine = setup({
       });
     }),
     stopSchema: stopChild('checkSchema'),
+    startSampling: assign(({ context }) => checkpointEffects.startSampling.run(context, undefined)),
+    recordSampleReply: assign(({ context }, params: { sample: number; reply: unknown }) => checkpointEffects.recordSampleReply.run(context, params)),
+    recordSampleError: assign(({ context }, params: { sample: number; error: unknown }) => checkpointEffects.recordSampleError.run(context, params)),
+    scheduleSampleTry: assign(({ context }, params: { sample: number; error: unknown }) => checkpointEffects.scheduleSampleTry.run(context, params)),
+    restartSample: assign(({ context }, params: { sample: number }) => checkpointEffects.restartSample.run(context, params)),
+    armSamples: enqueueActions(({ context, enqueue }, params: { all: boolean }) => {
+      for (const timer of checkpointEffects.armSamples.run(context, params) as Timer<CheckpointEvent>[]) enqueue.raise(timer.event, { id: timer.id, delay: timer.delay });
+    }),
+    failSampleOnTimeout: raise(({ context }, params: SampleParams) => checkpointEffects.failSampleOnTimeout.run(context, params)),
+    forwardSampleReply: raise(({ context }, params: { reply: unknown }) => checkpointEffects.forwardSampleReply.run(context, params)),
+    forwardSampleError: raise(({ context }, params: { error: unknown }) => checkpointEffects.forwardSampleError.run(context, params)),
+    startSampleCall: enqueueActions(({ context, enqueue }) => {
+      if (context.settings.effects !== 'actors') return;
+      const prompt = context.prompts.at(-1)!.text;
+      const { model, answerFormat } = context.settings;
+      for (const sample of context.started) {
+        if (context.slots[sample]!.state !== 'calling') continue;
+        const input: ModelCall = { prompt, attempt: context.attempt, model, replySchema: replySchemaOf(answerFormat), sample };
+        enqueue.spawnChild('callModel', { id: 'callModel', input });
+      }
+    }),
+    stopSampleCall: stopChild('callModel'),
+    vote: assign(({ context }) => checkpointEffects.vote.run(context, undefined)),
+    recordSamplingDeadline: assign(({ context }) => checkpointEffects.recordSamplingDeadline.run(context, undefined)),
     forwardSchemaResult: raise(({ context }, params: { result: unknown }) => checkpointEffects.forwardSchemaResult.run(context, params)),
     forwardSchemaError: raise(({ context }, params: { error: unknown }) => checkpointEffects.forwardSchemaError.run(context, params)),
     recordSchemaResult: assign(({ context }, params: { result: unknown }) => checkpointEffects.recordSchemaResult.run(context, params)),
@@ -499,8 +683,12 @@ export const checkpointMachine = setup({
   context: ({ input, self }) => checkpointContext(input, (self as unknown as { logic: AnyStateMachine }).logic),
   entry: arm('deadline'),
   on: { 'booth.resumed': { actions: arm('deadline') } },
-  initial: 'calling',
+  initial: 'asking',
   states: {
+    // Only routes, so the trace leaves it out: a one-sample run's trace is what it always was.
+    asking: {
+      always: [{ guard: 'isSampling', target: 'sampling' }, { target: 'calling' }],
+    },
     calling: {
       entry: [enter('calling'), arm('callTimeout'), 'startCall'],
       exit: 'endCall',
@@ -558,6 +746,47 @@ export const checkpointMachine = setup({
           },
         },
       },
+    },
+    sampling: {
+      entry: [enter('sampling'), 'startSampling', armSamples(false), 'startSampleCall'],
+      exit: 'stopSampleCall',
+      on: {
+        'sample.replied': {
+          guard: { type: 'isCurrentCall', params: ({ event }) => event },
+          actions: ['stopSampleCall', { type: 'recordSampleReply', params: ({ event }) => event }, armSamples(false), 'startSampleCall'],
+        },
+        'sample.failed': [
+          {
+            guard: { type: 'canRetrySampleCall', params: ({ event }) => event },
+            actions: ['stopSampleCall', { type: 'scheduleSampleTry', params: ({ event }) => event }, armSamples(false)],
+          },
+          {
+            guard: { type: 'isCurrentCall', params: ({ event }) => event },
+            actions: ['stopSampleCall', { type: 'recordSampleError', params: ({ event }) => event }, armSamples(false), 'startSampleCall'],
+          },
+        ],
+        'sample.timedOut': {
+          guard: { type: 'isCurrentCall', params: ({ event }) => event },
+          actions: { type: 'failSampleOnTimeout', params: ({ event }) => event },
+        },
+        'sample.backoffElapsed': {
+          guard: { type: 'isCurrentBackoff', params: ({ event }) => event },
+          actions: [{ type: 'restartSample', params: ({ event }) => event }, armSamples(false), 'startSampleCall'],
+        },
+        'run.deadline': { target: 'uncertain', actions: 'recordSamplingDeadline' },
+        'booth.resumed': { actions: [arm('deadline'), armSamples(true)] },
+        'xstate.done.actor.callModel': { actions: { type: 'forwardSampleReply', params: ({ event }: { event: EventObject }) => ({ reply: outputOf(event) }) } },
+        'xstate.error.actor.callModel': { actions: { type: 'forwardSampleError', params: ({ event }: { event: EventObject }) => ({ error: errorOf(event) }) } },
+      },
+      always: { guard: 'allSampled', target: 'agreementGate' },
+    },
+    agreementGate: {
+      entry: [enter('agreementGate'), 'vote'],
+      always: [
+        { guard: allOf(['parseFailed', 'canRetry']), target: 'reconsidering' },
+        { guard: 'parseFailed', target: 'uncertain' },
+        { target: 'ambiguityGate' },
+      ],
     },
     parsing: {
       entry: [enter('parsing'), 'parse'],
@@ -621,10 +850,11 @@ export const checkpointMachine = setup({
     reconsidering: {
       entry: [enter('reconsidering'), 'commitAttempt'],
       always: [
-        { guard: 'callFailed', target: 'calling', actions: retryWith('repeat') },
-        { guard: 'parseFailed', target: 'calling', actions: retryWith('parse') },
-        { guard: 'failedValidation', target: 'calling', actions: retryWith('validation') },
-        { target: 'calling', actions: retryWith('confidence') },
+        { guard: 'callFailed', target: 'asking', actions: retryWith('repeat') },
+        { guard: 'parseFailed', target: 'asking', actions: retryWith('parse') },
+        { guard: 'failedValidation', target: 'asking', actions: retryWith('validation') },
+        { guard: 'isSplit', target: 'asking', actions: retryWith('disagreement') },
+        { target: 'asking', actions: retryWith('confidence') },
       ],
     },
     verified: { type: 'final', entry: [enter('verified'), conclude(VERIFIED)] },
@@ -663,6 +893,10 @@ export function contextOf(checked: MachineInput, machine: AnyStateMachine): Chec
     deadlineMs: checked.deadlineMs,
     deadlineAt: checked.deadlineMs === null ? null : Date.now() + checked.deadlineMs,
     callRetries: checked.callRetries,
+    samples: checked.samples,
+    sampleConcurrency: checked.sampleConcurrency,
+    confidenceFrom: checked.confidenceFrom,
+    agree: checked.agree === null ? null : () => checked.agree as AgreeFn<unknown>,
   });
   return {
     settings,
@@ -672,6 +906,9 @@ export function contextOf(checked: MachineInput, machine: AnyStateMachine): Chec
     tries: [],
     backoffMs: 0,
     draft: NO_REPLY_YET,
+    slots: [],
+    calls: 0,
+    started: [],
     // Stryker disable next-line BooleanLiteral: read only in validationGate, which sets it on entry
     awaitingVerdict: false,
     attempts: [],
@@ -700,11 +937,14 @@ export function checkpointOutput(context: CheckpointContext): CheckpointOutput<u
       timeoutMs: settings.timeoutMs,
       deadlineMs: settings.deadlineMs,
       callRetries: settings.callRetries,
+      samples: settings.samples,
+      confidenceFrom: settings.confidenceFrom,
     },
     status,
     // An ambiguous answer never reaches the schema: it is reported as the model wrote it.
     answer: status === AMBIGUOUS && settings.answerFormat !== null ? (reported?.parsed?.['answer'] ?? null) : (reported?.answer ?? null),
     confidence: reported?.confidence ?? null,
+    agreement: reported?.clusters?.length ? agreementOf(reported.clusters) : null,
     ambiguous: status === AMBIGUOUS,
     interpretations: status === AMBIGUOUS && last ? last.interpretations : [],
     parsed: reported?.parsed ?? null,

@@ -17,8 +17,8 @@ export type Effect<TContext, TEvent extends EventObject> =
   | { readonly kind: 'append'; readonly field: string; readonly run: (context: TContext, params: never) => unknown }
   /** `raise`: the event is handled before any other event from outside. */
   | { readonly kind: 'raise'; readonly run: (context: TContext, params: never) => TEvent }
-  /** A delayed `raise` with an id, or nothing when `run` returns null. */
-  | { readonly kind: 'schedule'; readonly run: (context: TContext, params: never) => Timer<TEvent> | null }
+  /** Delayed `raise`s with ids: one, several, or none when `run` returns null. */
+  | { readonly kind: 'schedule'; readonly run: (context: TContext, params: never) => Timer<TEvent> | readonly Timer<TEvent>[] | null }
   /** `cancel` of a scheduled event by id. */
   | { readonly kind: 'cancel'; readonly id: string }
   /** Spawning or stopping a child actor: only in workflows, which the stepper does not run. */
@@ -35,7 +35,7 @@ export const update = <TContext, TParams>(run: (context: TContext, params: TPara
 export const appending = <TContext, TParams, TItem>(field: keyof TContext & string, run: (context: TContext, params: TParams) => TItem) =>
   ({ kind: 'append', field, run }) as const;
 export const raising = <TContext, TEvent, TParams>(run: (context: TContext, params: TParams) => TEvent) => ({ kind: 'raise', run }) as const;
-export const schedule = <TContext, TEvent, TParams>(run: (context: TContext, params: TParams) => Timer<TEvent> | null) =>
+export const schedule = <TContext, TEvent, TParams>(run: (context: TContext, params: TParams) => Timer<TEvent> | readonly Timer<TEvent>[] | null) =>
   ({ kind: 'schedule', run }) as const;
 export const cancelling = (id: string) => ({ kind: 'cancel', id }) as const;
 export const CHILD = { kind: 'child' } as const;

@@ -1,6 +1,5 @@
-import type { CheckpointEvent } from '../machines/checkpoint.js';
 import { resultFrom, runSchema, runValidator } from './check.js';
-import { CheckpointRun, readCheckpoint } from './checkpoint-run.js';
+import { type CallOutcome, CheckpointRun, readCheckpoint, sampleEvent } from './checkpoint-run.js';
 import { type AsyncCallFn, type AsyncCheckOptions, type CallInfo, readCheckArguments, type TypedAsyncCheckOptions } from './options.js';
 import type { CheckResult, TypedCheckResult } from './result.js';
 import { isThenable } from './values.js';
@@ -39,6 +38,8 @@ export async function acheck(callFn: AsyncCallFn, prompt: string, options?: obje
   // Give callFn a signal when the caller gave one or when Booth may abandon a call.
   const abandons = settings.timeoutMs !== null || settings.deadlineMs !== null;
   const run = new CheckpointRun(prompt, settings, resumed);
+  // Sample calls run side by side: each settles into the machine by itself, if it still waits for it.
+  const samplesInFlight = new Map<number, AbortController>();
   try {
     for (;;) {
       const need = run.next();
@@ -55,8 +56,21 @@ export async function acheck(callFn: AsyncCallFn, prompt: string, options?: obje
           else run.send(outcome);
           break;
         }
+        case 'sample': {
+          const call = new AbortController();
+          const callSignal = abandons ? (signal ? AbortSignal.any([signal, call.signal]) : call.signal) : signal;
+          const { attempt, replySchema, sample } = need;
+          const info: CallInfo = callSignal ? { attempt, signal: callSignal, replySchema, sample } : { attempt, replySchema, sample };
+          samplesInFlight.set(need.call, call);
+          void callModel(callFn, need.prompt, info).then((outcome) => {
+            samplesInFlight.delete(need.call);
+            if (run.wantsCall(need.call)) run.send(sampleEvent(outcome, need));
+          });
+          break;
+        }
         case 'wait':
           await untilAborted(run.changed(), signal);
+          abandon(samplesInFlight, (token) => !run.wantsCall(token));
           break;
         case 'schema': {
           // An asynchronous schema may outlast the deadline; the machine then moves on without it.
@@ -81,12 +95,22 @@ export async function acheck(callFn: AsyncCallFn, prompt: string, options?: obje
       }
     }
   } finally {
+    abandon(samplesInFlight, () => true);
     run.stop();
   }
 }
 
+/** Aborts the sample calls the machine no longer waits for: timed out, or the run is over. */
+function abandon(inFlight: Map<number, AbortController>, gone: (token: number) => boolean): void {
+  for (const [token, call] of inFlight) {
+    if (!gone(token)) continue;
+    inFlight.delete(token);
+    call.abort(new DOMException('Booth no longer waits for this call', 'AbortError'));
+  }
+}
+
 /** The call's outcome as the machine's event; never rejects. */
-async function callModel(callFn: AsyncCallFn, prompt: string, info: CallInfo): Promise<CheckpointEvent> {
+async function callModel(callFn: AsyncCallFn, prompt: string, info: CallInfo): Promise<CallOutcome> {
   try {
     return { type: 'model.replied', reply: await callFn(prompt, info) };
   } catch (error) {

@@ -1,5 +1,6 @@
+import type { Cluster } from './agreement.js';
 import type { CallTry } from './call-retries.js';
-import type { JsonObject } from './json-objects.js';
+import type { JsonObject, JsonValue } from './json-objects.js';
 import { parseReply } from './parse.js';
 import type { SchemaIssue, SchemaVerdict } from './schema.js';
 import type { Verdict } from './validation.js';
@@ -39,6 +40,34 @@ export interface Attempt<T = string> {
   readonly callTries: readonly CallTry[];
   /** Wall-clock ms from the attempt's first call to its verdict, validator and retries included. */
   readonly durationMs: number;
+  /**
+   * With `samples` above 1 only: every reply gathered for this attempt, in order. The
+   * attempt's own fields then describe the vote's winner, its confidence the vote's.
+   */
+  readonly samples?: readonly Sample<ModelAnswer<T>>[];
+  /** With `samples` above 1 only: the parsed samples grouped by `agree`, winner first. */
+  readonly clusters?: readonly Cluster<ModelAnswer<T>>[];
+  /** With `samples` above 1 only: the first failure of a custom `agree`, whose pair then counted as different; else null. */
+  readonly agreeError?: string | null;
+}
+
+/** An answer as the model wrote it: a string, or with a schema any JSON value. */
+export type ModelAnswer<T> = [T] extends [string] ? string : JsonValue;
+
+/** One reply of several sampled for an attempt: the model's own answer, before any schema. */
+export interface Sample<A = string> {
+  /** The reply as received; for a failed call, `"<ErrorName>: <message>"`. */
+  readonly rawText: string;
+  /** The answer as the model wrote it; null unless parsed. */
+  readonly answer: A | null;
+  readonly confidence: number | null;
+  readonly parseOk: boolean;
+  readonly error: string | null;
+  readonly callFailed: boolean;
+  readonly ambiguous: boolean;
+  readonly interpretations: readonly string[];
+  /** Every call made for this sample: one, or more when `callRetries` retried. */
+  readonly callTries: readonly CallTry[];
 }
 
 const NONE: readonly string[] = Object.freeze([]);
@@ -144,7 +173,7 @@ function copy<T>(
   schemaIssues: readonly SchemaIssue[] | null,
   durationMs: number,
 ): Attempt<T> {
-  return {
+  const copied: Attempt<T> = {
     rawText: draft.rawText,
     answer,
     confidence: draft.confidence,
@@ -161,4 +190,11 @@ function copy<T>(
     callTries: draft.callTries,
     durationMs,
   };
+  // Only a sampling attempt has these: a one-sample attempt keeps the fields it always had.
+  return draft.samples === undefined ? copied : withSampling(copied, draft as Attempt<unknown> as Attempt<T>);
+}
+
+/** `attempt` with the samples, clusters and comparator failure of `from`, after its own fields. */
+export function withSampling<T>(attempt: Attempt<T>, from: Pick<Attempt<T>, 'samples' | 'clusters' | 'agreeError'>): Attempt<T> {
+  return Object.assign(attempt, { samples: from.samples, clusters: from.clusters, agreeError: from.agreeError ?? null });
 }

@@ -1,5 +1,5 @@
 import type { CheckpointEvent, CheckpointOutput } from '../machines/checkpoint.js';
-import { CheckpointRun } from './checkpoint-run.js';
+import { type CallOutcome, CheckpointRun, sampleEvent } from './checkpoint-run.js';
 import { type CallFn, type CallInfo, type CheckOptions, type CheckSettings, readCheckArguments, type TypedCheckOptions } from './options.js';
 import { type CheckResult, checkResult, type TypedCheckResult } from './result.js';
 import type { AnswerSchema } from './schema.js';
@@ -33,6 +33,9 @@ export function check(callFn: CallFn, prompt: string, options?: object | null): 
         case 'call':
           run.send(callSynchronously(callFn, need.prompt, { attempt: need.attempt, replySchema: need.replySchema }));
           break;
+        case 'sample':
+          run.send(sampleEvent(callSynchronously(callFn, need.prompt, { attempt: need.attempt, replySchema: need.replySchema, sample: need.sample }), need));
+          break;
         case 'schema':
           run.send(runSchemaSynchronously(settings.schema!, need.answer));
           break;
@@ -58,7 +61,7 @@ export function check(callFn: CallFn, prompt: string, options?: object | null): 
   }
 }
 
-function callSynchronously(callFn: CallFn, prompt: string, info: CallInfo): CheckpointEvent {
+function callSynchronously(callFn: CallFn, prompt: string, info: CallInfo): CallOutcome {
   let reply: unknown;
   try {
     reply = callFn(prompt, info);
@@ -128,6 +131,7 @@ export function resultFrom(output: CheckpointOutput<unknown>): CheckResult<unkno
     status: output.status,
     answer: output.answer,
     confidence: output.confidence,
+    agreement: output.agreement,
     attempts: output.attempts,
     ambiguous: output.ambiguous,
     interpretations: output.interpretations,

@@ -11,10 +11,30 @@ import { answerForSchema, answerFormatOf, type JsonSchema, replySchemaOf } from 
 export type Need =
   | { readonly kind: 'report'; readonly index: number; readonly attempt: Attempt<unknown> }
   | { readonly kind: 'call'; readonly prompt: string; readonly attempt: number; readonly replySchema: JsonSchema }
+  /** One sample's call: answer it with `sampleEvent()`, naming the sample and the call. */
+  | SampleNeed
   | { readonly kind: 'schema'; readonly answer: unknown }
   | { readonly kind: 'validate'; readonly answer: unknown }
   | { readonly kind: 'wait' }
   | { readonly kind: 'done'; readonly output: CheckpointOutput<unknown> };
+
+export interface SampleNeed {
+  readonly kind: 'sample';
+  readonly prompt: string;
+  readonly attempt: number;
+  readonly sample: number;
+  readonly call: number;
+  readonly replySchema: JsonSchema;
+}
+
+/** A call's outcome as the event of the sample it was made for. */
+export function sampleEvent(outcome: CallOutcome, { sample, call }: SampleNeed): CheckpointEvent {
+  return outcome.type === 'model.replied'
+    ? { type: 'sample.replied', sample, call, reply: outcome.reply }
+    : { type: 'sample.failed', sample, call, error: outcome.error };
+}
+
+export type CallOutcome = Extract<CheckpointEvent, { type: 'model.replied' | 'model.failed' }>;
 
 /**
  * One run of the checkpoint machine, seen from an interpreter: a sequence of needs.
@@ -24,6 +44,8 @@ export type Need =
 export class CheckpointRun {
   readonly #engine: Engine;
   #reported = 0;
+  /** The sample calls already handed out, by token: each is made once. */
+  readonly #handedOut = new Set<number>();
   #waiters: Array<() => void> = [];
 
   /** Starts a run, or resumes the one in `checkpoint` (already checked by `readCheckpoint`). */
@@ -40,6 +62,10 @@ export class CheckpointRun {
       timeoutMs: settings.timeoutMs,
       deadlineMs: settings.deadlineMs,
       callRetries: settings.callRetries,
+      samples: settings.samples,
+      sampleConcurrency: settings.sampleConcurrency,
+      agree: settings.agree,
+      confidenceFrom: settings.confidenceFrom,
     };
     this.#engine = startEngine(input, snapshot, settings.inspect);
     this.#engine.onChange(() => {
@@ -65,10 +91,24 @@ export class CheckpointRun {
       // Made once per answer format and shared (replySchemaOf keeps it): a lookup per call.
       return { kind: 'call', prompt: prompt.text, attempt: context.attempt, replySchema: replySchemaOf(context.settings.answerFormat) };
     }
+    if (snapshot.value === 'sampling') {
+      const slot = context.slots.findIndex((s) => s.state === 'calling' && !this.#handedOut.has(s.call));
+      if (slot < 0) return { kind: 'wait' };
+      const { call } = context.slots[slot]!;
+      this.#handedOut.add(call);
+      const replySchema = replySchemaOf(context.settings.answerFormat);
+      return { kind: 'sample', prompt: prompt!.text, attempt: context.attempt, sample: slot, call, replySchema };
+    }
     if (snapshot.value === 'schemaGate') return { kind: 'schema', answer: answerForSchema(context.draft) };
     if (snapshot.value === 'validationGate') return { kind: 'validate', answer: context.draft.answer };
     if (snapshot.value === 'backingOff') return { kind: 'wait' };
     throw new Error(`Booth internal error: the checkpoint machine rests in ${JSON.stringify(snapshot.value)}`);
+  }
+
+  /** Whether the machine still waits for this sample's call: a call it gave up on is abandoned. */
+  wantsCall(call: number): boolean {
+    const snapshot = this.#engine.view();
+    return snapshot.status === 'active' && snapshot.value === 'sampling' && snapshot.context.slots.some((s) => s.state === 'calling' && s.call === call);
   }
 
   /** Tells the machine what the model or the validator did; it decides synchronously. */
@@ -134,6 +174,8 @@ export function readCheckpoint(
     timeoutMs: settings.timeoutMs,
     deadlineMs: settings.deadlineMs,
     callRetries: settings.callRetries,
+    samples: settings.samples,
+    confidenceFrom: settings.confidenceFrom,
   };
   for (const [name, value] of Object.entries(expected)) {
     const saved = JSON.stringify(settingsSaved?.[name] ?? null);
@@ -141,7 +183,7 @@ export function readCheckpoint(
       fail(`belongs to a different run: its ${name} is ${saved}, this call's is ${JSON.stringify(value ?? null)}.`);
     }
   }
-  return upgraded(snapshot as unknown as SavedRun);
+  return upgraded(snapshot as unknown as SavedRun, settings);
 }
 
 interface SavedRun {
@@ -149,10 +191,12 @@ interface SavedRun {
 }
 
 /**
- * A run saved before typed answers had no answer format and no schema issues: they read as
- * none, so a checkpoint from an earlier Booth resumes as the same run.
+ * A run saved before typed answers had no answer format and no schema issues, and one saved
+ * before sampling no samples: they read as none, so a checkpoint from an earlier Booth
+ * resumes as the same run. A custom `agree` is a function, which the saved JSON cannot
+ * hold: the caller's is given to the run again.
  */
-function upgraded(snapshot: SavedRun): Snapshot<unknown> {
+function upgraded(snapshot: SavedRun, caller: CheckSettings): Snapshot<unknown> {
   const { context } = snapshot;
   // In its documented place, after validationError, so an old attempt reads like a new one.
   const withIssues = (attempt: object) =>
@@ -162,8 +206,18 @@ function upgraded(snapshot: SavedRun): Snapshot<unknown> {
   return {
     ...snapshot,
     context: {
+      slots: [],
+      calls: 0,
+      started: [],
       ...context,
-      settings: { answerFormat: null, ...context.settings },
+      settings: {
+        answerFormat: null,
+        samples: 1,
+        confidenceFrom: 'self',
+        ...context.settings,
+        sampleConcurrency: caller.sampleConcurrency,
+        agree: caller.agree === null ? null : () => caller.agree,
+      },
       draft: withIssues(context.draft),
       attempts: context.attempts.map(withIssues),
     },

@@ -44,3 +44,5 @@ export const PARSE_RETRY_MARKER = 'could not be parsed';
 export const CONFIDENCE_RETRY_MARKER = 'Reconsider your previous answer';
 /** Appears, in Booth's own wording, only in the retry prompt sent after a failed validation. */
 export const VALIDATION_RETRY_MARKER = 'failed validation';
+/** Appears, in Booth's own wording, only in the retry prompt sent after samples disagreed. */
+export const DISAGREEMENT_RETRY_MARKER = 'samples of your answer disagreed';

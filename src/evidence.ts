@@ -48,6 +48,7 @@ export function checkWithEvidence<E>(
         return evidenceResult({
           ...output,
           confidence: score,
+          agreement: null,
           evidenceAgreement: score,
           trace,
           attempts: [],

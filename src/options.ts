@@ -1,5 +1,6 @@
 import type { InspectionEvent, Observer } from 'xstate';
-import type { Attempt } from './attempt.js';
+import { type AgreeFn, CONFIDENCE_SOURCES, type ConfidenceSource } from './agreement.js';
+import type { Attempt, ModelAnswer } from './attempt.js';
 import type { CallRetryPolicy } from './call-retries.js';
 import type { CheckpointStore } from './checkpoints.js';
 import { DEFAULT_EVIDENCE_THRESHOLD, DEFAULT_MAX_RETRIES, DEFAULT_THRESHOLD } from './constants.js';
@@ -20,6 +21,8 @@ export interface CallInfo {
    * it; a callFn called by other code may not get it.
    */
   readonly replySchema?: JsonSchema;
+  /** With `samples` above 1: which of the attempt's samples this call is, from 0; vary temperature or seed by it. */
+  readonly sample?: number;
 }
 
 /** A synchronous model call for `check()`: prompt in, raw model text out. */
@@ -43,6 +46,24 @@ export interface CheckOptions<T = string> {
   schema?: AnswerSchema<T> | null | undefined;
   /** Judges each parsed, unambiguous answer (with a schema, its output); a failure triggers a retry however confident the model was. */
   validator?: Validator<T> | null | undefined;
+  /**
+   * Replies gathered per attempt, each from a call with the attempt's prompt: from 1 to 20,
+   * default 1. Above 1 the samples vote, and the confidence comes from the vote
+   * (`confidenceFrom`); each sample is a model call.
+   */
+  samples?: number | undefined;
+  /**
+   * When two sampled answers count as the same, as the model wrote them (with a schema, JSON
+   * values). Default: equal after NFKC, trimming, case folding, collapsing whitespace and
+   * dropping a trailing period; with a schema, equal JSON whatever the order of keys.
+   */
+  agree?: AgreeFn<ModelAnswer<T>> | null | undefined;
+  /**
+   * What the threshold judges when sampling: `'self'`, the mean self-reported confidence of
+   * the winning answer's samples; `'agreement'`, the winning answer's share of the parsed
+   * samples; `'hybrid'` (the default), the two multiplied.
+   */
+  confidenceFrom?: ConfidenceSource | undefined;
   /**
    * An XState inspection observer attached to the machine's actor: it sees every event,
    * snapshot and microstep of the run, e.g. `@statelyai/inspect`'s `inspector.inspect`.
@@ -73,6 +94,8 @@ export interface AsyncCheckOptions<T = string> extends Omit<CheckOptions<T>, 'on
   checkpoint?: CheckpointStore | null | undefined;
   /** Names the run in `checkpoint`. */
   key?: string | null | undefined;
+  /** Sample calls in flight at once; default all of them. */
+  sampleConcurrency?: number | undefined;
 }
 
 export interface EvidenceOptions {
@@ -92,12 +115,16 @@ export interface CheckSettings {
   readonly deadlineMs: number | null;
   readonly callRetries: CallRetryPolicy | null;
   readonly checkpoint: { readonly store: CheckpointStore; readonly key: string } | null;
+  readonly samples: number;
+  readonly sampleConcurrency: number;
+  readonly agree: AgreeFn<unknown> | null;
+  readonly confidenceFrom: ConfidenceSource;
 }
 
 type Entry = 'check' | 'acheck';
 
-const CHECK_KEYS = ['threshold', 'maxRetries', 'onAttempt', 'schema', 'validator', 'inspect'] as const;
-const ASYNC_ONLY_KEYS = ['signal', 'timeoutMs', 'deadlineMs', 'callRetries', 'checkpoint', 'key'] as const;
+const CHECK_KEYS = ['threshold', 'maxRetries', 'onAttempt', 'schema', 'validator', 'samples', 'agree', 'confidenceFrom', 'inspect'] as const;
+const ASYNC_ONLY_KEYS = ['signal', 'timeoutMs', 'deadlineMs', 'callRetries', 'checkpoint', 'key', 'sampleConcurrency'] as const;
 const ACHECK_KEYS = [...CHECK_KEYS, ...ASYNC_ONLY_KEYS] as const;
 const EVIDENCE_KEYS = ['evidenceThreshold'] as const;
 
@@ -133,6 +160,7 @@ export function readCheckArguments(entry: Entry, callFn: unknown, prompt: unknow
       'Expected `validator` to be a synchronous function, got an async function; return true, false or [boolean, message] directly.',
     );
   }
+  const sampling = samplingOptions(given);
   const inspect = inspector(given['inspect']);
   return {
     threshold,
@@ -144,7 +172,53 @@ export function readCheckArguments(entry: Entry, callFn: unknown, prompt: unknow
     signal: abortSignal(given['signal']),
     ...timers(given),
     checkpoint: checkpointOption(given['checkpoint'], given['key']),
+    ...sampling,
+    // check() calls its samples one after another.
+    sampleConcurrency: entry === 'check' ? 1 : concurrency(given['sampleConcurrency'], sampling.samples),
   };
+}
+
+/** More samples than this is a survey, not a check: each is a paid model call per attempt. */
+export const MAX_SAMPLES = 20;
+
+/** `samples`, `agree` and `confidenceFrom`, as `check()`, `acheck()` and the machine read them. */
+function samplingOptions(given: Record<string, unknown>) {
+  const value = given['samples'];
+  let samples = 1;
+  if (value !== undefined) {
+    if (!isWholeNumber(value)) {
+      throw new TypeError(`Expected \`samples\` to be a whole number from 1 to ${MAX_SAMPLES}, such as 5, got ${describeValue(value)}.`);
+    }
+    if (value < 1 || value > MAX_SAMPLES) {
+      throw new RangeError(
+        `Expected \`samples\` to be from 1 to ${MAX_SAMPLES}, got ${describeValue(value)}; each sample is a model call per attempt, so 3 to 10 is usual.`,
+      );
+    }
+    samples = value;
+  }
+  const agree = optionalFunction('agree', given['agree']);
+  if (isAsyncFunction(agree)) {
+    throw new TypeError('Expected `agree` to be a synchronous function (a, b) => boolean, got an async function.');
+  }
+  const source = given['confidenceFrom'];
+  if (source !== undefined && !(CONFIDENCE_SOURCES as readonly unknown[]).includes(source)) {
+    throw new TypeError(`Expected \`confidenceFrom\` to be 'self', 'agreement' or 'hybrid', got ${describeValue(source)}.`);
+  }
+  if (samples === 1 && source !== undefined && source !== 'self') {
+    throw new RangeError(
+      `\`confidenceFrom: '${String(source)}'\` needs several samples to vote, but \`samples\` is 1; set \`samples\` to 2 or more (5 is common), or leave \`confidenceFrom\` out.`,
+    );
+  }
+  const confidenceFrom = (source ?? (samples > 1 ? 'hybrid' : 'self')) as ConfidenceSource;
+  return { samples, agree: agree as AgreeFn<unknown> | null, confidenceFrom };
+}
+
+function concurrency(value: unknown, samples: number): number {
+  if (value === undefined) return samples;
+  if (!isWholeNumber(value) || value < 1) {
+    throw new TypeError(`Expected \`sampleConcurrency\` to be a whole number, 1 or more, got ${describeValue(value)}.`);
+  }
+  return value;
 }
 
 /** What the checkpoint machine's input may hold, checked as `check()` checks its options. */
@@ -160,9 +234,28 @@ export interface MachineInput {
   readonly timeoutMs: number | null;
   readonly deadlineMs: number | null;
   readonly callRetries: CallRetryPolicy | null;
+  readonly samples: number;
+  readonly sampleConcurrency: number;
+  readonly agree: AgreeFn<unknown> | null;
+  readonly confidenceFrom: ConfidenceSource;
 }
 
-const MACHINE_KEYS = ['prompt', 'threshold', 'maxRetries', 'effects', 'model', 'schema', 'validator', 'timeoutMs', 'deadlineMs', 'callRetries'] as const;
+const MACHINE_KEYS = [
+  'prompt',
+  'threshold',
+  'maxRetries',
+  'effects',
+  'model',
+  'schema',
+  'validator',
+  'timeoutMs',
+  'deadlineMs',
+  'callRetries',
+  'samples',
+  'sampleConcurrency',
+  'agree',
+  'confidenceFrom',
+] as const;
 
 /**
  * The checkpoint machine's input, with the checks and messages of `check()`: a workflow
@@ -188,7 +281,14 @@ export function readMachineInput(input: unknown): MachineInput {
   const model = optionalFunction('model', given['model']);
   const schema = readSchema(given['schema']);
   const validator = given['validator'] === true ? true : optionalFunction('validator', given['validator'] === false ? null : given['validator']);
-  return { prompt, threshold, maxRetries, effects, model, schema, validator, ...timers(given) };
+  const sampling = samplingOptions(given);
+  const sampleConcurrency = concurrency(given['sampleConcurrency'], effects === 'actors' ? 1 : sampling.samples);
+  if (effects === 'actors' && sampleConcurrency > 1) {
+    throw new RangeError(
+      `Expected \`sampleConcurrency\` to be 1 in a workflow, got ${describeValue(sampleConcurrency)}: the machine calls its samples one after another through its one \`callModel\` child; use effects: 'events' to run them concurrently.`,
+    );
+  }
+  return { prompt, threshold, maxRetries, effects, model, schema, validator, ...timers(given), ...sampling, sampleConcurrency };
 }
 
 function readPrompt(prompt: unknown): string {
@@ -236,6 +336,9 @@ function readShape(options: unknown, known: readonly string[], label: string, en
 
 function unknownOptionMessage(key: string, known: readonly string[], label: string, entry: string | undefined): string {
   const where = entry === undefined ? label : `${entry}()`;
+  if (entry === 'check' && key === 'sampleConcurrency') {
+    return 'Unknown option `sampleConcurrency` for check(): a synchronous check calls its samples one after another; use acheck() to call them concurrently.';
+  }
   if (entry === 'check' && (ASYNC_ONLY_KEYS as readonly string[]).includes(key)) {
     return `Unknown option \`${key}\` for check(): a synchronous check cannot wait, time out or be resumed; use acheck(), which accepts \`${key}\`.`;
   }

@@ -1,4 +1,5 @@
-import { CONFIDENCE_RETRY_MARKER, PARSE_RETRY_MARKER, VALIDATION_RETRY_MARKER } from './constants.js';
+import { canonicalJson, type Cluster } from './agreement.js';
+import { CONFIDENCE_RETRY_MARKER, DISAGREEMENT_RETRY_MARKER, PARSE_RETRY_MARKER, VALIDATION_RETRY_MARKER } from './constants.js';
 import { clip } from './schema.js';
 
 /**
@@ -39,7 +40,7 @@ export function instructions(format: AnswerFormat | null): string {
 }
 
 /** Which retry prompt follows a rejected attempt. */
-export type RetryKind = 'repeat' | 'parse' | 'validation' | 'confidence';
+export type RetryKind = 'repeat' | 'parse' | 'validation' | 'disagreement' | 'confidence';
 
 /** A prompt Booth sent the model, and why: the first one, or which kind of retry. */
 export interface SentPrompt {
@@ -60,6 +61,8 @@ export interface PreviousAttempt {
   readonly confidence: number | null;
   readonly error: string | null;
   readonly validationError: string | null;
+  /** With several samples, how their answers clustered, winner first; otherwise null. */
+  readonly clusters?: readonly Cluster<unknown>[] | null | undefined;
 }
 
 /**
@@ -86,12 +89,36 @@ function retryParagraph(kind: Exclude<RetryKind, 'repeat'>, previous: PreviousAt
         `Your previous answer was ${quoted(previous.answer, typed)}. It ${VALIDATION_RETRY_MARKER}: ` +
         `${previous.validationError || GENERIC_VALIDATION_MESSAGE}. Give a corrected answer.`
       );
+    case 'disagreement':
+      return disagreementParagraph(previous.clusters ?? [], typed);
     case 'confidence':
       return (
         `Your previous answer was ${quoted(previous.answer, typed)}, with confidence ${plainDecimal(previous.confidence ?? 0)}. ` +
         `${CONFIDENCE_RETRY_MARKER}: if it is right, restate it; if it is not, correct it.`
       );
   }
+}
+
+/** At most this many competing answers are listed; the rest are counted. */
+export const MAX_LISTED_ANSWERS = 5;
+
+/**
+ * The competing answers as new information: each with how many samples gave it, quoted as
+ * a JSON string (cut at 200 characters) so no answer can break the prompt's structure.
+ * Asking to "reconsider" without new information lowers accuracy (Huang et al., ICLR 2024).
+ */
+function disagreementParagraph(clusters: readonly Cluster<unknown>[], typed: boolean): string {
+  const total = clusters.reduce((sum, c) => sum + c.count, 0);
+  const listed = clusters.slice(0, MAX_LISTED_ANSWERS).map((c) => {
+    const text = typed ? canonicalJson(c.answer) : String(c.answer);
+    return `- ${JSON.stringify(clip(text))}: ${c.count} of ${total} samples`;
+  });
+  const rest = clusters.slice(MAX_LISTED_ANSWERS).reduce((sum, c) => sum + c.count, 0);
+  if (rest > 0) listed.push(`- other answers: ${rest} of ${total} samples`);
+  return (
+    `Independent ${DISAGREEMENT_RETRY_MARKER}:\n${listed.join('\n')}\n` +
+    'Weigh them, work out which answer you can justify, and give that one, with a confidence that says how sure you are after weighing them.'
+  );
 }
 
 /** The previous answer as JSON; a typed answer can be any JSON value, however large, so it is quoted only so far. */

@@ -1,6 +1,6 @@
 import type { CheckpointState, RunSettings, TraceStep } from '../machines/checkpoint.js';
 import type { EvidenceState } from '../machines/evidence.js';
-import type { Attempt } from './attempt.js';
+import type { Attempt, ModelAnswer, Sample } from './attempt.js';
 import {
   AMBIGUOUS,
   type BLOCKED,
@@ -27,6 +27,7 @@ export type ResultFields = Pick<
   | 'status'
   | 'answer'
   | 'confidence'
+  | 'agreement'
   | 'attempts'
   | 'ambiguous'
   | 'interpretations'
@@ -52,6 +53,11 @@ export class Result {
   readonly answer: unknown;
   /** The same attempt's self-reported confidence; for evidence checks, the agreement score. */
   readonly confidence: number | null;
+  /**
+   * With `samples` above 1: the share of the reported attempt's parsed samples that gave its
+   * answer; null with one sample and for evidence checks.
+   */
+  readonly agreement: number | null;
   /** Every attempt, in order. */
   readonly attempts: readonly Attempt<unknown>[];
   /** True for AMBIGUOUS only. */
@@ -78,6 +84,7 @@ export class Result {
     this.status = fields.status;
     this.answer = fields.answer;
     this.confidence = fields.confidence;
+    this.agreement = fields.agreement;
     this.attempts = Object.freeze(fields.attempts);
     this.ambiguous = fields.ambiguous;
     this.interpretations = Object.freeze(fields.interpretations);
@@ -89,6 +96,12 @@ export class Result {
     this.trace = Object.freeze(fields.trace);
     this.settings = fields.settings;
     Object.freeze(this);
+  }
+
+  /** With `samples` above 1: each attempt's samples, in order; null with one sample. */
+  get samples(): readonly (readonly Sample<unknown>[])[] | null {
+    if (this.settings === null || this.settings.samples === 1) return null;
+    return this.attempts.map((attempt) => attempt.samples ?? []);
   }
 
   get nAttempts(): number {
@@ -147,6 +160,7 @@ export class Result {
       status: this.status,
       answer: this.answer,
       confidence: this.confidence,
+      agreement: this.agreement,
       attempts: this.attempts,
       ambiguous: this.ambiguous,
       interpretations: this.interpretations,
@@ -171,9 +185,11 @@ export class Result {
  * What every result has, whatever its status. `T` is the answer's type: a string, or with
  * a `schema` the schema's output.
  */
-interface ResultBase<T> extends Omit<Result, 'status' | 'ok' | 'answer' | 'confidence' | 'ambiguous' | 'reason' | 'unwrap' | 'unwrapOr' | 'attempts'> {
+interface ResultBase<T> extends Omit<Result, 'status' | 'ok' | 'answer' | 'confidence' | 'ambiguous' | 'reason' | 'unwrap' | 'unwrapOr' | 'attempts' | 'samples'> {
   /** Every attempt, in order. */
   readonly attempts: readonly Attempt<T>[];
+  /** With `samples` above 1: each attempt's samples, in order; null with one sample. */
+  readonly samples: readonly (readonly Sample<ModelAnswer<T>>[])[] | null;
   /** The answer when the result is ok; otherwise `fallback`. */
   unwrapOr<F>(fallback: F): T | F;
 }

@@ -297,8 +297,9 @@ export class Stepper<TContext extends object, TEvent extends EventObject, TOutpu
           this.#raised.push(effect.run(this.context, params as never) as TEvent);
           break;
         case 'schedule': {
-          const timer = effect.run(this.context, params as never);
-          if (timer !== null) this.#schedule(timer as Timer<TEvent>);
+          const timers = effect.run(this.context, params as never);
+          if (Array.isArray(timers)) for (const timer of timers) this.#schedule(timer as Timer<TEvent>);
+          else if (timers !== null) this.#schedule(timers as Timer<TEvent>);
           break;
         }
         case 'cancel': {

@@ -133,6 +133,7 @@ describe('§8 results', () => {
         'status',
         'answer',
         'confidence',
+        'agreement',
         'attempts',
         'ambiguous',
         'interpretations',
@@ -200,6 +201,8 @@ describe('§8 results', () => {
       timeoutMs: 5_000,
       deadlineMs: null,
       callRetries: { retries: 1 },
+      samples: 1,
+      confidenceFrom: 'self',
     });
     expect(run([envelope('Paris', 0.9)]).settings).toMatchObject({ threshold: 0.7, maxRetries: 0, validator: false });
     expect(checkWithEvidence('Paris', ['Paris'], () => true).settings).toBeNull();

@@ -19,8 +19,11 @@ import {
 import { envelope, scripted } from './helpers.js';
 
 const CHECKPOINT_STATES = [
+  'asking',
   'calling',
   'backingOff',
+  'sampling',
+  'agreementGate',
   'parsing',
   'ambiguityGate',
   'schemaGate',
@@ -56,7 +59,7 @@ describe('machine graphs', () => {
     const graph = machineGraph(checkpointMachine);
     expect(graph.states.map((s) => s.name)).toEqual(CHECKPOINT_STATES);
     expect(graph.states.filter((s) => s.final).map((s) => s.name)).toEqual(['verified', 'repaired', 'ambiguous', 'uncertain']);
-    expect(graph.initial).toBe('calling');
+    expect(graph.initial).toBe('asking');
   });
 
   it('have every transition, always transitions and guards included', () => {
@@ -73,7 +76,11 @@ describe('machine graphs', () => {
     expect(labels('backingOff', 'uncertain')).toEqual(['run.deadline']);
     expect(labels('parsing', 'reconsidering')).toEqual(['[parseFailed and canRetry]']);
     expect(labels('confidenceGate', 'verified')).toEqual(['[isConfident and isFirstAttempt]']);
-    expect(labels('reconsidering', 'calling')).toEqual(['[callFailed]', '[parseFailed]', '[failedValidation]', '[else]']);
+    expect(labels('asking', 'sampling')).toEqual(['[isSampling]']);
+    expect(labels('asking', 'calling')).toEqual(['[else]']);
+    expect(labels('sampling', 'agreementGate')).toEqual(['[allSampled]']);
+    expect(labels('agreementGate', 'reconsidering')).toEqual(['[parseFailed and canRetry]']);
+    expect(labels('reconsidering', 'asking')).toEqual(['[callFailed]', '[parseFailed]', '[failedValidation]', '[isSplit]', '[else]']);
     expect(labels('validationGate', 'validationGate')).toEqual([
       'validator.returned',
       'validator.threw',
@@ -86,7 +93,7 @@ describe('machine graphs', () => {
   it('Mermaid stateDiagram-v2 and DOT name every state and edge', () => {
     const mermaid = machineToMermaid(checkpointMachine);
     const dotSource = machineToDot(checkpointMachine);
-    expect(mermaid.startsWith('stateDiagram-v2\n  [*] --> calling\n')).toBe(true);
+    expect(mermaid.startsWith('stateDiagram-v2\n  [*] --> asking\n')).toBe(true);
     for (const edge of machineGraph(checkpointMachine).edges) {
       expect(mermaid).toContain(`${edge.from} --> ${edge.to} : `);
       expect(dotSource).toContain(`"${edge.from}" -> "${edge.to}"`);
@@ -111,8 +118,10 @@ describe('a single run, drawn', () => {
     );
     const fromTrace = new Map<string, number>();
     result.trace.slice(1).forEach((step, i) => {
-      const key = `${result.trace[i]?.state}->${step.state}`;
-      fromTrace.set(key, (fromTrace.get(key) ?? 0) + 1);
+      // The trace leaves out asking, which only routes: a retry's step goes through it.
+      const from = result.trace[i]?.state;
+      const keys = from === 'reconsidering' ? [`${from}->asking`, `asking->${step.state}`] : [`${from}->${step.state}`];
+      for (const key of keys) fromTrace.set(key, (fromTrace.get(key) ?? 0) + 1);
     });
     expect(taken.sort()).toEqual([...fromTrace].map(([key, n]) => `${key} ${n}`).sort());
     expect(taken).toContain('calling->parsing 2');
@@ -121,9 +130,9 @@ describe('a single run, drawn', () => {
   it('toMermaid styles the taken links and the visited states', () => {
     const flowchart = toMermaid(repaired());
     expect(flowchart).toContain('calling -->|"model.replied [isText] ×2"| parsing');
-    expect(flowchart).toMatch(/class calling,parsing,ambiguityGate,confidenceGate,reconsidering,repaired visited/);
+    expect(flowchart).toMatch(/class asking,calling,parsing,ambiguityGate,confidenceGate,reconsidering,repaired visited/);
     const linkStyle = /linkStyle ([\d,]+) /.exec(flowchart)?.[1]?.split(',');
-    expect(linkStyle).toHaveLength(6);
+    expect(linkStyle).toHaveLength(7);
   });
 
   it('toSvg draws the evidence machine for an evidence result', async () => {
@@ -255,22 +264,24 @@ describe('a run, explained', () => {
     expect(retryReasons(check(() => envelope('Paris', 0.9), 'q').prompts, 'confidence')).toBeNull();
   });
 
-  it('each retry kind is the guard the machine takes from reconsidering to calling', () => {
+  it('each retry kind is the guard the machine takes from reconsidering to asking', () => {
     const node = checkpointMachine.root.states['reconsidering'];
     const kinds = (node?.always ?? []).map((t) => (t.actions[0] as { params: { kind: keyof typeof RETRY_GUARDS } }).params.kind);
     expect(kinds.sort()).toEqual(Object.keys(RETRY_GUARDS).sort());
-    const labels = machineGraph(checkpointMachine).edges.find((e) => e.from === 'reconsidering' && e.to === 'calling')?.labels;
+    const labels = machineGraph(checkpointMachine).edges.find((e) => e.from === 'reconsidering' && e.to === 'asking')?.labels;
     expect((node?.always ?? []).map((t) => RETRY_GUARDS[(t.actions[0] as { params: { kind: keyof typeof RETRY_GUARDS } }).params.kind])).toEqual(labels);
   });
 
   it('the retry edge counts each kind of retry beside its guard, in DOT and Mermaid alike', () => {
     const result = retriedThrice();
-    expect(toDot(result)).toContain('"reconsidering" -> "calling" [label="[callFailed]\\n[parseFailed] ×1\\n[failedValidation] ×1\\n[else] ×1"');
-    expect(toMermaid(result)).toContain('reconsidering -->|"[callFailed] / [parseFailed] ×1 / [failedValidation] ×1 / [else] ×1"| calling');
+    expect(toDot(result)).toContain('"reconsidering" -> "asking" [label="[callFailed]\\n[parseFailed] ×1\\n[failedValidation] ×1\\n[isSplit]\\n[else] ×1"');
+    expect(toMermaid(result)).toContain('reconsidering -->|"[callFailed] / [parseFailed] ×1 / [failedValidation] ×1 / [isSplit] / [else] ×1"| asking');
+    // A retry goes through asking, which the trace leaves out: its edge to calling counts too.
+    expect(toDot(result)).toContain('"asking" -> "calling" [label="[else]\\n×3"');
     const twice = check(scripted(['junk', 'junk', envelope('Paris', 0.9)]).sync, 'q', { maxRetries: 2 });
-    expect(toDot(twice)).toContain('[label="[callFailed]\\n[parseFailed] ×2\\n[failedValidation]\\n[else]"');
+    expect(toDot(twice)).toContain('[label="[callFailed]\\n[parseFailed] ×2\\n[failedValidation]\\n[isSplit]\\n[else]"');
     // The machine's own diagram has no counts.
-    expect(machineToDot(checkpointMachine)).toContain('"reconsidering" -> "calling" [label="[callFailed]\\n[parseFailed]\\n[failedValidation]\\n[else]"];');
+    expect(machineToDot(checkpointMachine)).toContain('"reconsidering" -> "asking" [label="[callFailed]\\n[parseFailed]\\n[failedValidation]\\n[isSplit]\\n[else]"];');
   });
 
   it('toSequence names the kind of each retry prompt', () => {

@@ -84,12 +84,25 @@ function guardName(guard: unknown): string {
   return 'guard';
 }
 
-/** How often the run moved along each edge, from the trace of states it entered. */
-export function edgeCounts(trace: readonly { readonly state: string }[]): Map<string, number> {
+/**
+ * How often the run moved along each edge, from the trace of states it entered. A state
+ * that only routes (the checkpoint's `asking`) is left out of traces: a step with no edge
+ * of its own went through such a state, and both its edges count.
+ */
+export function edgeCounts(trace: readonly { readonly state: string }[], graph: MachineGraph): Map<string, number> {
   const counts = new Map<string, number>();
+  const count = (from: string, to: string) => counts.set(edgeKey(from, to), (counts.get(edgeKey(from, to)) ?? 0) + 1);
+  const edges = new Set(graph.edges.map((edge) => edgeKey(edge.from, edge.to)));
   for (let i = 1; i < trace.length; i += 1) {
-    const key = edgeKey(trace[i - 1]?.state ?? '', trace[i]?.state ?? '');
-    counts.set(key, (counts.get(key) ?? 0) + 1);
+    const from = trace[i - 1]!.state;
+    const to = trace[i]!.state;
+    const via = edges.has(edgeKey(from, to)) ? undefined : graph.states.find((s) => edges.has(edgeKey(from, s.name)) && edges.has(edgeKey(s.name, to)));
+    if (via === undefined) {
+      count(from, to);
+    } else {
+      count(from, via.name);
+      count(via.name, to);
+    }
   }
   return counts;
 }

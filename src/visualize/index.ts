@@ -44,10 +44,11 @@ function graphOfResult(result: BoothResult): MachineGraph {
 }
 
 function pathOf(result: BoothResult): Path {
-  const counts = edgeCounts(result.trace);
+  const counts = edgeCounts(result.trace, graphOfResult(result));
   const visited = new Set(result.trace.map((step) => step.state));
-  // Only the prompts tell which guard of reconsidering → calling each retry took.
-  const retries = edgeKey('reconsidering', 'calling');
+  if (counts.has(edgeKey('reconsidering', 'asking'))) visited.add('asking');
+  // Only the prompts tell which guard of reconsidering → asking each retry took.
+  const retries = edgeKey('reconsidering', 'asking');
   return counts.has(retries) ? { counts, visited, labelCounts: new Map([[retries, retryGuardCounts(result.prompts)]]) } : { counts, visited };
 }
 

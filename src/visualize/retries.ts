@@ -2,13 +2,14 @@ import type { RetryKind, SentPrompt } from '../prompts.js';
 import type { Method } from '../result.js';
 
 /**
- * The guard of `reconsidering → calling` that picks each retry kind, as the diagram labels
+ * The guard of `reconsidering → asking` that picks each retry kind, as the diagram labels
  * it (machines/checkpoint.ts, state `reconsidering`; a test holds the two together).
  */
 export const RETRY_GUARDS: Readonly<Record<RetryKind, string>> = {
   repeat: '[callFailed]',
   parse: '[parseFailed]',
   validation: '[failedValidation]',
+  disagreement: '[isSplit]',
   confidence: '[else]',
 };
 
@@ -19,13 +20,19 @@ export function retryKindCounts(prompts: readonly SentPrompt[]): Map<RetryKind, 
   return counts;
 }
 
-/** How often each guard of `reconsidering → calling` was taken, keyed by its diagram label. */
+/** How often each guard of `reconsidering → asking` was taken, keyed by its diagram label. */
 export function retryGuardCounts(prompts: readonly SentPrompt[]): Map<string, number> {
   return new Map([...retryKindCounts(prompts)].map(([kind, n]) => [RETRY_GUARDS[kind], n]));
 }
 
 const METHOD_RETRY: Partial<Record<Method, RetryKind>> = { parse_failure: 'parse', validation: 'validation', confidence: 'confidence' };
-const REASON_NAMES: Readonly<Record<RetryKind, string>> = { repeat: 'call failure', parse: 'parse', validation: 'validation', confidence: 'confidence' };
+const REASON_NAMES: Readonly<Record<RetryKind, string>> = {
+  repeat: 'call failure',
+  parse: 'parse',
+  validation: 'validation',
+  disagreement: 'disagreement',
+  confidence: 'confidence',
+};
 
 /**
  * Why the run retried, e.g. `parse ×1, validation ×1, confidence ×1`; null when it did

@@ -9,6 +9,7 @@ const PROMPT_KINDS: Readonly<Record<SentPrompt['kind'], string>> = {
   repeat: 'the first prompt again',
   parse: 'parse retry',
   validation: 'validation retry',
+  disagreement: 'disagreement retry',
   confidence: 'confidence retry',
 };
 
