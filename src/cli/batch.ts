@@ -1,5 +1,6 @@
 import { closeSync, openSync, readFileSync, renameSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import { acheck } from '../acheck.js';
+import type { ConfidenceSource } from '../agreement.js';
 import type { CallRetryPolicy } from '../call-retries.js';
 import type { AsyncCallFn } from '../options.js';
 import type { AnswerSchema } from '../schema.js';
@@ -28,6 +29,10 @@ export interface BatchSettings {
   readonly maxRetries: number;
   readonly timeoutMs?: number | undefined;
   readonly callRetries?: CallRetryPolicy | undefined;
+  /** Replies gathered per attempt; above 1 they vote, and each result line keeps them in its attempts. Default 1. */
+  readonly samples?: number | undefined;
+  /** What the threshold judges when sampling; acheck's default when undefined. */
+  readonly confidenceFrom?: ConfidenceSource | undefined;
   /** Every answer must satisfy it; the result lines then hold the answers as JSON values. */
   readonly schema?: AnswerSchema | undefined;
   /** Check again the questions whose every call failed in an earlier run. Default true. */
@@ -48,7 +53,7 @@ interface Tally {
   readonly latencyMs: number | null;
   /** Calls that threw or timed out, retries of a failed call included. */
   readonly failedCalls: number;
-  /** Replies that came back but held no usable JSON object. */
+  /** Replies that came back but held no usable JSON object; when sampling, each sample is a reply. */
   readonly unparseable: number;
   /** Every call of the check failed: the model was never heard. */
   readonly everyCallFailed: boolean;
@@ -148,6 +153,8 @@ export async function runBatch(settings: BatchSettings): Promise<BatchSummary> {
             maxRetries: settings.maxRetries,
             timeoutMs: settings.timeoutMs,
             callRetries: settings.callRetries,
+            samples: settings.samples,
+            confidenceFrom: settings.confidenceFrom,
             schema: settings.schema,
             signal,
           });
@@ -339,7 +346,10 @@ function tallyOf(row: Record<string, unknown>): Tally | null {
     else {
       failedCalls += failedTries;
       allFailed = false;
-      if (attempt?.['parseOk'] !== true) unparseable += 1;
+      const samples = attempt?.['samples'];
+      if (Array.isArray(samples)) {
+        for (const sample of samples as Array<Record<string, unknown>>) if (sample?.['callFailed'] !== true && sample?.['parseOk'] !== true) unparseable += 1;
+      } else if (attempt?.['parseOk'] !== true) unparseable += 1;
     }
   }
   return {

@@ -9,6 +9,9 @@ import { SingleBar } from 'cli-progress';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { openAICompatible } from '../adapters.js';
 import { acheck } from '../acheck.js';
+import { CONFIDENCE_SOURCES, type ConfidenceSource } from '../agreement.js';
+import { MAX_SAMPLES } from '../options.js';
+import type { Sample } from '../attempt.js';
 import type { AnswerSchema } from '../schema.js';
 import { type BatchSummary, CliFileError, runBatch } from './batch.js';
 import { calibrate, type Labelled, loadChartLibraries, reliabilitySvg, sameAnswer } from './calibrate.js';
@@ -59,6 +62,8 @@ interface EndpointFlags {
   timeoutMs?: number;
   callRetries: number;
   schema?: string;
+  samples: number;
+  confidenceFrom?: ConfidenceSource;
 }
 
 function withEndpointFlags(command: Command): Command {
@@ -70,7 +75,21 @@ function withEndpointFlags(command: Command): Command {
     .option('--max-retries <n>', 'reconsiderations after the first attempt', wholeNumber(0, 100), 1)
     .option('--timeout-ms <ms>', 'time limit per model call', wholeNumber(1))
     .option('--call-retries <n>', 'tries again after a failed call (network error, 408, 429, 5xx), waiting as Retry-After asks', wholeNumber(0, 100), 0)
-    .option('--schema <file>', 'JSON Schema (draft 2020-12) the answer must satisfy (needs the optional ajv: npm i ajv)');
+    .option('--schema <file>', 'JSON Schema (draft 2020-12) the answer must satisfy (needs the optional ajv: npm i ajv)')
+    .option('--samples <k>', 'replies gathered per attempt; above 1 they vote and the confidence comes from the vote', wholeNumber(1, MAX_SAMPLES), 1)
+    .addOption(
+      new Option('--confidence-from <source>', 'what the threshold judges when sampling (default hybrid with --samples above 1)').choices(CONFIDENCE_SOURCES),
+    )
+    .hook('preAction', (command) => {
+      // acheck would throw a RangeError naming its options; checked here, it is bad usage naming the flags, before any call.
+      const { samples, confidenceFrom } = command.opts<EndpointFlags>();
+      if (samples === 1 && confidenceFrom !== undefined && confidenceFrom !== 'self') {
+        command.error(
+          `error: option '--confidence-from ${confidenceFrom}' needs several samples to vote, but --samples is 1; add --samples 5 (any of 2 to ${MAX_SAMPLES}), or leave --confidence-from out.`,
+          { exitCode: USAGE_ERROR, code: 'commander.conflictingOption' },
+        );
+      }
+    });
 }
 
 /**
@@ -97,22 +116,29 @@ function checkOptions(flags: EndpointFlags) {
     maxRetries: flags.maxRetries,
     timeoutMs: flags.timeoutMs,
     callRetries: flags.callRetries > 0 ? { retries: flags.callRetries } : undefined,
+    samples: flags.samples,
+    confidenceFrom: flags.confidenceFrom,
   };
 }
 
-/** Each failed call and each unparseable reply of a run, with its cause. */
+/** Each failed call and each unparseable reply of a run, with its cause; when sampling, sample by sample. */
 function problems(result: Awaited<ReturnType<typeof acheck>>): string[] {
   const lines: string[] = [];
   result.attempts.forEach((attempt, index) => {
-    const tries = attempt.callTries.filter((t) => t.error !== null);
-    tries.forEach((t, n) => {
-      const which = tries.length > 1 || attempt.callTries.length > 1 ? `attempt ${index}, try ${n + 1}` : `attempt ${index}`;
-      lines.push(`call failed ${which}: ${t.error}`);
-    });
-    if (attempt.callFailed && tries.length === 0) lines.push(`call failed attempt ${index}: ${attempt.error}`);
-    if (!attempt.callFailed && !attempt.parseOk) lines.push(`unparseable attempt ${index}: ${attempt.error}`);
+    if (attempt.samples === undefined) lines.push(...replyProblems(`attempt ${index}`, attempt));
+    else attempt.samples.forEach((sample, n) => lines.push(...replyProblems(`attempt ${index}, sample ${n}`, sample)));
     if (attempt.validationError !== null) lines.push(`failed validation attempt ${index}: ${attempt.validationError}`);
   });
+  return lines;
+}
+
+/** The failed calls and the refusal of one reply: an attempt's, or one sample's. */
+function replyProblems(which: string, reply: Pick<Sample<unknown>, 'callTries' | 'callFailed' | 'parseOk' | 'error'>): string[] {
+  const lines: string[] = [];
+  const tries = reply.callTries.filter((t) => t.error !== null);
+  tries.forEach((t, n) => lines.push(`call failed ${tries.length > 1 || reply.callTries.length > 1 ? `${which}, try ${n + 1}` : which}: ${t.error}`));
+  if (reply.callFailed && tries.length === 0) lines.push(`call failed ${which}: ${reply.error}`);
+  if (!reply.callFailed && !reply.parseOk) lines.push(`unparseable ${which}: ${reply.error}`);
   return lines;
 }
 
@@ -153,6 +179,9 @@ export function program(): Command {
       const { answer } = result;
       console.log(`answer      ${answer === null ? '—' : schema === undefined ? String(answer) : JSON.stringify(answer)}`);
       console.log(`confidence  ${result.confidence ?? '—'}`);
+      if (result.agreement !== null) {
+        console.log(`agreement   ${result.agreement} (${flags.samples} samples per attempt, confidence from ${result.settings?.confidenceFrom})`);
+      }
       if (result.interpretations.length > 0) console.log(`readings    ${result.interpretations.join(' | ')}`);
       console.log(`attempts    ${result.nAttempts} (${result.method})`);
       console.log(`path        ${result.trace.map((step) => step.state).join(' → ')}`);
