@@ -1,6 +1,9 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import type { Sample } from '../src/attempt.js';
 import { envelope } from './helpers.js';
-import { batchFiles, booth, questionNumber, resultsIn, useProvider } from './fixtures/booth-process.js';
+import { batchFiles, booth, dir, questionNumber, resultsIn, useProvider } from './fixtures/booth-process.js';
 
 /**
  * `--samples` and `--confidence-from`: each attempt gathers k replies from the endpoint,
@@ -119,4 +122,205 @@ describe('booth batch --samples', () => {
     // The three calls of an attempt run at once: which sample got which reply is not fixed.
     expect(lines[0]?.attempts[0]?.samples?.map((s) => `${s.answer} ${s.confidence}`).sort()).toEqual(['answer 0 0.9', 'answer 0 0.9', 'other 0.3']);
   }, 60_000);
+});
+
+/** A parsed sample, as a result line holds it. */
+const said = (answer: string, confidence: number): Sample => ({
+  rawText: JSON.stringify({ answer, confidence }),
+  answer,
+  confidence,
+  parseOk: true,
+  error: null,
+  callFailed: false,
+  ambiguous: false,
+  interpretations: [],
+  callTries: [],
+});
+const unreadable: Sample = { ...said('', 0), rawText: 'no JSON here', answer: null, confidence: null, parseOk: false, error: 'no JSON object' };
+const failedCall: Sample = { ...unreadable, rawText: 'Error: 503', error: '503', callFailed: true };
+
+/** A sampling attempt: parsed when a sample parsed, as the machine makes it; its clusters as the vote left them. */
+const attempt = (samples: readonly Sample[], clusters: Array<{ answer: string; count: number; meanConfidence: number; samples: number[] }>) => ({
+  answer: clusters[0]?.answer ?? null,
+  parseOk: clusters.length > 0,
+  callFailed: samples.every((s) => s.callFailed),
+  schemaIssues: null,
+  samples,
+  clusters,
+});
+
+/**
+ * Four results of `booth batch --samples 3` (default hybrid), labelled by "expected". The reported attempt's
+ * samples give, per source (self = the winner's mean confidence, agreement = its share of the parsed samples,
+ * hybrid = the two multiplied):
+ *   A  Paris 0.9, Paris 0.9, Paris 0.6 → Paris, right            self 0.8  agreement 1    hybrid 0.8
+ *   B  Milan 0.9, Milan 0.9, Rome 0.6  → Milan, wrong (Rome)     self 0.9  agreement 2/3  hybrid 0.6
+ *   C  Berlin 0.6, Bonn 0.9, Berlin 0.6, one unreadable → Berlin, right
+ *                                                               self 0.6  agreement 2/3  hybrid 0.4
+ *   D  attempt 0: Lisbon 0.5, Madrid 0.5, Porto 0.5 → Lisbon (a three-way tie: the first); attempt 1: every call
+ *      failed, so attempt 0 is the one reported → Lisbon, wrong   self 0.5  agreement 1/3  hybrid 1/6
+ * Accuracy is 2/4 = 0.5 for every source.
+ * self: every result alone in its bin, so ECE = mean |correct − confidence| = (0.2 + 0.9 + 0.4 + 0.5) / 4 = 0.5;
+ *   Brier = (0.04 + 0.81 + 0.16 + 0.25) / 4 = 0.315; no threshold reaches precision 0.95 (at 0.9 only B, wrong).
+ * agreement: A alone in bin 9 (|1 − 1| = 0), B and C in bin 6 (accuracy 0.5, confidence 2/3: 1/6), D in bin 3 (1/3):
+ *   ECE = 0 + 2/4 · 1/6 + 1/4 · 1/3 = 1/6 = 0.1667; Brier = (0 + 4/9 + 1/9 + 1/9) / 4 = 1/6 = 0.1667;
+ *   threshold 1 accepts A alone: precision 1, 25 %.
+ * hybrid: each alone in its bin: ECE = (0.2 + 0.6 + 0.6 + 1/6) / 4 = 0.3917; Brier = (0.04 + 0.36 + 0.36 + 1/36) / 4
+ *   = 0.1969; threshold 0.8 accepts A alone: precision 1, 25 %. It is also each line's own confidence.
+ */
+const sampledRows = [
+  {
+    id: 'A',
+    expected: 'Paris',
+    status: 'VERIFIED',
+    answer: 'Paris',
+    confidence: 0.8,
+    agreement: 1,
+    settings: { samples: 3, confidenceFrom: 'hybrid', schema: false },
+    attempts: [attempt([said('Paris', 0.9), said('Paris', 0.9), said('Paris', 0.6)], [{ answer: 'Paris', count: 3, meanConfidence: 0.8, samples: [0, 1, 2] }])],
+  },
+  {
+    id: 'B',
+    expected: 'Rome',
+    status: 'UNCERTAIN',
+    answer: 'Milan',
+    confidence: 0.6,
+    agreement: 2 / 3,
+    settings: { samples: 3, confidenceFrom: 'hybrid', schema: false },
+    attempts: [
+      attempt(
+        [said('Milan', 0.9), said('Milan', 0.9), said('Rome', 0.6)],
+        [
+          { answer: 'Milan', count: 2, meanConfidence: 0.9, samples: [0, 1] },
+          { answer: 'Rome', count: 1, meanConfidence: 0.6, samples: [2] },
+        ],
+      ),
+    ],
+  },
+  {
+    id: 'C',
+    expected: 'Berlin',
+    status: 'UNCERTAIN',
+    answer: 'Berlin',
+    confidence: 0.4,
+    agreement: 2 / 3,
+    settings: { samples: 4, confidenceFrom: 'hybrid', schema: false },
+    attempts: [
+      attempt(
+        [said('Berlin', 0.6), said('Bonn', 0.9), unreadable, said('berlin.', 0.6)],
+        [
+          { answer: 'Berlin', count: 2, meanConfidence: 0.6, samples: [0, 3] },
+          { answer: 'Bonn', count: 1, meanConfidence: 0.9, samples: [1] },
+        ],
+      ),
+    ],
+  },
+  {
+    id: 'D',
+    expected: 'Madrid',
+    status: 'UNCERTAIN',
+    answer: 'Lisbon',
+    confidence: 1 / 6,
+    agreement: 1 / 3,
+    settings: { samples: 3, confidenceFrom: 'hybrid', schema: false },
+    attempts: [
+      attempt(
+        [said('Lisbon', 0.5), said('Madrid', 0.5), said('Porto', 0.5)],
+        [
+          { answer: 'Lisbon', count: 1, meanConfidence: 0.5, samples: [0] },
+          { answer: 'Madrid', count: 1, meanConfidence: 0.5, samples: [1] },
+          { answer: 'Porto', count: 1, meanConfidence: 0.5, samples: [2] },
+        ],
+      ),
+      attempt([failedCall, failedCall, failedCall], []),
+    ],
+  },
+];
+
+const jsonl = (rows: readonly object[]) => {
+  const path = join(dir(), 'results.jsonl');
+  writeFileSync(path, rows.map((row) => JSON.stringify(row)).join('\n'));
+  return path;
+};
+
+describe('booth calibrate: the three confidence sources on one file', () => {
+  it('prints accuracy, ECE, Brier and the fitted threshold per source, recomputed from the samples', async () => {
+    const run = await booth(['calibrate', jsonl(sampledRows)]);
+    expect(run.stderr).toBe('');
+    expect(run.code).toBe(0);
+    // The run's own confidence (hybrid here) keeps its section as before.
+    expect(run.stdout).toContain('labelled results   4\naccuracy           0.500\nECE (10 bins)      0.3917\nBrier score        0.1969\n');
+    expect(run.stdout).toContain(
+      [
+        'by confidence source (--confidence-from), recomputed from the samples of 4 results:',
+        'source      accuracy  ECE     Brier   threshold',
+        'self        0.500     0.5000  0.3150  none reaches the target',
+        'agreement   0.500     0.1667  0.1667  1.000 reaches precision 1.000 and accepts 25.0%',
+        'hybrid      0.500     0.3917  0.1969  0.800 reaches precision 1.000 and accepts 25.0%',
+      ].join('\n'),
+    );
+  }, 30_000);
+
+  it('--json keeps the run\'s own fields and adds bySource; without samples bySource is null and the text has no such section', async () => {
+    const run = await booth(['calibrate', jsonl(sampledRows), '--json']);
+    expect(run.code).toBe(0);
+    const report = JSON.parse(run.stdout) as { count: number; ece: number; brier: number; accuracy: number; bySource: Record<string, { count: number; ece: number; brier: number; accuracy: number }> };
+    expect(report.count).toBe(4);
+    expect(report.ece).toBeCloseTo(9.4 / 24, 10);
+    const hand = { self: [0.5, 0.315], agreement: [1 / 6, 1 / 6], hybrid: [9.4 / 24, 28.36 / 144] };
+    for (const [source, [ece, brier]] of Object.entries(hand)) {
+      expect(report.bySource[source]?.count, source).toBe(4);
+      expect(report.bySource[source]?.accuracy, source).toBe(0.5);
+      expect(report.bySource[source]?.ece, source).toBeCloseTo(ece as number, 10);
+      expect(report.bySource[source]?.brier, source).toBeCloseTo(brier as number, 10);
+    }
+
+    const plain = sampledRows.map(({ attempts: _attempts, settings, ...row }) => ({ ...row, settings: { ...settings, samples: 1 } }));
+    const json = await booth(['calibrate', jsonl(plain), '--json']);
+    expect(JSON.parse(json.stdout)).toMatchObject({ count: 4, bySource: null });
+    const text = await booth(['calibrate', jsonl(plain)]);
+    expect(text.code).toBe(0);
+    expect(text.stdout).toContain('ECE (10 bins)      0.3917');
+    expect(text.stdout).not.toContain('by confidence source');
+  }, 30_000);
+
+  it('a mixed file compares the sources on its lines with samples only', async () => {
+    const mixed = [...sampledRows, { id: 'E', status: 'VERIFIED', confidence: 0.9, correct: true, settings: { samples: 1 } }];
+    const run = await booth(['calibrate', jsonl(mixed)]);
+    expect(run.stdout).toContain('labelled results   5');
+    expect(run.stdout).toContain('recomputed from the samples of 4 results');
+    expect(run.stdout).toContain('agreement   0.500     0.1667  0.1667');
+  }, 30_000);
+
+  it('--svg overlays one line per source, with a legend, over the run\'s own line', async () => {
+    const svg = join(dir(), 'reliability.svg');
+    const run = await booth(['calibrate', jsonl(sampledRows), '--svg', svg]);
+    expect(run.code).toBe(0);
+    const picture = readFileSync(svg, 'utf8');
+    // One line mark per source, each its own colour, through that source's bins (x = 360 · confidence, y = 360 · (1 − accuracy)):
+    // agreement's bins, from the arithmetic above, are (1/3, 0), (2/3, 0.5) and (1, 1).
+    const series = [...picture.matchAll(/class="mark-line role-mark source_lines_marks".*?aria-label="[^"]*source: (\w+);[^"]*"[^>]*? d="([^"]*)" stroke="([^"]*)"/g)].map(
+      ([, source, path, stroke]) => ({ source, path, stroke }),
+    );
+    expect(series.map(({ source, stroke }) => [source, stroke])).toEqual([
+      ['self', '#2980b9'],
+      ['agreement', '#27ae60'],
+      ['hybrid', '#8e44ad'],
+    ]);
+    expect(series[1]?.path).toBe('M120,360L240,180L360,0');
+    expect(picture.match(/class="mark-symbol role-mark source_points_marks"/g)).toHaveLength(1);
+    // The legend names the three, under the flag's name; the subtitle gives each one's numbers.
+    expect(picture).toContain('>confidence from</text>');
+    for (const source of ['self', 'agreement', 'hybrid']) expect(picture).toContain(`>${source}</text>`);
+    expect(picture).toContain('self ECE 0.500, Brier 0.315 · agreement ECE 0.167, Brier 0.167 · hybrid ECE 0.392, Brier 0.197');
+    // The run's own line is still drawn, as without samples.
+    expect(picture).toContain('class="mark-line role-mark reliability_line_marks"');
+
+    const plain = join(dir(), 'plain.svg');
+    await booth(['calibrate', jsonl(sampledRows.map(({ attempts: _a, ...row }) => row)), '--svg', plain]);
+    const without = readFileSync(plain, 'utf8');
+    expect(without).toContain('self-reported confidence');
+    expect(without).not.toContain('source_lines');
+    expect(without).not.toContain('confidence from');
+  }, 30_000);
 });

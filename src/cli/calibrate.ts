@@ -1,3 +1,4 @@
+import { CONFIDENCE_SOURCES, type ConfidenceSource, combinedConfidence, defaultAgree, type Voter, voteOf } from '../agreement.js';
 import { isMissingPackage } from './optional.js';
 
 /**
@@ -11,6 +12,8 @@ export interface Labelled {
   readonly status: string;
   readonly confidence: number;
   readonly correct: boolean;
+  /** With samples: the confidence each source gives the vote of the result's reported attempt (`confidenceBySource`). */
+  readonly bySource?: Readonly<Record<ConfidenceSource, number>> | undefined;
 }
 
 export interface CalibrationBin {
@@ -69,6 +72,53 @@ export function calibrate(results: readonly Labelled[], targetPrecision: number)
     accuracyByStatus,
     targetPrecision,
     threshold: fitThreshold(results, targetPrecision),
+  };
+}
+
+/** `calibrate()` once per confidence source, on the results whose line holds samples; correctness is the same for all three. */
+export type SourceCalibrations = Readonly<Record<ConfidenceSource, Calibration>>;
+
+/**
+ * Which confidence source is best calibrated on these results: each source's confidence,
+ * recomputed from the same samples, calibrated against the same labels. Null when no
+ * result holds samples: there is nothing to compare.
+ */
+export function calibrateBySource(results: readonly Labelled[], targetPrecision: number): SourceCalibrations | null {
+  const sampled = results.flatMap((r) => (r.bySource === undefined ? [] : [{ ...r, bySource: r.bySource }]));
+  if (sampled.length === 0) return null;
+  const bySource = (source: ConfidenceSource) =>
+    calibrate(
+      sampled.map((r) => ({ status: r.status, confidence: r.bySource[source], correct: r.correct })),
+      targetPrecision,
+    );
+  return { self: bySource('self'), agreement: bySource('agreement'), hybrid: bySource('hybrid') };
+}
+
+/**
+ * The confidence each source would give a result line of `booth batch --samples k`, from
+ * the samples of the attempt the result reports: they vote again, with the default
+ * comparison (the CLI has no custom `agree`), and `combinedConfidence` reads the vote three
+ * ways. Null for a line run with one sample, or whose reported attempt has no parsed sample.
+ */
+export function confidenceBySource(row: Readonly<Record<string, unknown>>): Readonly<Record<ConfidenceSource, number>> | null {
+  const settings = row['settings'] as { samples?: unknown; schema?: unknown } | null | undefined;
+  const attempts = row['attempts'];
+  if (typeof settings?.samples !== 'number' || settings.samples < 2 || !Array.isArray(attempts)) return null;
+  // The attempt the result reports, as the machine picks it: the last that parsed and that no schema refused.
+  const reported = (attempts as Array<Record<string, unknown> | null>).findLast((a) => a?.['parseOk'] === true && (a['schemaIssues'] ?? null) === null);
+  const samples = reported?.['samples'];
+  if (!Array.isArray(samples)) return null;
+  const voters: Voter[] = [];
+  (samples as Array<Record<string, unknown> | null>).forEach((sample, index) => {
+    const confidence = sample?.['confidence'];
+    if (sample?.['parseOk'] === true && typeof confidence === 'number') voters.push({ index, answer: sample['answer'], confidence });
+  });
+  if (voters.length === 0) return null;
+  const { clusters } = voteOf(voters, defaultAgree(settings.schema === true));
+  return {
+    self: combinedConfidence(clusters, 'self'),
+    agreement: combinedConfidence(clusters, 'agreement'),
+    hybrid: combinedConfidence(clusters, 'hybrid'),
   };
 }
 
@@ -147,6 +197,9 @@ export async function loadChartLibraries(): Promise<{ vega: typeof import('vega'
   return { vega, vegaLite };
 }
 
+/** One colour per confidence source, in the order of `CONFIDENCE_SOURCES`; none is the red of the run's own line. */
+const SOURCE_COLORS = ['#2980b9', '#27ae60', '#8e44ad'];
+
 /** Pixel size of the reliability plot; the histogram below it is as wide. */
 export const CHART = { width: 360, height: 360, histogramHeight: 90 } as const;
 
@@ -155,19 +208,69 @@ export const CHART = { width: 360, height: 360, histogramHeight: 90 } as const;
  * diagonal of perfect calibration; one continuous line through the (mean confidence,
  * accuracy) of every non-empty bin, with a point on each whose area grows with the number
  * of answers in the bin, labelled with that number; and below, a histogram of the answers
- * per bin on the same confidence axis. The marks are named (`diagonal`, `reliability_line`,
- * `bin_points`, `bin_counts`), so the SVG can be checked mark by mark.
+ * per bin on the same confidence axis. With `bySource` (results with samples), one thinner
+ * line per confidence source is overlaid, coloured by source with a legend, so the three
+ * can be compared against the diagonal. The marks are named (`diagonal`, `reliability_line`,
+ * `bin_points`, `bin_counts`, `source_lines`, `source_points`), so the SVG can be checked mark by mark.
  */
-export async function reliabilitySvg(calibration: Calibration): Promise<string> {
+export async function reliabilitySvg(calibration: Calibration, bySource: SourceCalibrations | null = null): Promise<string> {
   const { vega, vegaLite } = await loadChartLibraries();
-  const bins = calibration.bins
-    .filter((bin) => bin.count > 0)
-    .map((bin) => ({ lower: bin.lower, upper: bin.upper, confidence: bin.meanConfidence, accuracy: bin.accuracy, count: bin.count }));
-  const confidence = { field: 'confidence', type: 'quantitative', scale: { domain: [0, 1] }, title: 'self-reported confidence (mean per bin)' };
+  const binsOf = (c: Calibration) =>
+    c.bins
+      .filter((bin) => bin.count > 0)
+      .map((bin) => ({ lower: bin.lower, upper: bin.upper, confidence: bin.meanConfidence, accuracy: bin.accuracy, count: bin.count }));
+  const bins = binsOf(calibration);
+  // With samples the run's own confidence is the vote's, not what the model wrote.
+  const kind = bySource === null ? 'self-reported confidence' : 'confidence';
+  const confidence = { field: 'confidence', type: 'quantitative', scale: { domain: [0, 1] }, title: `${kind} (mean per bin)` };
   const accuracy = { field: 'accuracy', type: 'quantitative', scale: { domain: [0, 1] }, title: 'accuracy' };
+  const title = `Reliability: ECE ${calibration.ece.toFixed(3)}, Brier ${calibration.brier.toFixed(3)}, n = ${calibration.count}`;
+  const sourceBins = bySource === null ? [] : CONFIDENCE_SOURCES.flatMap((source) => binsOf(bySource[source]).map((bin) => ({ source, ...bin })));
+  const sourceColor = {
+    field: 'source',
+    type: 'nominal',
+    scale: { domain: [...CONFIDENCE_SOURCES], range: SOURCE_COLORS },
+    legend: { title: 'confidence from', orient: 'bottom-right' },
+  };
+  const sourceLayers =
+    bySource === null
+      ? []
+      : [
+          {
+            name: 'source_lines',
+            data: { values: sourceBins },
+            mark: { type: 'line', strokeWidth: 1.5 },
+            encoding: { x: confidence, y: accuracy, order: { field: 'confidence', type: 'quantitative' }, color: sourceColor },
+          },
+          {
+            name: 'source_points',
+            data: { values: sourceBins },
+            mark: { type: 'circle', size: 30, opacity: 1 },
+            encoding: {
+              x: confidence,
+              y: accuracy,
+              color: sourceColor,
+              tooltip: [
+                { field: 'source' },
+                { field: 'count', title: 'answers' },
+                { field: 'accuracy', format: '.3f' },
+                { field: 'confidence', format: '.3f' },
+              ],
+            },
+          },
+        ];
   const spec = vegaLite.compile({
     $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
-    title: `Reliability: ECE ${calibration.ece.toFixed(3)}, Brier ${calibration.brier.toFixed(3)}, n = ${calibration.count}`,
+    title:
+      bySource === null
+        ? title
+        : {
+            text: title,
+            subtitle: [
+              'red: each result\'s own confidence; thin lines: each source on the results with samples',
+              CONFIDENCE_SOURCES.map((source) => `${source} ECE ${bySource[source].ece.toFixed(3)}, Brier ${bySource[source].brier.toFixed(3)}`).join(' · '),
+            ],
+          },
     vconcat: [
       {
         width: CHART.width,
@@ -209,6 +312,7 @@ export async function reliabilitySvg(calibration: Calibration): Promise<string> 
             mark: { type: 'text', dy: -14, fontSize: 10, color: '#333333' },
             encoding: { x: confidence, y: accuracy, text: { field: 'count', type: 'quantitative' } },
           },
+          ...sourceLayers,
         ],
       },
       {
@@ -218,7 +322,7 @@ export async function reliabilitySvg(calibration: Calibration): Promise<string> 
         data: { values: bins },
         mark: { type: 'bar', color: '#7f8c8d', stroke: '#ffffff', strokeWidth: 1 },
         encoding: {
-          x: { field: 'lower', type: 'quantitative', scale: { domain: [0, 1] }, title: 'self-reported confidence (bin)' },
+          x: { field: 'lower', type: 'quantitative', scale: { domain: [0, 1] }, title: `${kind} (bin)` },
           x2: { field: 'upper' },
           y: { field: 'count', type: 'quantitative', title: 'answers' },
           y2: { datum: 0 },

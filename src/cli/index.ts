@@ -14,7 +14,7 @@ import { MAX_SAMPLES } from '../options.js';
 import type { Sample } from '../attempt.js';
 import type { AnswerSchema } from '../schema.js';
 import { type BatchSummary, CliFileError, runBatch } from './batch.js';
-import { calibrate, type Labelled, loadChartLibraries, reliabilitySvg, sameAnswer } from './calibrate.js';
+import { calibrate, calibrateBySource, confidenceBySource, type Labelled, loadChartLibraries, reliabilitySvg, sameAnswer, type SourceCalibrations } from './calibrate.js';
 import { runDemo } from './demo.js';
 import { loadSchemaFile, SchemaFileError, SchemaLibraryMissing } from './json-schema.js';
 import { toHtml } from '../visualize/index.js';
@@ -264,12 +264,16 @@ export function program(): Command {
     .argument('<results>', 'results JSONL from booth batch, with "correct" or "expected" per line')
     .addOption(new Option('--target-precision <p>', 'precision the fitted threshold must reach').argParser(unitInterval).default(0.95))
     .option('--svg <file>', 'write a reliability diagram (needs the optional vega and vega-lite: npm i vega vega-lite)')
-    .action(async (file: string, flags: { targetPrecision: number; svg?: string }) => {
+    .option('--json', 'print the report as JSON')
+    .action(async (file: string, flags: { targetPrecision: number; svg?: string; json?: boolean }) => {
       // vega and vega-lite are optional: without them, say how to install them before printing anything.
       if (flags.svg) await loadChartLibraries();
       const labelled = readLabelled(file);
       if (labelled.length === 0) throw new CommanderError(1, 'booth.calibrate', `error: ${file} has no labelled results with a confidence`);
       const report = calibrate(labelled, flags.targetPrecision);
+      const bySource = calibrateBySource(labelled, flags.targetPrecision);
+      if (flags.svg) writeFileSync(flags.svg, await reliabilitySvg(report, bySource));
+      if (flags.json) return console.log(JSON.stringify({ ...report, bySource }, null, 2));
       console.log(`labelled results   ${report.count}`);
       console.log(`accuracy           ${report.accuracy.toFixed(3)}`);
       console.log(`ECE (10 bins)      ${report.ece.toFixed(4)}`);
@@ -282,10 +286,8 @@ export function program(): Command {
           ? `threshold          ${report.threshold.value} reaches precision ${report.threshold.precision.toFixed(3)} (target ${report.targetPrecision}) and accepts ${(report.threshold.coverage * 100).toFixed(1)}% of answers`
           : `threshold          none reaches precision ${report.targetPrecision}`,
       );
-      if (flags.svg) {
-        writeFileSync(flags.svg, await reliabilitySvg(report));
-        console.log(`reliability chart  ${flags.svg}`);
-      }
+      if (bySource) printBySource(bySource);
+      if (flags.svg) console.log(`reliability chart  ${flags.svg}`);
     });
 
   return booth;
@@ -296,12 +298,14 @@ function readLabelled(file: string): Labelled[] {
   const labelled: Labelled[] = [];
   for (const line of readFileSync(file, 'utf8').split('\n')) {
     if (line.trim() === '') continue;
-    let row: { status?: unknown; confidence?: unknown; correct?: unknown; expected?: unknown; answer?: unknown };
+    let row: { status?: unknown; confidence?: unknown; correct?: unknown; expected?: unknown; answer?: unknown; [field: string]: unknown };
     try {
       row = JSON.parse(line);
     } catch {
       continue;
     }
+    // A line of plain JSON such as `null` is no result (and `null.confidence` would throw).
+    if (typeof row !== 'object' || row === null) continue;
     if (typeof row.confidence !== 'number' || typeof row.status !== 'string') continue;
     const correct =
       typeof row.correct === 'boolean'
@@ -309,9 +313,23 @@ function readLabelled(file: string): Labelled[] {
         : row.expected !== undefined && row.expected !== null
           ? sameAnswer(row.answer, row.expected)
           : undefined;
-    if (correct !== undefined) labelled.push({ status: row.status, confidence: row.confidence, correct });
+    if (correct === undefined) continue;
+    labelled.push({ status: row.status, confidence: row.confidence, correct, bySource: confidenceBySource(row) ?? undefined });
   }
   return labelled;
+}
+
+/** The three confidence sources side by side, on the results with samples: the one with the lowest ECE and Brier is the one to trust. */
+function printBySource(bySource: SourceCalibrations): void {
+  console.log(`by confidence source (--confidence-from), recomputed from the samples of ${bySource.self.count} results:`);
+  console.log('source      accuracy  ECE     Brier   threshold');
+  for (const source of CONFIDENCE_SOURCES) {
+    const { accuracy, ece, brier, threshold } = bySource[source];
+    const fitted = threshold
+      ? `${threshold.value.toFixed(3)} reaches precision ${threshold.precision.toFixed(3)} and accepts ${(threshold.coverage * 100).toFixed(1)}%`
+      : 'none reaches the target';
+    console.log(`${source.padEnd(12)}${accuracy.toFixed(3).padEnd(10)}${ece.toFixed(4).padEnd(8)}${brier.toFixed(4).padEnd(8)}${fitted}`);
+  }
 }
 
 /** The whole file's results, earlier runs included: what a script or a person wants after a resume. */
