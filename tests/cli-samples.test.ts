@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Sample } from '../src/attempt.js';
@@ -121,6 +121,33 @@ describe('booth batch --samples', () => {
     }
     // The three calls of an attempt run at once: which sample got which reply is not fixed.
     expect(lines[0]?.attempts[0]?.samples?.map((s) => `${s.answer} ${s.confidence}`).sort()).toEqual(['answer 0 0.9', 'answer 0 0.9', 'other 0.3']);
+  }, 60_000);
+});
+
+describe('booth batch --samples, then booth calibrate', () => {
+  it('on real result lines, the recomputed source the run used has the ECE and Brier of the run\'s own confidence', async () => {
+    // Question i: samples answer "answer i" with confidence 0.9, 0.8, and "answer i" or "wrong" at 0.7 by turns; every other label is wrong.
+    let call = 0;
+    server.provider.fallback = (body) => {
+      const n = questionNumber(body);
+      call += 1;
+      return { text: envelope(call % 3 === 0 && n % 2 === 0 ? 'wrong' : `answer ${n}`, [0.9, 0.8, 0.7][call % 3] ?? 0) };
+    };
+    const work = dir();
+    const input = join(work, 'questions.jsonl');
+    const output = join(work, 'results.jsonl');
+    writeFileSync(input, Array.from({ length: 6 }, (_, i) => JSON.stringify({ id: i, prompt: `question ${i}`, expected: i % 3 === 0 ? 'no' : `answer ${i}` })).join('\n'));
+    for (const source of ['self', 'agreement']) {
+      const batch = await booth(['batch', input, '-o', output, ...server.endpoint, '--samples', '3', '--confidence-from', source, '--concurrency', '1', '--max-retries', '0']);
+      expect(batch.code).toBe(0);
+      const run = await booth(['calibrate', output, '--json']);
+      const report = JSON.parse(run.stdout) as { count: number; ece: number; brier: number; bySource: Record<string, { count: number; ece: number; brier: number }> };
+      expect(report.count, source).toBe(6);
+      expect(report.bySource[source]?.count, source).toBe(6);
+      expect(report.bySource[source]?.ece, source).toBeCloseTo(report.ece, 12);
+      expect(report.bySource[source]?.brier, source).toBeCloseTo(report.brier, 12);
+      rmSync(output);
+    }
   }, 60_000);
 });
 
