@@ -64,12 +64,13 @@ describe.runIf(available)('in a browser, offline', () => {
     expect(await page.locator('tr[data-attempt="1"]').isVisible()).toBe(true);
     expect(await page.locator('tr[data-attempt="1"] td').nth(1).textContent()).toBe('"Paris"');
 
+    // The retry goes reconsidering → asking → calling: asking only routes, and is drawn visited.
     const taken = page.locator('#diagram svg g.edge.taken');
-    expect(await taken.count()).toBe(6);
+    expect(await taken.count()).toBe(7);
     for (const edge of await taken.all()) expect(await edge.isVisible()).toBe(true);
     const stroke = await taken.first().locator('path').first().getAttribute('stroke');
     expect(stroke).toBe('#c0392b');
-    expect(await page.locator('#diagram svg g.node.visited').count()).toBe(6);
+    expect(await page.locator('#diagram svg g.node.visited').count()).toBe(7);
 
     // The raw reply is collapsed until asked for.
     const raw = page.locator('tr[data-attempt="0"] details pre');
@@ -111,11 +112,12 @@ describe.runIf(available)('in a browser, offline', () => {
     expect(durations).toEqual(result.attempts.map((a) => `${a.durationMs} ms`));
     for (const duration of durations) expect(parseInt(duration, 10)).toBeGreaterThanOrEqual(20);
 
-    const retryEdge = page.locator('#diagram svg g.edge', { has: page.locator('title', { hasText: /^reconsidering->calling$/ }) });
+    const retryEdge = page.locator('#diagram svg g.edge', { has: page.locator('title', { hasText: /^reconsidering->asking$/ }) });
     expect(await retryEdge.locator('text').allTextContents()).toEqual([
       '[callFailed]',
       '[parseFailed] ×1',
       '[failedValidation] ×1',
+      '[isSplit]',
       '[else] ×1',
     ]);
     expect(await retryEdge.getAttribute('class')).toBe('edge taken');
