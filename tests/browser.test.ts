@@ -64,12 +64,13 @@ describe.runIf(available)('in a browser, offline', () => {
     expect(await page.locator('tr[data-attempt="1"]').isVisible()).toBe(true);
     expect(await page.locator('tr[data-attempt="1"] td').nth(1).textContent()).toBe('"Paris"');
 
+    // The retry goes reconsidering → asking → calling: asking only routes, and is drawn visited.
     const taken = page.locator('#diagram svg g.edge.taken');
-    expect(await taken.count()).toBe(6);
+    expect(await taken.count()).toBe(7);
     for (const edge of await taken.all()) expect(await edge.isVisible()).toBe(true);
     const stroke = await taken.first().locator('path').first().getAttribute('stroke');
     expect(stroke).toBe('#c0392b');
-    expect(await page.locator('#diagram svg g.node.visited').count()).toBe(6);
+    expect(await page.locator('#diagram svg g.node.visited').count()).toBe(7);
 
     // The raw reply is collapsed until asked for.
     const raw = page.locator('tr[data-attempt="0"] details pre');
@@ -111,11 +112,12 @@ describe.runIf(available)('in a browser, offline', () => {
     expect(durations).toEqual(result.attempts.map((a) => `${a.durationMs} ms`));
     for (const duration of durations) expect(parseInt(duration, 10)).toBeGreaterThanOrEqual(20);
 
-    const retryEdge = page.locator('#diagram svg g.edge', { has: page.locator('title', { hasText: /^reconsidering->calling$/ }) });
+    const retryEdge = page.locator('#diagram svg g.edge', { has: page.locator('title', { hasText: /^reconsidering->asking$/ }) });
     expect(await retryEdge.locator('text').allTextContents()).toEqual([
       '[callFailed]',
       '[parseFailed] ×1',
       '[failedValidation] ×1',
+      '[isSplit]',
       '[else] ×1',
     ]);
     expect(await retryEdge.getAttribute('class')).toBe('edge taken');
@@ -135,6 +137,65 @@ describe.runIf(available)('in a browser, offline', () => {
     expect(leaked).toEqual([]);
     expect(consoleErrors).toEqual([]);
   }, 30_000);
+
+  it('the HTML trace of a sampled run shows each vote, and hostile samples stay text', async () => {
+    const hostile = ['</script><script>alert(1)</script>', '<img src=x onerror="alert(1)">', `it's "quoted"\n</td></tr></table>`];
+    const model = scripted([
+      envelope(hostile[0], 0.9),
+      envelope(hostile[1], 0.8),
+      envelope(hostile[0], 0.9),
+      { throws: new Error('<img src=y onerror=alert(2)>') },
+      envelope(hostile[2], 0.9),
+      envelope(hostile[2], 0.9),
+    ]);
+    const result = check(model.sync, 'q', { samples: 3 });
+    expect(result.prompts.map((p) => p.kind)).toEqual(['first', 'disagreement']);
+    const { page, leaked, consoleErrors } = await open(await toHtml(result), 'sampled');
+    const dialogs: string[] = [];
+    page.on('dialog', (dialog) => {
+      dialogs.push(dialog.message());
+      void dialog.dismiss();
+    });
+
+    expect(await page.locator('#votes section.vote').count()).toBe(2);
+    const first = page.locator('section[data-vote="0"]');
+    expect(await first.locator('table.samples td.answer').allTextContents()).toEqual([hostile[0], hostile[1], hostile[0]].map((a) => JSON.stringify(a)));
+    expect(await first.locator('table.samples tr.winner').evaluateAll((rows) => rows.map((r) => (r as unknown as { dataset: { sample: string } }).dataset.sample))).toEqual(['0', '2']);
+    expect(await first.locator('table.clusters tbody tr').allInnerTexts()).toEqual([
+      `1 (winner)\t${JSON.stringify(hostile[0])}\t2\t0.9\t0, 2`,
+      `2\t${JSON.stringify(hostile[1])}\t1\t0.8\t1`,
+    ]);
+    expect(await first.locator('.summary span').allInnerTexts()).toEqual(['agreement 2 of 3', 'confidence 0.6 (hybrid)']);
+    const second = page.locator('section[data-vote="1"]');
+    expect(await second.locator('table.samples td.error').allTextContents()).toEqual(['<img src=y onerror=alert(2)>', '', '']);
+    expect(await second.locator('table.samples td.answer').nth(1).textContent()).toBe(JSON.stringify(hostile[2]));
+    expect(await page.locator('#summary [data-name="agreement"]').innerText()).toBe('agreement 1');
+
+    // Nothing the model wrote became an element or ran.
+    expect(await page.locator('script, img').count()).toBe(0);
+    expect(await page.locator('table').count()).toBe(5);
+    expect(dialogs).toEqual([]);
+    await page.screenshot({ path: new URL('sampled.png', OUTPUT).pathname, fullPage: true });
+    expect(leaked).toEqual([]);
+    expect(consoleErrors).toEqual([]);
+  }, 30_000);
+
+  it('Mermaid renders the sequence diagram of a sampled run', async () => {
+    const model = scripted([envelope('Paris', 0.9), envelope('a;b#c"<d>', 0.8), { throws: new Error('503') }, ...Array(3).fill(envelope('Paris', 0.9))]);
+    const source = toSequence(check(model.sync, 'q', { samples: 3 }));
+    const page = await browser.newPage();
+    await page.setContent('<!doctype html><body></body>');
+    await page.addScriptTag({ content: readFileSync(new URL('../node_modules/mermaid/dist/mermaid.min.js', import.meta.url), 'utf8') });
+    const svg = await page.evaluate(async (text) => {
+      const mermaid = (globalThis as unknown as { mermaid: { initialize(o: object): void; render(id: string, s: string): Promise<{ svg: string }> } }).mermaid;
+      mermaid.initialize({ startOnLoad: false });
+      return (await mermaid.render('sampled', text)).svg;
+    }, source);
+    const texts = [...svg.matchAll(/<(?:text|tspan)[^>]*>([^<]+)</g)].map(([, text]) => text);
+    expect(texts).toContain('attempt 1, disagreement retry, sample 2');
+    expect(texts).toContain('call failed: 503');
+    expect(texts).toContain('vote "Paris" ×1, "a;b#c\\"&lt;d&gt;" ×1: agreement 1 of 2, confidence 0.45');
+  }, 60_000);
 
   it('Mermaid renders every diagram Booth writes', async () => {
     const result = check(scripted(['junk', envelope('Paris', 0.9)]).sync, 'q');

@@ -31,7 +31,7 @@ export function durationText(ms: number): string {
   return ms < 10_000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(1)} s`;
 }
 
-/** The settings a check ran with, as name and value, `none` for timers not set. */
+/** The settings a check ran with, as name and value, `none` for timers not set; the sampling when there was any. */
 export function settingsRows(settings: RunSettings): [string, string][] {
   const ms = (value: number | null) => (value === null ? 'none' : `${value} ms`);
   return [
@@ -41,6 +41,13 @@ export function settingsRows(settings: RunSettings): [string, string][] {
     ['timeoutMs', ms(settings.timeoutMs)],
     ['deadlineMs', ms(settings.deadlineMs)],
     ['callRetries', callRetriesText(settings.callRetries)],
+    // Only a sampled run names its sampling, so a one-sample page reads as it always did.
+    ...(settings.samples > 1
+      ? [
+          ['samples', `${settings.samples} per attempt`],
+          ['confidenceFrom', settings.confidenceFrom],
+        ] satisfies [string, string][]
+      : []),
   ];
 }
 

@@ -1,8 +1,10 @@
 import { answerText } from '../values.js';
+import type { Cluster, ConfidenceSource } from '../agreement.js';
+import type { Attempt, Sample } from '../attempt.js';
 import type { BoothResult } from '../result.js';
 import { durationText, nextStep, settingsRows, verdictOf } from './explain.js';
 import { retryReasons } from './retries.js';
-import { promptKindName } from './sequence.js';
+import { promptKindName, shareText } from './sequence.js';
 
 const STYLE = `
   :root { color-scheme: light; --ink: #1d2330; --muted: #5b6475; --line: #d9dde5; --red: #c0392b; --ok: #1e7b4a; --warn: #9a6a00; }
@@ -30,25 +32,33 @@ const STYLE = `
   ol.trace { padding-left: 20px; columns: 3; }
 `;
 
+// Added only to pages with samples, so a one-sample page stays byte for byte as it was.
+const VOTE_STYLE = `  h3 { margin: 20px 0 6px; font-size: 15px; }
+  tr.winner td { background: #eaf6ef; }
+  table.clusters { margin-top: 8px; }
+`;
+
 /** The page of `toHtml()`: inline SVG and CSS, no script, nothing fetched. */
 export function renderHtml(result: BoothResult, svg: string): string {
   const answer = result.answer === null ? '—' : answerText(result.answer);
   const summary = [
     ['answer', answer],
     ['confidence', result.confidence === null ? '—' : String(result.confidence)],
+    ...(result.agreement === null ? [] : [['agreement', String(result.agreement)]]),
     ['method', result.method],
     ['attempts', String(result.nAttempts)],
     ...retried(result),
     ...(result.reason ? [['reason', `${result.reason}: ${result.detail ?? ''}`]] : []),
     ...(result.interpretations.length > 0 ? [['readings', result.interpretations.join(' | ')]] : []),
   ];
+  const votes = votesSection(result);
   return `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Booth trace: ${escape(result.status)}</title>
-<style>${STYLE}</style>
+<style>${STYLE}${votes === '' ? '' : VOTE_STYLE}</style>
 </head>
 <body>
 <header>
@@ -59,7 +69,7 @@ ${settingsLine(result)}
 </header>
 <h2>Path through the machine</h2>
 <figure id="diagram">${inlineSvg(svg)}</figure>
-${result.attempts.length > 0 ? attemptsTable(result) : ''}
+${result.attempts.length > 0 ? attemptsTable(result) : ''}${votes}
 ${result.prompts.length > 0 ? promptsList(result) : ''}
 <h2>Trace</h2>
 <ol class="trace" id="trace">${result.trace.map((s) => `<li>${escape(s.state)} <small>(attempt ${s.attempt})</small></li>`).join('')}</ol>
@@ -101,6 +111,81 @@ function attemptsTable(result: BoothResult): string {
   return `<h2>Attempts</h2>
 <table id="attempts">
 <thead><tr><th>#</th><th>answer</th><th>confidence</th><th>why</th><th>then</th><th>duration</th><th>raw reply</th></tr></thead>
+<tbody>${rows.join('\n')}</tbody>
+</table>`;
+}
+
+/** Every sampling attempt's replies and how they voted; empty for a one-sample run. */
+function votesSection(result: BoothResult): string {
+  const blocks = result.attempts.flatMap((attempt, i) => {
+    if (attempt.samples === undefined || result.settings === null) return [];
+    const heading = `attempt ${i}: ${promptKindName(result.prompts[i]?.kind ?? 'first')}, ${attempt.samples.length} samples`;
+    return [voteBlock(i, heading, attempt, attempt.samples, result.settings.confidenceFrom)];
+  });
+  return blocks.length === 0 ? '' : `\n<h2>Samples and votes</h2>\n<div id="votes">${blocks.join('\n')}</div>`;
+}
+
+/** Clusters are numbered from 1, winner first, and the winner says so in words, not only in colour. */
+function clusterName(index: number): string {
+  return index === 0 ? '1 (winner)' : String(index + 1);
+}
+
+function voteBlock(
+  index: number,
+  heading: string,
+  attempt: Attempt<unknown>,
+  samples: readonly Sample<unknown>[],
+  confidenceFrom: ConfidenceSource,
+): string {
+  const clusters = attempt.clusters ?? [];
+  const clusterOf = new Map(clusters.flatMap((cluster, c) => cluster.samples.map((sample) => [sample, c] as const)));
+  const share = shareText(clusters);
+  const figures = [
+    ...(share === null
+      ? [['vote', 'none: no sample parsed']]
+      : [
+          ['agreement', share],
+          ['confidence', `${attempt.confidence ?? '—'} (${confidenceFrom})`],
+        ]),
+    ...(attempt.agreeError ? [['agree failed', attempt.agreeError]] : []),
+  ];
+  const sampleRows = samples.map((sample, s) => {
+    const cluster = clusterOf.get(s);
+    return `<tr data-sample="${s}"${cluster === 0 ? ' class="winner"' : ''}>
+<td>${s}</td>
+<td class="answer">${sample.answer === null ? '—' : escape(answerText(sample.answer))}${sample.ambiguous ? ' <small>(ambiguous)</small>' : ''}</td>
+<td>${sample.confidence === null ? '—' : escape(String(sample.confidence))}</td>
+<td class="${sample.parseOk ? 'accepted' : 'rejected'}">${sample.callFailed ? 'call failed' : sample.parseOk ? 'parsed' : 'unparseable'}</td>
+<td class="error">${escape(sample.error ?? '')}</td>
+<td class="cluster">${cluster === undefined ? '—' : clusterName(cluster)}</td>
+<td><details><summary>${sample.rawText.length} characters</summary><pre>${escape(sample.rawText)}</pre></details></td>
+</tr>`;
+  });
+  return `<section class="vote" data-vote="${index}">
+<h3>${escape(heading)}</h3>
+<div class="summary">${pairs(figures)}</div>
+<table class="samples">
+<thead><tr><th>sample</th><th>answer</th><th>confidence</th><th>reply</th><th>error</th><th>cluster</th><th>raw reply</th></tr></thead>
+<tbody>${sampleRows.join('\n')}</tbody>
+</table>
+${clustersTable(clusters)}
+</section>`;
+}
+
+/** The clusters, winner first; nothing when no sample parsed, as there was no vote. */
+function clustersTable(clusters: readonly Cluster<unknown>[]): string {
+  if (clusters.length === 0) return '';
+  const rows = clusters.map(
+    (cluster, c) => `<tr data-cluster="${c}"${c === 0 ? ' class="winner"' : ''}>
+<td>${clusterName(c)}</td>
+<td class="answer">${escape(answerText(cluster.answer))}</td>
+<td>${cluster.count}</td>
+<td>${escape(String(cluster.meanConfidence))}</td>
+<td>${cluster.samples.join(', ')}</td>
+</tr>`,
+  );
+  return `<table class="clusters">
+<thead><tr><th>cluster</th><th>answer</th><th>count</th><th>mean confidence</th><th>samples</th></tr></thead>
 <tbody>${rows.join('\n')}</tbody>
 </table>`;
 }
