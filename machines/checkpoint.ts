@@ -554,7 +554,8 @@ const allOf = <const TNames extends readonly [GuardName, GuardName]>(names: TNam
 const defaultCallModel = fromPromise<unknown, ModelCall>(async ({ input, signal }) => {
   // Checked at start; a run resumed from a persisted snapshot has lost its functions, though.
   if (!input.model) throw new TypeError('No model: pass `model` in the input or provide a `callModel` actor.');
-  return input.model(input.prompt, { attempt: input.attempt, signal, replySchema: input.replySchema });
+  const { attempt, replySchema, sample } = input;
+  return input.model(input.prompt, sample === undefined ? { attempt, signal, replySchema } : { attempt, signal, replySchema, sample });
 });
 /** Validates one answer against the schema, resolving to its Standard Schema result. Provide your own to validate elsewhere. */
 const defaultCheckSchema = fromPromise<unknown, SchemaRequest>(async ({ input }) => {

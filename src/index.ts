@@ -10,6 +10,7 @@ export {
   CONFIDENCE_RETRY_MARKER,
   DEFAULT_MAX_RETRIES,
   DEFAULT_THRESHOLD,
+  DISAGREEMENT_RETRY_MARKER,
   EMPTY_ANSWER,
   EVIDENCE_DISAGREES,
   INVALID_SCORE,
@@ -38,7 +39,8 @@ export type {
 } from './result.js';
 export type { AnswerSchema, JsonSchema, SchemaIssue } from './schema.js';
 export type { JsonObject, JsonValue } from './json-objects.js';
-export type { Attempt } from './attempt.js';
+export type { Attempt, ModelAnswer, Sample } from './attempt.js';
+export type { AgreeFn, Cluster, ConfidenceSource } from './agreement.js';
 export type { Validator } from './validation.js';
 export type { SentPrompt } from './prompts.js';
 export type {

@@ -42,6 +42,25 @@ const EVENTS: readonly CheckpointEvent[] = [
 ];
 const SCHEMA_EVENTS = EVENTS.slice(14, 17);
 
+/** What may happen to one sample's call: the replies and failures the vote must weigh. */
+const sampleEvents = (sample: number, call: number): CheckpointEvent[] => [
+  { type: 'sample.replied', sample, call, reply: envelope('Paris', 0.9) },
+  { type: 'sample.replied', sample, call, reply: envelope('Lyon', 0.6) },
+  { type: 'sample.replied', sample, call, reply: 'no json here' },
+  { type: 'sample.failed', sample, call, error: new Error('connection reset') },
+];
+
+/** The sample events a sampling run can take now: one set per call in flight; a backoff's end. */
+function samplingEvents(context: { slots: ReadonlyArray<{ state: string; call: number }> }): CheckpointEvent[] {
+  return context.slots.flatMap((slot, sample) =>
+    slot.state === 'calling'
+      ? sampleEvents(sample, slot.call)
+      : slot.state === 'backingOff'
+        ? [{ type: 'sample.backoffElapsed', sample, call: slot.call } as const]
+        : [],
+  );
+}
+
 const VARIANTS = {
   plain: {},
   timers: { timeoutMs: 1_000, deadlineMs: 5_000 },
@@ -60,6 +79,39 @@ for (const maxRetries of [0, 1, 2]) {
     }
   }
 }
+
+/**
+ * Sampling runs, two samples an attempt. Every path of every sample event outgrows memory
+ * past one retry, so the timers and call retries are left to the random sequences below.
+ */
+const samplingInputs: Array<[string, CheckpointInput]> = [];
+for (const maxRetries of [0, 1]) {
+  for (const validator of [false, true]) {
+    samplingInputs.push([
+      `maxRetries ${maxRetries}, ${validator ? 'a' : 'no'} validator, 2 samples`,
+      { prompt: 'Capital of France?', maxRetries, validator, effects: 'events', samples: 2 },
+    ]);
+  }
+}
+const randomInputs: Array<[string, CheckpointInput]> = [
+  ...inputs,
+  ...samplingInputs,
+  [
+    '2 samples one at a time, timers, call retries',
+    {
+      prompt: 'Capital of France?',
+      maxRetries: 1,
+      validator: true,
+      effects: 'events',
+      samples: 2,
+      sampleConcurrency: 1,
+      timeoutMs: 1_000,
+      deadlineMs: 5_000,
+      callRetries: { retries: 1, minDelayMs: 100 },
+    },
+  ],
+  ['3 samples, a schema', { prompt: 'Capital of France?', maxRetries: 1, effects: 'events', samples: 3, schema: z.string().min(2) }],
+];
 
 /**
  * An engine's run as one string: state, status, error, and the persisted snapshot, which
@@ -119,17 +171,20 @@ afterEach(() => {
  * another's (a timeout is a failed call; null is another non-text reply).
  */
 const CALL_RETRY_EVENTS = EVENTS.filter((event, i) => ![2, 4, 10].includes(i));
+/** While sampling, only the sample events, the deadline and a resume can change anything. */
+const WHILE_SAMPLING = EVENTS.filter((event) => event.type === 'run.deadline' || event.type === 'booth.resumed' || event.type === 'model.timedOut');
 
 function shortestPaths(input: CheckpointInput) {
   const events = input.callRetries ? CALL_RETRY_EVENTS : EVENTS;
   return getShortestPaths(checkpointMachine, {
     input,
-    events: (snapshot) => (snapshot.status === 'active' ? [...events] : []),
+    events: (snapshot) =>
+      snapshot.status !== 'active' ? [] : snapshot.value === 'sampling' ? [...WHILE_SAMPLING, ...samplingEvents(snapshot.context)] : [...events],
   });
 }
 
 describe('the stepper and the XState actor, side by side', () => {
-  for (const [name, input] of inputs) {
+  for (const [name, input] of [...inputs, ...samplingInputs]) {
     it(`every shortest path, every event: ${name}`, { timeout: 120_000 }, () => {
       const paths = shortestPaths(input);
       expect(paths.length).toBeGreaterThan(5);
@@ -151,12 +206,12 @@ describe('the stepper and the XState actor, side by side', () => {
 
   it('random event sequences, clock ticks and crossed resumes, ignored events included', () => {
     const command = fc.oneof(
-      fc.record({ send: fc.constantFrom(...EVENTS) }),
+      fc.record({ send: fc.constantFrom(...EVENTS, ...[0, 1, 2, 3].flatMap((call) => [...sampleEvents(0, call), ...sampleEvents(1, call)])) }),
       fc.record({ advance: fc.integer({ min: 0, max: 3_000 }) }),
       fc.constant({ swap: true as const }),
     );
     fc.assert(
-      fc.property(fc.constantFrom(...inputs), fc.array(command, { maxLength: 25 }), ([, input], commands) => {
+      fc.property(fc.constantFrom(...randomInputs), fc.array(command, { maxLength: 25 }), ([, input], commands) => {
         vi.setSystemTime(1_800_000_000_000);
         const pair = new Pair(input);
         try {
