@@ -153,3 +153,69 @@ describe('model-based: every path of the checkpoint machine, through both interp
     }
   }
 });
+
+/** What may come back for one sample: the outcomes the vote and the gates tell apart. */
+const sampleOutcomes = (sample: number, call: number): CheckpointEvent[] => [
+  { type: 'sample.replied', sample, call, reply: envelope('Paris', 0.9) },
+  { type: 'sample.replied', sample, call, reply: envelope('Lyon', 0.9) },
+  { type: 'sample.replied', sample, call, reply: envelope('Paris', 0.2) },
+  { type: 'sample.replied', sample, call, reply: 'no json here' },
+  { type: 'sample.failed', sample, call, error: new Error('timeout') },
+];
+
+describe('model-based: every path of a sampling run, through both interpreters', () => {
+  // The paths multiply by five per sample: three samples are walked for one attempt, two for two.
+  for (const [samples, maxRetries] of [
+    [1, 1],
+    [2, 0],
+    [2, 1],
+    [3, 0],
+  ] as const) {
+    it(`${samples} sample${samples > 1 ? 's' : ''}, maxRetries ${maxRetries}`, async () => {
+      const input = { prompt: 'Capital of France?', maxRetries, effects: 'events', samples, sampleConcurrency: 1 } as const;
+      const paths = getShortestPaths(checkpointMachine, {
+        input,
+        events: (snapshot) => {
+          if (snapshot.status !== 'active') return [];
+          if (snapshot.value === 'calling') return MODEL_EVENTS;
+          if (snapshot.value !== 'sampling') return [];
+          const sample = snapshot.context.slots.findIndex((slot) => slot.state === 'calling');
+          return sampleOutcomes(sample, snapshot.context.slots[sample]!.call);
+        },
+      }).filter((path) => path.state.status === 'done');
+      const perAttempt = samples === 1 ? 6 : 5 ** samples;
+      expect(paths.length).toBeGreaterThanOrEqual(perAttempt);
+      const statuses = new Set<string>();
+      for (const path of paths) {
+        const expected = path.state.output!;
+        statuses.add(expected.status);
+        // One call at a time, so the calls come in the order of the path's events.
+        const outcomes = path.steps.map((step) => step.event as CheckpointEvent).filter((e) => e.type !== 'xstate.init');
+        const callFn = () => {
+          const queue = outcomes.splice(0, 1);
+          const event = queue[0];
+          if (!event) throw new Error('script exhausted');
+          if (event.type === 'model.failed' || event.type === 'sample.failed') throw event.error;
+          if (event.type === 'model.replied' || event.type === 'sample.replied') return event.reply as string;
+          throw new Error(`not a call's outcome: ${event.type}`);
+        };
+        const all = [...outcomes];
+        const sync = check(callFn, 'Capital of France?', { maxRetries, samples });
+        outcomes.splice(0, outcomes.length, ...all);
+        const async = await acheck(async () => callFn(), 'Capital of France?', { maxRetries, samples, sampleConcurrency: 1 });
+        for (const result of [sync, async]) {
+          expect(result.status).toBe(expected.status);
+          expect(result.trace).toEqual(expected.trace);
+          expect(decided(result.attempts)).toEqual(decided(expected.attempts));
+          expect(result.prompts).toEqual(expected.prompts);
+          expect(result.agreement).toBe(expected.agreement);
+        }
+      }
+      expect(statuses.has('VERIFIED') && statuses.has('UNCERTAIN')).toBe(true);
+      if (maxRetries > 0) expect(statuses.has('REPAIRED')).toBe(true);
+      if (samples > 1 && maxRetries > 0) {
+        expect(paths.some((path) => path.state.output!.prompts.some((p) => p.kind === 'disagreement'))).toBe(true);
+      }
+    });
+  }
+});
