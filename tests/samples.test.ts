@@ -1,9 +1,9 @@
 import fc from 'fast-check';
 import { createActor, toPromise } from 'xstate';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, expectTypeOf, it } from 'vitest';
 import { z } from 'zod';
 import { checkpointMachine } from '../machines/checkpoint.js';
-import { DISAGREEMENT_RETRY_MARKER, acheck, check, memoryStore, resultFrom } from '../src/index.js';
+import { type Cluster, DISAGREEMENT_RETRY_MARKER, type JsonValue, type Sample, acheck, check, memoryStore, resultFrom } from '../src/index.js';
 import { normalizedText } from '../src/agreement.js';
 import { decided, envelope, scripted, type Step } from './helpers.js';
 
@@ -338,5 +338,23 @@ describe('in a workflow', () => {
     actor.subscribe({ error: (error) => errors.push(error) });
     actor.start();
     expect(String(errors[0])).toContain('RangeError: Expected `sampleConcurrency` to be 1 in a workflow, got 3');
+  });
+});
+
+describe('sampling types', () => {
+  it('agree, samples and clusters are typed by the answer: strings, or with a schema JSON values', () => {
+    const result = check(() => envelope('Paris', 0.9), 'q', {
+      samples: 2,
+      agree: (a, b) => {
+        expectTypeOf(a).toEqualTypeOf<string>();
+        return a === b;
+      },
+    });
+    expectTypeOf(result.agreement).toEqualTypeOf<number | null>();
+    expectTypeOf(result.samples).toEqualTypeOf<readonly (readonly Sample[])[] | null>();
+    expectTypeOf(result.attempts[0]!.clusters).toEqualTypeOf<readonly Cluster[] | undefined>();
+    const typed = check(() => envelope({ n: 1 }, 0.9), 'q', { samples: 2, schema: z.object({ n: z.number() }) });
+    expectTypeOf(typed.attempts[0]!.samples).toEqualTypeOf<readonly Sample<JsonValue>[] | undefined>();
+    expect(typed.answer).toEqual({ n: 1 });
   });
 });
