@@ -34,6 +34,7 @@ export default defineConfig({
       'tests/results.test.ts',
       'tests/testing.test.ts',
       'tests/typed-answers.test.ts',
+      'tests/samples.test.ts',
       'tests/validator.test.ts',
       'tests/visualize.test.ts',
     ],

@@ -23,6 +23,7 @@ export default defineConfig({
       'tests/visualize.test.ts',
       'tests/loading.test.ts',
       'tests/typed-answers.test.ts',
+      'tests/samples.test.ts',
     ],
   },
 });
