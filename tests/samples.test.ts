@@ -207,6 +207,21 @@ describe('acheck() samples concurrently', () => {
     expect(signals[0]?.aborted).toBe(false);
   });
 
+  it('at the deadline the samples still out fail, their calls are aborted, and the run ends UNCERTAIN', async () => {
+    const signals: AbortSignal[] = [];
+    const result = await acheck(
+      (_, { sample, signal }) => {
+        signals.push(signal!);
+        return sample === 0 ? Promise.resolve(paris()) : new Promise<string>(() => {});
+      },
+      'q',
+      { samples: 3, deadlineMs: 40 },
+    );
+    expect(result.status).toBe('UNCERTAIN');
+    expect(result.samples?.[0]?.map((s) => s.error)).toEqual([null, 'the deadline of 40 ms passed during the call', 'the deadline of 40 ms passed during the call']);
+    expect(signals.slice(1).every((s) => s.aborted)).toBe(true);
+  });
+
   it('a transient failure is retried for its sample alone, after its backoff', async () => {
     let calls = 0;
     const result = await acheck(
@@ -330,6 +345,33 @@ describe('in a workflow', () => {
     expect(seen).toEqual([0, 1, 2]);
     expect(result.status).toBe('VERIFIED');
     expect(result.agreement).toBeCloseTo(2 / 3, 10);
+  });
+
+  it('a sample that times out or fails for a while is called again, each through a fresh callModel child', async () => {
+    const calls: number[] = [];
+    const actor = createActor(checkpointMachine, {
+      input: {
+        prompt: 'q',
+        samples: 3,
+        timeoutMs: 50,
+        callRetries: { retries: 1, minDelayMs: 5, maxDelayMs: 5 },
+        model: async (_, { sample }) => {
+          calls.push(sample!);
+          const first = calls.filter((s) => s === sample).length === 1;
+          if (sample === 1 && first) return new Promise<string>(() => {});
+          if (sample === 2 && first) throw Object.assign(new Error('busy'), { status: 503 });
+          return paris();
+        },
+      },
+    }).start();
+    const result = resultFrom(await toPromise(actor));
+    expect(calls).toEqual([0, 1, 1, 2, 2]);
+    expect(result.samples?.[0]?.map((s) => s.callTries.map((t) => t.error))).toEqual([
+      [null],
+      ['callFn timed out after 50 ms', null],
+      ['busy', null],
+    ]);
+    expect(result).toMatchObject({ status: 'VERIFIED', agreement: 1 });
   });
 
   it('refuses concurrent samples, which need one child per call', () => {
