@@ -80,7 +80,11 @@ describe('a vote of k samples', () => {
     expect(good).toMatchObject({ parseOk: true, answer: 'Paris', confidence: 0.8 });
     expect(result).toMatchObject({ status: 'VERIFIED', agreement: 1 });
     expect(result.confidence).toBeCloseTo(0.8, 10);
-    expect(result.attempts[0]?.callTries).toHaveLength(3);
+    expect(result.attempts[0]?.callTries).toEqual([
+      { error: '503', delayMs: null },
+      { error: null, delayMs: null },
+      { error: null, delayMs: null },
+    ]);
   });
 
   it('when every call fails the attempt is a call failure; when none parses, a parse failure', () => {
@@ -93,7 +97,7 @@ describe('a vote of k samples', () => {
     expect(garbled.status).toBe('REPAIRED');
   });
 
-  it('a majority reporting ambiguity is AMBIGUOUS with every reading they gave; a minority is outvoted', () => {
+  it('a majority reporting ambiguity is AMBIGUOUS with every reading they gave; a minority, or exactly half, is outvoted', () => {
     const ambiguous = (interpretations: string[]) => envelope('Springfield, IL', 0.6, { ambiguous: true, interpretations });
     const majority = check(scripted([ambiguous(['Illinois', 'Missouri']), paris(), ambiguous(['Missouri', 'Oregon'])]).sync, 'q', { samples: 3 });
     expect(majority.status).toBe('AMBIGUOUS');
@@ -102,6 +106,10 @@ describe('a vote of k samples', () => {
     const minority = check(scripted([ambiguous(['a', 'b']), paris(), paris()]).sync, 'q', { samples: 3, maxRetries: 0 });
     expect(minority.status).not.toBe('AMBIGUOUS');
     expect(minority.answer).toBe('Paris');
+    const half = check(scripted([ambiguous(['a', 'b']), paris(), ambiguous(['c', 'd']), paris()]).sync, 'q', { samples: 4, maxRetries: 0 });
+    expect(half.status).toBe('UNCERTAIN');
+    expect(half.answer).toBe('Paris');
+    expect(half.interpretations).toEqual([]);
   });
 
   it('a custom agree decides what counts as the same; one that throws counts the pair as different and is recorded', () => {
@@ -117,6 +125,21 @@ describe('a vote of k samples', () => {
     });
     expect(broken.attempts[0]?.agreeError).toBe('agree threw RangeError: bad comparator');
     expect(broken.attempts[0]?.clusters).toHaveLength(3);
+  });
+
+  it('an agree that returns anything but a boolean counts the pair as different; the first failure is the one kept', () => {
+    let comparisons = 0;
+    const result = check(scripted([paris(), paris(), paris()]).sync, 'q', {
+      samples: 3,
+      maxRetries: 0,
+      agree: (() => {
+        comparisons += 1;
+        if (comparisons === 1) return 'yes';
+        throw new Error('later failure');
+      }) as never,
+    });
+    expect(result.attempts[0]?.clusters).toHaveLength(3);
+    expect(result.attempts[0]?.agreeError).toBe('agree returned string, expected a boolean');
   });
 
   it('the default agree: NFKC, trimmed, case-folded, whitespace collapsed, a trailing period dropped', () => {
