@@ -162,8 +162,22 @@ describe('a vote of k samples', () => {
     );
     expect(result.status).toBe('VERIFIED');
     expect(result.answer).toEqual({ city: 'Tokyo', population: 14 });
-    expect(result.attempts[0]?.clusters?.map((c) => c.count)).toEqual([2, 1]);
+    expect(result.attempts[0]?.clusters?.map((c) => [c.count, c.samples])).toEqual([
+      [2, [0, 1]],
+      [1, [2]],
+    ]);
     expect(result.confidence).toBeCloseTo(2 / 3, 10);
+  });
+
+  it('typed answers with null values agree when equal, like any other JSON', () => {
+    const city = z.object({ city: z.string(), mayor: z.string().nullable() });
+    const result = check(
+      scripted([envelope({ city: 'Tokyo', mayor: null }, 0.9), envelope({ mayor: null, city: 'Tokyo' }, 0.9)]).sync,
+      'q',
+      { samples: 2, schema: city },
+    );
+    expect(result.attempts[0]?.agreeError).toBeNull();
+    expect(result).toMatchObject({ status: 'VERIFIED', agreement: 1, answer: { city: 'Tokyo', mayor: null } });
   });
 });
 
@@ -179,6 +193,16 @@ describe('the disagreement prompt', () => {
     expect(retry).toContain(`- ${JSON.stringify(`${'x'.repeat(199)}…`)}: 1 of 7 samples\n`);
     expect(retry).toContain('- other answers: 2 of 7 samples\n');
     expect(retry.match(/^- ".*: 1 of 7 samples$/gm)).toHaveLength(5);
+  });
+
+  it('with a schema, quotes each answer as JSON with its keys sorted, as the vote compared them', () => {
+    const city = z.object({ city: z.string(), population: z.number() });
+    const tokyo = envelope({ city: 'Tokyo', population: 14 }, 0.9);
+    const model = scripted([envelope({ population: 14, city: 'Tokyo' }, 0.9), envelope({ population: 3, city: 'Osaka' }, 0.9), tokyo, tokyo]);
+    check(model.sync, 'q', { samples: 2, schema: city });
+    const retry = model.prompts[2]!;
+    expect(retry).toContain(`- ${JSON.stringify('{"city":"Tokyo","population":14}')}: 1 of 2 samples\n`);
+    expect(retry).toContain(`- ${JSON.stringify('{"city":"Osaka","population":3}')}: 1 of 2 samples\n`);
   });
 });
 
