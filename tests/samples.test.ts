@@ -147,6 +147,15 @@ describe('a vote of k samples', () => {
     expect(normalizedText('New\n  York')).toBe('new york');
     expect(normalizedText('STRASSE')).toBe(normalizedText('straße'));
     expect(normalizedText('Paris...')).toBe('paris..');
+    expect(normalizedText('Paris .')).toBe('paris');
+  });
+
+  it('the default agree drops only a trailing period: "3.14" and "314", "St. Louis" and "St Louis" are different answers', () => {
+    expect(normalizedText('3.14')).toBe('3.14');
+    expect(normalizedText('St. Louis')).toBe('st. louis');
+    const result = check(scripted([envelope('3.14', 0.9), envelope('314', 0.9)]).sync, 'q', { samples: 2, maxRetries: 0 });
+    expect(result.attempts[0]?.clusters?.map((c) => c.answer)).toEqual(['3.14', '314']);
+    expect(result.agreement).toBe(0.5);
   });
 
   it('typed answers agree as equal JSON, whatever the order of keys, and the winner goes through the schema', () => {
