@@ -263,6 +263,24 @@ describe('acheck() samples concurrently', () => {
     expect(signals[0]?.aborted).toBe(false);
   });
 
+  it('when the deadline passes with samples still queued, they fail with it, never called and with no tries', async () => {
+    const called: number[] = [];
+    const result = await acheck(
+      (_, { sample }) => {
+        called.push(sample!);
+        return new Promise<string>(() => {});
+      },
+      'q',
+      { samples: 3, sampleConcurrency: 1, deadlineMs: 30 },
+    );
+    expect(called).toEqual([0]);
+    expect(result.status).toBe('UNCERTAIN');
+    expect(result.samples?.[0]?.map((s) => [s.callFailed, s.error, s.callTries])).toEqual(
+      [0, 1, 2].map(() => [true, 'the deadline of 30 ms passed during the call', []]),
+    );
+    expect(result.attempts[0]?.callTries).toEqual([]);
+  });
+
   it('a transient failure is retried for its sample alone, after its backoff', async () => {
     let calls = 0;
     const result = await acheck(
