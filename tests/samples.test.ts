@@ -80,7 +80,11 @@ describe('a vote of k samples', () => {
     expect(good).toMatchObject({ parseOk: true, answer: 'Paris', confidence: 0.8 });
     expect(result).toMatchObject({ status: 'VERIFIED', agreement: 1 });
     expect(result.confidence).toBeCloseTo(0.8, 10);
-    expect(result.attempts[0]?.callTries).toHaveLength(3);
+    expect(result.attempts[0]?.callTries).toEqual([
+      { error: '503', delayMs: null },
+      { error: null, delayMs: null },
+      { error: null, delayMs: null },
+    ]);
   });
 
   it('when every call fails the attempt is a call failure; when none parses, a parse failure', () => {
@@ -93,7 +97,7 @@ describe('a vote of k samples', () => {
     expect(garbled.status).toBe('REPAIRED');
   });
 
-  it('a majority reporting ambiguity is AMBIGUOUS with every reading they gave; a minority is outvoted', () => {
+  it('a majority reporting ambiguity is AMBIGUOUS with every reading they gave; a minority, or exactly half, is outvoted', () => {
     const ambiguous = (interpretations: string[]) => envelope('Springfield, IL', 0.6, { ambiguous: true, interpretations });
     const majority = check(scripted([ambiguous(['Illinois', 'Missouri']), paris(), ambiguous(['Missouri', 'Oregon'])]).sync, 'q', { samples: 3 });
     expect(majority.status).toBe('AMBIGUOUS');
@@ -102,6 +106,10 @@ describe('a vote of k samples', () => {
     const minority = check(scripted([ambiguous(['a', 'b']), paris(), paris()]).sync, 'q', { samples: 3, maxRetries: 0 });
     expect(minority.status).not.toBe('AMBIGUOUS');
     expect(minority.answer).toBe('Paris');
+    const half = check(scripted([ambiguous(['a', 'b']), paris(), ambiguous(['c', 'd']), paris()]).sync, 'q', { samples: 4, maxRetries: 0 });
+    expect(half.status).toBe('UNCERTAIN');
+    expect(half.answer).toBe('Paris');
+    expect(half.interpretations).toEqual([]);
   });
 
   it('a custom agree decides what counts as the same; one that throws counts the pair as different and is recorded', () => {
@@ -119,11 +127,35 @@ describe('a vote of k samples', () => {
     expect(broken.attempts[0]?.clusters).toHaveLength(3);
   });
 
+  it('an agree that returns anything but a boolean counts the pair as different; the first failure is the one kept', () => {
+    let comparisons = 0;
+    const result = check(scripted([paris(), paris(), paris()]).sync, 'q', {
+      samples: 3,
+      maxRetries: 0,
+      agree: (() => {
+        comparisons += 1;
+        if (comparisons === 1) return 'yes';
+        throw new Error('later failure');
+      }) as never,
+    });
+    expect(result.attempts[0]?.clusters).toHaveLength(3);
+    expect(result.attempts[0]?.agreeError).toBe('agree returned string, expected a boolean');
+  });
+
   it('the default agree: NFKC, trimmed, case-folded, whitespace collapsed, a trailing period dropped', () => {
     expect(normalizedText('  Ｐａｒｉｓ.  ')).toBe('paris');
     expect(normalizedText('New\n  York')).toBe('new york');
     expect(normalizedText('STRASSE')).toBe(normalizedText('straße'));
     expect(normalizedText('Paris...')).toBe('paris..');
+    expect(normalizedText('Paris .')).toBe('paris');
+  });
+
+  it('the default agree drops only a trailing period: "3.14" and "314", "St. Louis" and "St Louis" are different answers', () => {
+    expect(normalizedText('3.14')).toBe('3.14');
+    expect(normalizedText('St. Louis')).toBe('st. louis');
+    const result = check(scripted([envelope('3.14', 0.9), envelope('314', 0.9)]).sync, 'q', { samples: 2, maxRetries: 0 });
+    expect(result.attempts[0]?.clusters?.map((c) => c.answer)).toEqual(['3.14', '314']);
+    expect(result.agreement).toBe(0.5);
   });
 
   it('typed answers agree as equal JSON, whatever the order of keys, and the winner goes through the schema', () => {
@@ -139,8 +171,22 @@ describe('a vote of k samples', () => {
     );
     expect(result.status).toBe('VERIFIED');
     expect(result.answer).toEqual({ city: 'Tokyo', population: 14 });
-    expect(result.attempts[0]?.clusters?.map((c) => c.count)).toEqual([2, 1]);
+    expect(result.attempts[0]?.clusters?.map((c) => [c.count, c.samples])).toEqual([
+      [2, [0, 1]],
+      [1, [2]],
+    ]);
     expect(result.confidence).toBeCloseTo(2 / 3, 10);
+  });
+
+  it('typed answers with null values agree when equal, like any other JSON', () => {
+    const city = z.object({ city: z.string(), mayor: z.string().nullable() });
+    const result = check(
+      scripted([envelope({ city: 'Tokyo', mayor: null }, 0.9), envelope({ mayor: null, city: 'Tokyo' }, 0.9)]).sync,
+      'q',
+      { samples: 2, schema: city },
+    );
+    expect(result.attempts[0]?.agreeError).toBeNull();
+    expect(result).toMatchObject({ status: 'VERIFIED', agreement: 1, answer: { city: 'Tokyo', mayor: null } });
   });
 });
 
@@ -156,6 +202,16 @@ describe('the disagreement prompt', () => {
     expect(retry).toContain(`- ${JSON.stringify(`${'x'.repeat(199)}…`)}: 1 of 7 samples\n`);
     expect(retry).toContain('- other answers: 2 of 7 samples\n');
     expect(retry.match(/^- ".*: 1 of 7 samples$/gm)).toHaveLength(5);
+  });
+
+  it('with a schema, quotes each answer as JSON with its keys sorted, as the vote compared them', () => {
+    const city = z.object({ city: z.string(), population: z.number() });
+    const tokyo = envelope({ city: 'Tokyo', population: 14 }, 0.9);
+    const model = scripted([envelope({ population: 14, city: 'Tokyo' }, 0.9), envelope({ population: 3, city: 'Osaka' }, 0.9), tokyo, tokyo]);
+    check(model.sync, 'q', { samples: 2, schema: city });
+    const retry = model.prompts[2]!;
+    expect(retry).toContain(`- ${JSON.stringify('{"city":"Tokyo","population":14}')}: 1 of 2 samples\n`);
+    expect(retry).toContain(`- ${JSON.stringify('{"city":"Osaka","population":3}')}: 1 of 2 samples\n`);
   });
 });
 
@@ -220,6 +276,24 @@ describe('acheck() samples concurrently', () => {
     expect(result.status).toBe('UNCERTAIN');
     expect(result.samples?.[0]?.map((s) => s.error)).toEqual([null, 'the deadline of 40 ms passed during the call', 'the deadline of 40 ms passed during the call']);
     expect(signals.slice(1).every((s) => s.aborted)).toBe(true);
+  });
+
+  it('when the deadline passes with samples still queued, they fail with it, never called and with no tries', async () => {
+    const called: number[] = [];
+    const result = await acheck(
+      (_, { sample }) => {
+        called.push(sample!);
+        return new Promise<string>(() => {});
+      },
+      'q',
+      { samples: 3, sampleConcurrency: 1, deadlineMs: 30 },
+    );
+    expect(called).toEqual([0]);
+    expect(result.status).toBe('UNCERTAIN');
+    expect(result.samples?.[0]?.map((s) => [s.callFailed, s.error, s.callTries])).toEqual(
+      [0, 1, 2].map(() => [true, 'the deadline of 30 ms passed during the call', []]),
+    );
+    expect(result.attempts[0]?.callTries).toEqual([]);
   });
 
   it('a transient failure is retried for its sample alone, after its backoff', async () => {
