@@ -1,4 +1,4 @@
-import { CONFIDENCE_SOURCES, type ConfidenceSource, combinedConfidence, defaultAgree, type Voter, voteOf } from '../agreement.js';
+import { CONFIDENCE_SOURCES, type ConfidenceSource, canonicalJson, combinedConfidence, defaultAgree, type Voter, voteOf } from '../agreement.js';
 import { isMissingPackage } from './optional.js';
 
 /**
@@ -153,15 +153,6 @@ function normalizeAnswer(text: string): string {
 export function sameAnswer(answer: unknown, expected: unknown): boolean {
   if (typeof answer === 'string' && typeof expected === 'string') return normalizeAnswer(answer) === normalizeAnswer(expected);
   return answer !== null && answer !== undefined && canonicalJson(answer) === canonicalJson(expected);
-}
-
-/** JSON with every object's keys sorted, so equal values give equal text. */
-function canonicalJson(value: unknown): string {
-  return JSON.stringify(value, (_key, item: unknown) =>
-    typeof item === 'object' && item !== null && !Array.isArray(item)
-      ? Object.fromEntries(Object.entries(item).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
-      : item,
-  );
 }
 
 /**
