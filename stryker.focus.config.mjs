@@ -1,6 +1,6 @@
 // @ts-check
 /**
- * Part of `npm run mutate`: the option reader, the prompts and the evidence machine, judged
+ * Part of `npm run mutate`: the option reader, the prompts, the vote and the evidence machine, judged
  * by the tests in vitest.mutate-focus.config.ts. Results go to reports/focus-incremental.json
  * and reports/mutation/.
  */
@@ -10,6 +10,6 @@ import base from './stryker.config.mjs';
 export default {
   ...base,
   vitest: { ...base.vitest, configFile: 'vitest.mutate-focus.config.ts' },
-  mutate: ['src/options.ts', 'src/prompts.ts', 'machines/evidence.ts'],
+  mutate: ['src/options.ts', 'src/prompts.ts', 'src/agreement.ts', 'src/sampling.ts', 'machines/evidence.ts'],
   incrementalFile: 'reports/focus-incremental.json',
 };
