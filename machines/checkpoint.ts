@@ -478,9 +478,16 @@ export const checkpointEffects = {
       voteSettings(context.settings),
     ),
   })),
+  // As a one-sample run records it: a call in flight or a wait fails with a try of its own; a sample never called has none.
   recordSamplingDeadline: update((context: CheckpointContext, _: undefined) => {
-    const late = timeoutError(`the deadline of ${context.settings.deadlineMs} ms passed during the call`);
-    return { draft: votedAttempt(context.slots.map((slot) => slot.reply ?? attemptFromCallError(late, slot.tries)), voteSettings(context.settings)) };
+    const { deadlineMs } = context.settings;
+    const replies = context.slots.map((slot) => {
+      if (slot.reply !== null) return slot.reply;
+      if (slot.state === 'queued') return attemptFromCallError(timeoutError(`the deadline of ${deadlineMs} ms passed before this sample was called`), slot.tries);
+      const late = timeoutError(`the deadline of ${deadlineMs} ms passed ${slot.state === 'calling' ? 'during the call' : 'while waiting to retry'}`);
+      return attemptFromCallError(late, appended(slot.tries, { error: late.message, delayMs: null }));
+    });
+    return { draft: votedAttempt(replies, voteSettings(context.settings)) };
   }),
   commitAttempt: update((context: CheckpointContext, _: undefined) => ({ attempts: withDraft(context) })),
   prepareRetry: update((context: CheckpointContext, { kind }: { kind: RetryKind }) => ({

@@ -66,6 +66,8 @@ export async function acheck(callFn: AsyncCallFn, prompt: string, options?: obje
             samplesInFlight.delete(need.call);
             if (run.wantsCall(need.call)) run.send(sampleEvent(outcome, need));
           });
+          // callFn may have aborted synchronously: then no other sample is called.
+          signal?.throwIfAborted();
           break;
         }
         case 'wait':

@@ -31,10 +31,15 @@ export interface Voter {
   readonly index: number;
   readonly answer: unknown;
   readonly confidence: number;
+  /** Reported the question ambiguous: it may answer blank, so it alone cannot make a winner. */
+  readonly ambiguous?: boolean;
 }
 
 export interface Vote {
-  /** Largest first; among equals the more confident, then the earlier. Empty when no sample parsed. */
+  /**
+   * Largest first; among equals the more confident, then the earlier. A cluster of samples
+   * that all reported ambiguity comes after every other. Empty when no sample parsed.
+   */
   readonly clusters: readonly Cluster<unknown>[];
   /** The first failure of a custom `agree`: that pair counted as different. */
   readonly agreeError: string | null;
@@ -90,6 +95,8 @@ export function voteOf(voters: readonly Voter[], agree: AgreeFn<unknown>): Vote 
     if (group) group.push(voter);
     else groups.push([voter]);
   }
+  const plain = new Map<Cluster<unknown>, boolean>();
+  const isPlain = (cluster: Cluster<unknown>) => plain.get(cluster) === true;
   const clusters = groups.map(
     (members): Cluster<unknown> =>
       Object.freeze({
@@ -99,8 +106,9 @@ export function voteOf(voters: readonly Voter[], agree: AgreeFn<unknown>): Vote 
         samples: Object.freeze(members.map((m) => m.index)),
       }),
   );
+  clusters.forEach((cluster, i) => plain.set(cluster, groups[i]!.some((m) => m.ambiguous !== true)));
   // A stable sort keeps the earlier of two equal clusters first.
-  clusters.sort((a, b) => b.count - a.count || b.meanConfidence - a.meanConfidence);
+  clusters.sort((a, b) => Number(isPlain(b)) - Number(isPlain(a)) || b.count - a.count || b.meanConfidence - a.meanConfidence);
   return { clusters: Object.freeze(clusters), agreeError };
 }
 

@@ -123,12 +123,22 @@ export class CheckpointRun {
 
   /** The run so far, as a store keeps it. */
   checkpoint(key: string): Checkpoint {
-    return { format: FORMAT, version: VERSION, key, snapshot: this.#engine.persisted() };
+    return { format: FORMAT, version: VERSION, key, snapshot: withoutAgree(this.#engine.persisted()) };
   }
 
   stop(): void {
     this.#engine.stop();
   }
+}
+
+/**
+ * The snapshot as plain data: a custom `agree` is a function, which no store can keep; the
+ * caller gives it again on resume (see `upgraded`).
+ */
+function withoutAgree(snapshot: Snapshot<unknown>): Snapshot<unknown> {
+  const { context } = snapshot as unknown as { context: { settings: { agree: unknown } } };
+  if (context.settings.agree === null) return snapshot;
+  return { ...snapshot, context: { ...context, settings: { ...context.settings, agree: null } } } as unknown as Snapshot<unknown>;
 }
 
 /**
@@ -178,13 +188,16 @@ export function readCheckpoint(
     confidenceFrom: settings.confidenceFrom,
   };
   for (const [name, value] of Object.entries(expected)) {
-    const saved = JSON.stringify(settingsSaved?.[name] ?? null);
+    // A run saved before sampling existed had one sample, whose confidence was its own.
+    const saved = JSON.stringify(settingsSaved?.[name] ?? BEFORE_SAMPLING[name] ?? null);
     if (saved !== JSON.stringify(value ?? null)) {
       fail(`belongs to a different run: its ${name} is ${saved}, this call's is ${JSON.stringify(value ?? null)}.`);
     }
   }
   return upgraded(snapshot as unknown as SavedRun, settings);
 }
+
+const BEFORE_SAMPLING: Readonly<Record<string, unknown>> = { samples: 1, confidenceFrom: 'self' };
 
 interface SavedRun {
   readonly context: { readonly settings: object; readonly draft: object; readonly attempts: readonly object[] };

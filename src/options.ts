@@ -4,6 +4,7 @@ import type { Attempt, ModelAnswer } from './attempt.js';
 import type { CallRetryPolicy } from './call-retries.js';
 import type { CheckpointStore } from './checkpoints.js';
 import { DEFAULT_EVIDENCE_THRESHOLD, DEFAULT_MAX_RETRIES, DEFAULT_THRESHOLD } from './constants.js';
+import type { JsonValue } from './json-objects.js';
 import { type AnswerSchema, type JsonSchema, readSchema } from './schema.js';
 import type { Validator } from './validation.js';
 import { describeValue, isAsyncFunction } from './values.js';
@@ -75,9 +76,11 @@ export interface CheckOptions<T = string> {
 export type Inspector = Observer<InspectionEvent> | ((event: InspectionEvent) => void);
 
 /** `check()`'s options with a schema whose output is `T`: name it to build the options apart from the call. */
-export type TypedCheckOptions<T> = CheckOptions<T> & { readonly schema: AnswerSchema<T> };
+export type TypedCheckOptions<T> = Omit<CheckOptions<T>, 'agree'> & { readonly schema: AnswerSchema<T>; agree?: TypedAgree };
 /** `acheck()`'s options with a schema whose output is `T`. */
-export type TypedAsyncCheckOptions<T> = AsyncCheckOptions<T> & { readonly schema: AnswerSchema<T> };
+export type TypedAsyncCheckOptions<T> = Omit<AsyncCheckOptions<T>, 'agree'> & { readonly schema: AnswerSchema<T>; agree?: TypedAgree };
+/** With a schema `agree` compares the model's own values, before the schema: any JSON, whatever the schema's output. */
+type TypedAgree = AgreeFn<JsonValue> | null | undefined;
 
 export interface AsyncCheckOptions<T = string> extends Omit<CheckOptions<T>, 'onAttempt'> {
   /** Like `check()`'s, and awaited when it returns a Promise. */

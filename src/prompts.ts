@@ -110,8 +110,9 @@ export const MAX_LISTED_ANSWERS = 5;
 function disagreementParagraph(clusters: readonly Cluster<unknown>[], typed: boolean): string {
   const total = clusters.reduce((sum, c) => sum + c.count, 0);
   const listed = clusters.slice(0, MAX_LISTED_ANSWERS).map((c) => {
-    const text = typed ? canonicalJson(c.answer) : String(c.answer);
-    return `- ${JSON.stringify(clip(text))}: ${c.count} of ${total} samples`;
+    // A typed answer is quoted as JSON already, as `quoted` quotes the previous answer.
+    const text = typed ? clip(canonicalJson(c.answer)) : JSON.stringify(clip(String(c.answer)));
+    return `- ${text}: ${c.count} of ${total} samples`;
   });
   const rest = clusters.slice(MAX_LISTED_ANSWERS).reduce((sum, c) => sum + c.count, 0);
   if (rest > 0) listed.push(`- other answers: ${rest} of ${total} samples`);

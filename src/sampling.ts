@@ -54,7 +54,7 @@ export function votedAttempt(replies: readonly Attempt<unknown>[], settings: Vot
   const callTries = Object.freeze(replies.flatMap((reply) => reply.callTries));
   const voters: Voter[] = [];
   samples.forEach((sample, index) => {
-    if (sample.parseOk) voters.push({ index, answer: sample.answer, confidence: sample.confidence! });
+    if (sample.parseOk) voters.push({ index, answer: sample.answer, confidence: sample.confidence!, ambiguous: sample.ambiguous });
   });
   if (voters.length === 0) {
     const failed = replies.find((reply) => !reply.callFailed) ?? replies[0]!;
@@ -63,7 +63,8 @@ export function votedAttempt(replies: readonly Attempt<unknown>[], settings: Vot
   const { clusters, agreeError } = voteOf(voters, settings.agree);
   const ambiguous = voters.filter((voter) => samples[voter.index]!.ambiguous);
   const byMajority = ambiguous.length * 2 > voters.length;
-  const winner = replies[byMajority ? ambiguous[0]!.index : clusters[0]!.samples[0]!]!;
+  // Without a majority the winner is a sample that did not report ambiguity: its answer is meant, not a blank.
+  const winner = replies[byMajority ? ambiguous[0]!.index : clusters[0]!.samples.find((i) => !samples[i]!.ambiguous)!]!;
   const interpretations = byMajority ? Object.freeze([...new Set(ambiguous.flatMap((voter) => samples[voter.index]!.interpretations))]) : winner.interpretations;
   return withSampling(
     { ...winner, confidence: combinedConfidence(clusters, settings.confidenceFrom), ambiguous: byMajority, interpretations, callTries },

@@ -112,6 +112,25 @@ describe('a vote of k samples', () => {
     expect(half.interpretations).toEqual([]);
   });
 
+  it('samples that reported ambiguity, outvoted, cannot win: their blank answer is never accepted', () => {
+    const blank = envelope('', 0.95, { ambiguous: true, interpretations: ['x', 'y'] });
+    const result = check(scripted([blank, blank, envelope('A', 0.9), envelope('A', 0.9)]).sync, 'q', { samples: 4, maxRetries: 0, confidenceFrom: 'self' });
+    expect(result.status).toBe('VERIFIED');
+    expect(result.answer).toBe('A');
+    expect(result.attempts[0]?.clusters?.map((c) => [c.answer, c.count])).toEqual([
+      ['A', 2],
+      ['', 2],
+    ]);
+    const outvoted = check(scripted([envelope('', 0.99, { ambiguous: true, interpretations: ['x', 'y'] }), envelope('A', 0.5), envelope('B', 0.5)]).sync, 'q', {
+      samples: 3,
+      maxRetries: 0,
+      confidenceFrom: 'self',
+      threshold: 0.4,
+    });
+    expect(outvoted.answer).toBe('A');
+    expect(outvoted.agreement).toBeCloseTo(1 / 3, 10);
+  });
+
   it('a custom agree decides what counts as the same; one that throws counts the pair as different and is recorded', () => {
     const replies = [envelope('3.0', 0.9), envelope('3', 0.9), envelope('three', 0.9)];
     const numeric = check(scripted(replies).sync, 'q', { samples: 3, agree: (a, b) => Number(a) === Number(b) });
@@ -210,8 +229,12 @@ describe('the disagreement prompt', () => {
     const model = scripted([envelope({ population: 14, city: 'Tokyo' }, 0.9), envelope({ population: 3, city: 'Osaka' }, 0.9), tokyo, tokyo]);
     check(model.sync, 'q', { samples: 2, schema: city });
     const retry = model.prompts[2]!;
-    expect(retry).toContain(`- ${JSON.stringify('{"city":"Tokyo","population":14}')}: 1 of 2 samples\n`);
-    expect(retry).toContain(`- ${JSON.stringify('{"city":"Osaka","population":3}')}: 1 of 2 samples\n`);
+    expect(retry).toContain('- {"city":"Tokyo","population":14}: 1 of 2 samples\n');
+    expect(retry).toContain('- {"city":"Osaka","population":3}: 1 of 2 samples\n');
+    // A typed string is JSON already: quoted once.
+    const named = scripted([envelope('Paris', 0.9), envelope('Lyon', 0.9), paris(), paris()]);
+    check(named.sync, 'q', { samples: 2, schema: z.string() });
+    expect(named.prompts[2]).toContain('- "Paris": 1 of 2 samples\n');
   });
 });
 
@@ -278,7 +301,7 @@ describe('acheck() samples concurrently', () => {
     expect(signals.slice(1).every((s) => s.aborted)).toBe(true);
   });
 
-  it('when the deadline passes with samples still queued, they fail with it, never called and with no tries', async () => {
+  it('when the deadline passes, the call in flight fails with a try of its own; samples still queued fail, never called and with no tries', async () => {
     const called: number[] = [];
     const result = await acheck(
       (_, { sample }) => {
@@ -290,10 +313,14 @@ describe('acheck() samples concurrently', () => {
     );
     expect(called).toEqual([0]);
     expect(result.status).toBe('UNCERTAIN');
-    expect(result.samples?.[0]?.map((s) => [s.callFailed, s.error, s.callTries])).toEqual(
-      [0, 1, 2].map(() => [true, 'the deadline of 30 ms passed during the call', []]),
-    );
-    expect(result.attempts[0]?.callTries).toEqual([]);
+    const during = 'the deadline of 30 ms passed during the call';
+    const before = 'the deadline of 30 ms passed before this sample was called';
+    expect(result.samples?.[0]?.map((s) => [s.callFailed, s.error, s.callTries])).toEqual([
+      [true, during, [{ error: during, delayMs: null }]],
+      [true, before, []],
+      [true, before, []],
+    ]);
+    expect(result.attempts[0]?.callTries).toEqual([{ error: during, delayMs: null }]);
   });
 
   it('a transient failure is retried for its sample alone, after its backoff', async () => {
@@ -330,6 +357,43 @@ describe('acheck() samples concurrently', () => {
     await expect(pending).rejects.toThrow('user left');
     expect(signals).toHaveLength(2);
     expect(signals.every((s) => s.aborted)).toBe(true);
+  });
+
+  it('a callFn that aborts synchronously stops the samples not yet called', async () => {
+    const controller = new AbortController();
+    const called: number[] = [];
+    const pending = acheck(
+      (_, { sample }) => {
+        called.push(sample!);
+        controller.abort(new Error('budget exhausted'));
+        return new Promise<string>(() => {});
+      },
+      'q',
+      { samples: 5, signal: controller.signal },
+    );
+    await expect(pending).rejects.toThrow('budget exhausted');
+    expect(called).toEqual([0]);
+  });
+
+  it('a custom agree is not saved with the run (no store can keep a function), and the resumed run is given it again', async () => {
+    const store = memoryStore();
+    const saved: unknown[] = [];
+    const cloning = { ...store, save: (key: string, checkpoint: never) => (saved.push(structuredClone(checkpoint)), store.save(key, checkpoint)) };
+    const agree = (a: string, b: string) => a[0] === b[0];
+    const crash = new AbortController();
+    const first = [envelope('Lyon', 0.9), envelope('Paris', 0.9)];
+    let calls = 0;
+    const crashing = async () => {
+      calls += 1;
+      if (calls === 3) crash.abort(new Error('process killed'));
+      return first[calls - 1] ?? new Promise<string>(() => {});
+    };
+    await expect(acheck(crashing, 'q', { samples: 2, agree, checkpoint: cloning, key: 'k', signal: crash.signal })).rejects.toThrow('process killed');
+    expect(saved).toHaveLength(1);
+    const resumed = await acheck(scripted([paris(), envelope('Pau', 0.9)]).async, 'q', { samples: 2, agree, checkpoint: store, key: 'k' });
+    // "Paris" and "Pau" agree only by the caller's rule.
+    expect(resumed.attempts[1]?.clusters?.map((c) => c.count)).toEqual([2]);
+    expect(resumed.status).toBe('REPAIRED');
   });
 
   it('gives the same result as check() for the same replies', async () => {

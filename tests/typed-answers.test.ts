@@ -414,6 +414,9 @@ describe('what review found', () => {
     const saved = (await store.load('old')) as { snapshot: { context: Record<string, unknown> } };
     const context = saved.snapshot.context as { settings: Record<string, unknown>; draft: Record<string, unknown>; attempts: Array<Record<string, unknown>> };
     delete context.settings['answerFormat'];
+    // Nor did sampling: one sample, confidence of its own.
+    for (const name of ['samples', 'sampleConcurrency', 'confidenceFrom', 'agree']) delete context.settings[name];
+    for (const name of ['slots', 'calls', 'started']) delete (context as Record<string, unknown>)[name];
     delete context.draft['schemaIssues'];
     for (const attempt of context.attempts) delete attempt['schemaIssues'];
     await store.save('old', saved as never);

@@ -111,7 +111,7 @@ export function confidenceBySource(row: Readonly<Record<string, unknown>>): Read
   const voters: Voter[] = [];
   (samples as Array<Record<string, unknown> | null>).forEach((sample, index) => {
     const confidence = sample?.['confidence'];
-    if (sample?.['parseOk'] === true && typeof confidence === 'number') voters.push({ index, answer: sample['answer'], confidence });
+    if (sample?.['parseOk'] === true && typeof confidence === 'number') voters.push({ index, answer: sample['answer'], confidence, ambiguous: sample['ambiguous'] === true });
   });
   if (voters.length === 0) return null;
   const { clusters } = voteOf(voters, defaultAgree(settings.schema === true));
