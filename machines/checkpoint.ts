@@ -24,7 +24,7 @@ import {
   withSchemaVerdict,
   withVerdict,
 } from '../src/attempt.js';
-import { appending, CHILD, cancelling, raising, remember, schedule, type Timer, update } from './effects.js';
+import { appending, CHILD, cancelling, cancellingBy, raising, remember, schedule, type Timer, update } from './effects.js';
 import { backoffDelay, type CallRetryPolicy, type CallTry, isTransient, retryAfterOf } from '../src/call-retries.js';
 import { AMBIGUOUS, DEFAULT_MAX_RETRIES, DEFAULT_THRESHOLD, REPAIRED, UNCERTAIN, VERIFIED } from '../src/constants.js';
 import type { JsonObject } from '../src/json-objects.js';
@@ -353,12 +353,14 @@ const timers = {
   backoff: ({ backoffMs }: CheckpointContext): Timer<CheckpointEvent> | null => ({ id: BACKOFF, delay: backoffMs, event: { type: 'backoff.elapsed' } }),
 };
 
+const sampleTimeoutId = (call: number) => `callTimeout.${call}`;
+
 /** A sample's timer: its call's timeout, or the end of its backoff. Ids name the call, so no two runs' timers collide. */
 function sampleTimer(context: CheckpointContext, sample: number): Timer<CheckpointEvent> | null {
   const { state, call, backoffMs } = context.slots[sample]!;
   const { timeoutMs } = context.settings;
   if (state === 'backingOff') return { id: `backoff.${call}`, delay: backoffMs, event: { type: 'sample.backoffElapsed', sample, call } };
-  if (state === 'calling' && timeoutMs !== null) return { id: `callTimeout.${call}`, delay: timeoutMs, event: { type: 'sample.timedOut', sample, call } };
+  if (state === 'calling' && timeoutMs !== null) return { id: sampleTimeoutId(call), delay: timeoutMs, event: { type: 'sample.timedOut', sample, call } };
   return null;
 }
 type TimerName = keyof typeof timers;
@@ -472,6 +474,8 @@ export const checkpointEffects = {
   forwardSampleError: raising((context: CheckpointContext, { error }: { error: unknown }): CheckpointEvent => ({ type: 'sample.failed', ...callingSample(context), error })),
   startSampleCall: CHILD,
   stopSampleCall: CHILD,
+  // The call answered: its timeout will not be needed.
+  endSampleTimeout: cancellingBy(({ call }: { call: number }) => sampleTimeoutId(call)),
   vote: update((context: CheckpointContext, _: undefined) => ({
     draft: votedAttempt(
       context.slots.map((slot) => slot.reply!),
@@ -661,6 +665,7 @@ export const checkpointMachine = setup({
       }
     }),
     stopSampleCall: stopChild('callModel'),
+    endSampleTimeout: cancel((_, params: { call: number }) => checkpointEffects.endSampleTimeout.id(params)),
     vote: assign(({ context }) => checkpointEffects.vote.run(context, undefined)),
     recordSamplingDeadline: assign(({ context }) => checkpointEffects.recordSamplingDeadline.run(context, undefined)),
     forwardSchemaResult: raise(({ context }, params: { result: unknown }) => checkpointEffects.forwardSchemaResult.run(context, params)),
@@ -761,16 +766,28 @@ export const checkpointMachine = setup({
       on: {
         'sample.replied': {
           guard: { type: 'isCurrentCall', params: ({ event }) => event },
-          actions: ['stopSampleCall', { type: 'recordSampleReply', params: ({ event }) => event }, armSamples(false), 'startSampleCall'],
+          actions: [
+            'stopSampleCall',
+            { type: 'endSampleTimeout', params: ({ event }) => event },
+            { type: 'recordSampleReply', params: ({ event }) => event },
+            armSamples(false),
+            'startSampleCall',
+          ],
         },
         'sample.failed': [
           {
             guard: { type: 'canRetrySampleCall', params: ({ event }) => event },
-            actions: ['stopSampleCall', { type: 'scheduleSampleTry', params: ({ event }) => event }, armSamples(false)],
+            actions: ['stopSampleCall', { type: 'endSampleTimeout', params: ({ event }) => event }, { type: 'scheduleSampleTry', params: ({ event }) => event }, armSamples(false)],
           },
           {
             guard: { type: 'isCurrentCall', params: ({ event }) => event },
-            actions: ['stopSampleCall', { type: 'recordSampleError', params: ({ event }) => event }, armSamples(false), 'startSampleCall'],
+            actions: [
+              'stopSampleCall',
+              { type: 'endSampleTimeout', params: ({ event }) => event },
+              { type: 'recordSampleError', params: ({ event }) => event },
+              armSamples(false),
+              'startSampleCall',
+            ],
           },
         ],
         'sample.timedOut': {

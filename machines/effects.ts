@@ -19,8 +19,8 @@ export type Effect<TContext, TEvent extends EventObject> =
   | { readonly kind: 'raise'; readonly run: (context: TContext, params: never) => TEvent }
   /** Delayed `raise`s with ids: one, several, or none when `run` returns null. */
   | { readonly kind: 'schedule'; readonly run: (context: TContext, params: never) => Timer<TEvent> | readonly Timer<TEvent>[] | null }
-  /** `cancel` of a scheduled event by id. */
-  | { readonly kind: 'cancel'; readonly id: string }
+  /** `cancel` of a scheduled event by id, or by the id `id` makes of the params. */
+  | { readonly kind: 'cancel'; readonly id: string | ((params: never) => string) }
   /** Spawning or stopping a child actor: only in workflows, which the stepper does not run. */
   | { readonly kind: 'child' };
 
@@ -38,6 +38,8 @@ export const raising = <TContext, TEvent, TParams>(run: (context: TContext, para
 export const schedule = <TContext, TEvent, TParams>(run: (context: TContext, params: TParams) => Timer<TEvent> | readonly Timer<TEvent>[] | null) =>
   ({ kind: 'schedule', run }) as const;
 export const cancelling = (id: string) => ({ kind: 'cancel', id }) as const;
+/** `cancel` of the scheduled event whose id the action's params name. */
+export const cancellingBy = <TParams>(id: (params: TParams) => string) => ({ kind: 'cancel', id }) as const;
 export const CHILD = { kind: 'child' } as const;
 
 const guardParts = new WeakMap<object, readonly string[]>();

@@ -303,11 +303,12 @@ export class Stepper<TContext extends object, TEvent extends EventObject, TOutpu
           break;
         }
         case 'cancel': {
-          const handle = this.#timers?.get(effect.id);
+          const id = typeof effect.id === 'function' ? effect.id(params as never) : effect.id;
+          const handle = this.#timers?.get(id);
           if (handle !== undefined) {
             clearTimeout(handle);
             this.#pending?.delete(handle);
-            this.#timers?.delete(effect.id);
+            this.#timers?.delete(id);
           }
           break;
         }

@@ -323,6 +323,28 @@ describe('acheck() samples concurrently', () => {
     expect(result.attempts[0]?.callTries).toEqual([{ error: during, delayMs: null }]);
   });
 
+  it('a sample that answers in time cancels its timeout: no stale timer fires while the others are out', async () => {
+    const raised: string[] = [];
+    const delays = [50, 70];
+    const result = await acheck(
+      async (_, { sample }) => {
+        await new Promise((resolve) => setTimeout(resolve, delays[sample!]));
+        return paris();
+      },
+      'q',
+      {
+        samples: 2,
+        sampleConcurrency: 1,
+        timeoutMs: 100,
+        // Sample 0's timeout would fire at 100 ms, while sample 1 is still out (until 120 ms).
+        inspect: (event) => void (event.type === '@xstate.event' && raised.push(event.event.type)),
+      },
+    );
+    expect(result.status).toBe('VERIFIED');
+    expect(raised).not.toContain('sample.timedOut');
+    expect(raised.filter((type) => type === 'sample.replied')).toHaveLength(2);
+  });
+
   it('a transient failure is retried for its sample alone, after its backoff', async () => {
     let calls = 0;
     const result = await acheck(
