@@ -325,7 +325,7 @@ describe('acheck() samples concurrently', () => {
 
   it('a sample that answers in time cancels its timeout: no stale timer fires while the others are out', async () => {
     const raised: string[] = [];
-    const delays = [50, 70];
+    const delays = [100, 350];
     const result = await acheck(
       async (_, { sample }) => {
         await new Promise((resolve) => setTimeout(resolve, delays[sample!]));
@@ -335,8 +335,8 @@ describe('acheck() samples concurrently', () => {
       {
         samples: 2,
         sampleConcurrency: 1,
-        timeoutMs: 100,
-        // Sample 0's timeout would fire at 100 ms, while sample 1 is still out (until 120 ms).
+        timeoutMs: 400,
+        // Sample 0's timeout would fire at 400 ms, while sample 1 is still out (until 450 ms, its own at 500).
         inspect: (event) => void (event.type === '@xstate.event' && raised.push(event.event.type)),
       },
     );
