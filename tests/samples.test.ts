@@ -566,6 +566,15 @@ describe('in a workflow', () => {
     expect(result.samples?.[0]?.map((s) => s.error)).toEqual([null, 'callFn timed out after 30 ms']);
   });
 
+  it('at the deadline the samples still out fail with it, and the run ends UNCERTAIN', async () => {
+    const actor = createActor(checkpointMachine, {
+      input: { prompt: 'q', samples: 2, deadlineMs: 40, model: (_, { sample }) => (sample === 0 ? Promise.resolve(paris()) : new Promise<string>(() => {})) },
+    }).start();
+    const result = resultFrom(await toPromise(actor));
+    expect(result.status).toBe('UNCERTAIN');
+    expect(result.samples?.[0]?.map((s) => s.error)).toEqual([null, 'the deadline of 40 ms passed during the call']);
+  });
+
   it('refuses concurrent samples, which need one child per call', () => {
     const actor = createActor(checkpointMachine, { input: { prompt: 'q', samples: 3, sampleConcurrency: 3, model: () => paris() } });
     const errors: unknown[] = [];
