@@ -55,6 +55,13 @@ describe('a vote of k samples', () => {
     expect(result).toMatchObject({ status: 'REPAIRED', answer: 'Paris', agreement: 1 });
   });
 
+  it('a unanimous vote below the threshold is retried for confidence, not as a disagreement', () => {
+    const result = check(scripted([paris(0.3), paris(0.3), paris(0.9), paris(0.9)]).sync, 'q', { samples: 2 });
+    expect(result.attempts[0]?.clusters).toHaveLength(1);
+    expect(result.prompts.map((p) => p.kind)).toEqual(['first', 'confidence']);
+    expect(result).toMatchObject({ status: 'REPAIRED', agreement: 1 });
+  });
+
   it('an even split goes to the more confident answer, with agreement one half', () => {
     const result = check(scripted([paris(0.6), lyon(0.9), lyon(0.9), paris(0.6)]).sync, 'q', { samples: 4, maxRetries: 0 });
     expect(result.answer).toBe('Lyon');
@@ -364,6 +371,67 @@ describe('acheck() samples concurrently', () => {
     expect(result.status).toBe('VERIFIED');
   });
 
+  it('a sample whose calls keep failing is tried callRetries.retries + 1 times, then fails alone', async () => {
+    const calls: number[] = [];
+    const result = await acheck(
+      async (_, { sample }) => {
+        calls.push(sample!);
+        if (sample === 1) throw Object.assign(new Error('overloaded'), { status: 503 });
+        return paris();
+      },
+      'q',
+      { samples: 2, maxRetries: 0, callRetries: { retries: 2, minDelayMs: 1, maxDelayMs: 1 } },
+    );
+    expect(calls.filter((s) => s === 1)).toHaveLength(3);
+    expect(result.samples?.[0]?.[1]?.callTries.map((t) => [t.error, t.delayMs === null])).toEqual([
+      ['overloaded', false],
+      ['overloaded', false],
+      ['overloaded', true],
+    ]);
+    expect(result.samples?.[0]?.[1]).toMatchObject({ callFailed: true, error: 'overloaded' });
+  });
+
+  it('a sample waiting out its backoff still holds its place: sampleConcurrency bounds calls and backoffs together', async () => {
+    let inFlight = 0;
+    let most = 0;
+    const tried = new Set<number>();
+    const result = await acheck(
+      async (_, { sample }) => {
+        most = Math.max(most, (inFlight += 1));
+        try {
+          if (sample === 0 && !tried.has(0)) {
+            tried.add(0);
+            throw Object.assign(new Error('overloaded'), { status: 503 });
+          }
+          await new Promise((resolve) => setTimeout(resolve, sample === 1 ? 5 : sample === 0 ? 0 : 80));
+          return paris();
+        } finally {
+          inFlight -= 1;
+        }
+      },
+      'q',
+      { samples: 4, sampleConcurrency: 2, callRetries: { retries: 1, minDelayMs: 40, maxDelayMs: 40 } },
+    );
+    expect(most).toBe(2);
+    expect(result).toMatchObject({ status: 'VERIFIED', agreement: 1 });
+  });
+
+  it('a reply that comes after its call timed out is dropped, even while the sample waits to retry', async () => {
+    const calls: number[] = [];
+    const result = await acheck(
+      (_, { sample }) => {
+        calls.push(sample!);
+        if (sample === 0 && calls.filter((s) => s === 0).length === 1) return new Promise<string>((resolve) => setTimeout(() => resolve(lyon()), 30));
+        return Promise.resolve(paris());
+      },
+      'q',
+      { samples: 2, maxRetries: 0, timeoutMs: 10, callRetries: { retries: 1, minDelayMs: 60, maxDelayMs: 60 } },
+    );
+    expect(calls).toEqual([0, 1, 0]);
+    expect(result.samples?.[0]?.[0]?.callTries.map((t) => t.error)).toEqual(['callFn timed out after 10 ms', null]);
+    expect(result).toMatchObject({ status: 'VERIFIED', answer: 'Paris', agreement: 1 });
+  });
+
   it('aborting with k calls in flight rejects at once, aborts each call and starts no other', async () => {
     const controller = new AbortController();
     const signals: AbortSignal[] = [];
@@ -532,6 +600,65 @@ describe('in a workflow', () => {
       ['busy', null],
     ]);
     expect(result).toMatchObject({ status: 'VERIFIED', agreement: 1 });
+  });
+
+  it('with effects: \'events\' the machine starts no callModel child: the samples are the replies sent to it', async () => {
+    const actor = createActor(checkpointMachine, { input: { prompt: 'q', samples: 2, effects: 'events' } }).start();
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(Object.keys(actor.getSnapshot().children)).toEqual([]);
+    actor.send({ type: 'sample.replied', sample: 0, call: 0, reply: paris() });
+    actor.send({ type: 'sample.replied', sample: 1, call: 1, reply: paris() });
+    const result = resultFrom(await toPromise(actor));
+    expect(result).toMatchObject({ status: 'VERIFIED', agreement: 1 });
+    expect(result.samples?.[0]?.map((s) => s.callFailed)).toEqual([false, false]);
+  });
+
+  it('a call that timed out is stopped: its late reply is not taken for the retry\'s', async () => {
+    const calls: number[] = [];
+    const actor = createActor(checkpointMachine, {
+      input: {
+        prompt: 'q',
+        samples: 2,
+        maxRetries: 0,
+        timeoutMs: 100,
+        callRetries: { retries: 1, minDelayMs: 1, maxDelayMs: 1 },
+        model: async (_, { sample }) => {
+          calls.push(sample!);
+          const first = calls.filter((s) => s === sample).length === 1;
+          // The first call of sample 1 answers at 130 ms, after its timeout, while its retry is under way.
+          const [reply, ms] = sample === 1 && first ? [lyon(), 130] : sample === 1 ? [paris(), 60] : [paris(), 0];
+          return new Promise<string>((resolve) => setTimeout(() => resolve(reply), ms));
+        },
+      },
+    }).start();
+    const result = resultFrom(await toPromise(actor));
+    expect(calls).toEqual([0, 1, 1]);
+    expect(result.samples?.[0]?.map((s) => s.answer)).toEqual(['Paris', 'Paris']);
+    expect(result).toMatchObject({ status: 'VERIFIED', agreement: 1 });
+  });
+
+  it('a snapshot restored mid-way re-arms, on booth.resumed, the timeout of every sample still out', async () => {
+    const input = { prompt: 'q', samples: 2, maxRetries: 0, timeoutMs: 30, effects: 'events' } as const;
+    const first = createActor(checkpointMachine, { input }).start();
+    first.send({ type: 'sample.replied', sample: 0, call: 0, reply: paris() });
+    const snapshot = first.getPersistedSnapshot();
+    first.stop();
+    const restored = createActor(checkpointMachine, { input, snapshot }).start();
+    restored.send({ type: 'booth.resumed' });
+    const late = new Promise<'hung'>((resolve) => setTimeout(() => resolve('hung'), 300));
+    const output = await Promise.race([toPromise(restored), late]);
+    expect(output).not.toBe('hung');
+    const result = resultFrom(output as never);
+    expect(result.samples?.[0]?.map((s) => s.error)).toEqual([null, 'callFn timed out after 30 ms']);
+  });
+
+  it('at the deadline the samples still out fail with it, and the run ends UNCERTAIN', async () => {
+    const actor = createActor(checkpointMachine, {
+      input: { prompt: 'q', samples: 2, deadlineMs: 40, model: (_, { sample }) => (sample === 0 ? Promise.resolve(paris()) : new Promise<string>(() => {})) },
+    }).start();
+    const result = resultFrom(await toPromise(actor));
+    expect(result.status).toBe('UNCERTAIN');
+    expect(result.samples?.[0]?.map((s) => s.error)).toEqual([null, 'the deadline of 40 ms passed during the call']);
   });
 
   it('refuses concurrent samples, which need one child per call', () => {
