@@ -100,7 +100,7 @@ function retryParagraph(kind: Exclude<RetryKind, 'repeat'>, previous: PreviousAt
 }
 
 /** At most this many competing answers are listed; the rest are counted. */
-export const MAX_LISTED_ANSWERS = 5;
+const MAX_LISTED_ANSWERS = 5;
 
 /**
  * The competing answers as new information: each with how many samples gave it, quoted as
