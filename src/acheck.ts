@@ -37,6 +37,10 @@ export async function acheck(callFn: AsyncCallFn, prompt: string, options?: obje
       : undefined;
   // Give callFn a signal when the caller gave one or when Booth may abandon a call.
   const abandons = settings.timeoutMs !== null || settings.deadlineMs !== null;
+  const withSignal = (info: CallInfo, call: AbortController): CallInfo => {
+    const callSignal = abandons ? (signal ? AbortSignal.any([signal, call.signal]) : call.signal) : signal;
+    return callSignal ? { ...info, signal: callSignal } : info;
+  };
   const run = new CheckpointRun(prompt, settings, resumed);
   // Sample calls run side by side: each settles into the machine by itself, if it still waits for it.
   const samplesInFlight = new Map<number, AbortController>();
@@ -46,21 +50,19 @@ export async function acheck(callFn: AsyncCallFn, prompt: string, options?: obje
       switch (need.kind) {
         case 'call': {
           const call = new AbortController();
-          const callSignal = abandons ? (signal ? AbortSignal.any([signal, call.signal]) : call.signal) : signal;
           const { attempt, replySchema } = need;
-          const info: CallInfo = callSignal ? { attempt, signal: callSignal, replySchema } : { attempt, replySchema };
+          const info = withSignal({ attempt, replySchema }, call);
           const outcome = await untilAborted(Promise.race([callModel(callFn, need.prompt, info), run.changed()]), signal);
           signal?.throwIfAborted();
           // The machine moved on without this call (it timed out, or the deadline passed): drop its reply.
-          if (outcome === undefined) call.abort(new DOMException('Booth no longer waits for this call', 'AbortError'));
+          if (outcome === undefined) abort(call);
           else run.send(outcome);
           break;
         }
         case 'sample': {
           const call = new AbortController();
-          const callSignal = abandons ? (signal ? AbortSignal.any([signal, call.signal]) : call.signal) : signal;
           const { attempt, replySchema, sample } = need;
-          const info: CallInfo = callSignal ? { attempt, signal: callSignal, replySchema, sample } : { attempt, replySchema, sample };
+          const info = withSignal({ attempt, replySchema, sample }, call);
           samplesInFlight.set(need.call, call);
           void callModel(callFn, need.prompt, info).then((outcome) => {
             samplesInFlight.delete(need.call);
@@ -107,8 +109,12 @@ function abandon(inFlight: Map<number, AbortController>, gone: (token: number) =
   for (const [token, call] of inFlight) {
     if (!gone(token)) continue;
     inFlight.delete(token);
-    call.abort(new DOMException('Booth no longer waits for this call', 'AbortError'));
+    abort(call);
   }
+}
+
+function abort(call: AbortController): void {
+  call.abort(new DOMException('Booth no longer waits for this call', 'AbortError'));
 }
 
 /** The call's outcome as the machine's event; never rejects. */
