@@ -1,5 +1,6 @@
 import { fromPromise } from 'xstate';
 import type { JsonSchema } from '../src/schema.js';
+import { type UsageReport, usageFromReport } from '../src/usage.js';
 import type { Validator } from '../src/validation.js';
 import type { ModelCall, ValidationRequest } from './checkpoint.js';
 
@@ -10,15 +11,22 @@ import type { ModelCall, ValidationRequest } from './checkpoint.js';
  * const booth = checkpointMachine.provide({ actors: { callModel: modelActor((prompt, { signal }) => llm(prompt, { signal })) } });
  *
  * The signal aborts when the machine stops waiting (a timeout, the deadline, the parent stopping).
- * `replySchema` is the reply's JSON Schema, for an adapter's structured output.
+ * `replySchema` is the reply's JSON Schema, for an adapter's structured output; `reportUsage`
+ * tells the run what the call consumed, for the attempt's and the result's `usage`.
  */
 export function modelActor(
-  call: (prompt: string, info: { readonly attempt: number; readonly signal: AbortSignal; readonly replySchema: JsonSchema }) => unknown,
+  call: (
+    prompt: string,
+    info: { readonly attempt: number; readonly signal: AbortSignal; readonly replySchema: JsonSchema; readonly reportUsage: (usage: UsageReport) => void },
+  ) => unknown,
 ) {
   return fromPromise<unknown, ModelCall>(async ({ input, signal }) =>
-    call(input.prompt, { attempt: input.attempt, signal, replySchema: input.replySchema }),
+    call(input.prompt, { attempt: input.attempt, signal, replySchema: input.replySchema, reportUsage: input.reportUsage ?? checkedOnly }),
   );
 }
+
+/** For an input built without a reporter: a wrong report still throws, as it does in a run. */
+const checkedOnly = (report: UsageReport): void => void usageFromReport(report);
 
 /**
  * The checkpoint machine's `validate` actor from a validator, for `.provide()` (then give

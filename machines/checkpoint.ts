@@ -44,6 +44,7 @@ import { type MachineInput, readMachineInput } from '../src/options.js';
 import { type AgreeFn, agreementOf, type ConfidenceSource, defaultAgree } from '../src/agreement.js';
 import { QUEUED, type SampleSlot, type VoteSettings, votedAttempt } from '../src/sampling.js';
 import { describeThrown } from '../src/values.js';
+import { addUsage, totalUsage, type Usage, type UsageReport, usageFromReport } from '../src/usage.js';
 
 /**
  * The checkpoint: every decision Booth makes about a model's replies lives here.
@@ -94,7 +95,14 @@ export interface TraceStep<TState extends string = CheckpointState> {
 /** A model call as a plain function: the prompt in, the raw text (or a Promise of it) out. */
 export type ModelFn = (
   prompt: string,
-  info: { readonly attempt: number; readonly signal: AbortSignal; readonly replySchema: JsonSchema; readonly sample?: number },
+  info: {
+    readonly attempt: number;
+    readonly signal: AbortSignal;
+    readonly replySchema: JsonSchema;
+    readonly sample?: number;
+    /** Tell the run what this call consumed: the attempt's and the result's `usage` add it up. */
+    readonly reportUsage: (usage: UsageReport) => void;
+  },
 ) => unknown;
 
 /**
@@ -194,6 +202,8 @@ export interface CheckpointContext {
   readonly calls: number;
   /** The samples whose call or backoff the last update started: their timers are armed next. */
   readonly started: readonly number[];
+  /** What the calls of the attempt under way have consumed so far, as reported; null until one reports. */
+  readonly usage: Usage | null;
   /** True while the schema's or the validator's verdict on the draft is outstanding. */
   readonly awaitingVerdict: boolean;
   /** Finished attempts, frozen, in order. */
@@ -237,6 +247,10 @@ export interface CheckpointOutput<TAnswer = string> {
   readonly attempts: readonly Attempt<TAnswer>[];
   readonly prompts: readonly SentPrompt[];
   readonly trace: readonly TraceStep[];
+  /** The attempts' usage summed, failed calls included; null when no call reported usage. */
+  readonly usage: Usage | null;
+  /** The attempts' `durationMs` summed: the time the run spent deciding, which a resumed run keeps. */
+  readonly durationMs: number;
 }
 
 /**
@@ -256,6 +270,8 @@ export type CheckpointEvent =
   /** While `sampling`: the reply to, or the failure of, sample `sample`'s call `call` (the token its need gave). */
   | { readonly type: 'sample.replied'; readonly sample: number; readonly call: number; readonly reply: unknown }
   | { readonly type: 'sample.failed'; readonly sample: number; readonly call: number; readonly error: unknown }
+  /** At any time: what a call of the attempt under way consumed, as its callFn reported it. */
+  | { readonly type: 'model.usage'; readonly usage: Usage }
   /** Sent once after a persisted snapshot is restored: it re-arms the timers, which do not persist. */
   | { readonly type: 'booth.resumed' }
   /** Raised by the machine itself, after `timeoutMs` in `calling`, at the deadline, and when a backoff ends. */
@@ -274,6 +290,8 @@ export interface ModelCall {
   readonly replySchema: JsonSchema;
   /** Which sample this call is, when the attempt samples several replies. */
   readonly sample?: number;
+  /** Sends the machine a `model.usage` event: give it to the model as `info.reportUsage`. */
+  readonly reportUsage?: (usage: UsageReport) => void;
 }
 
 /** What the `validate` actor is asked. */
@@ -493,11 +511,13 @@ export const checkpointEffects = {
     });
     return { draft: votedAttempt(replies, voteSettings(context.settings)) };
   }),
+  recordUsage: update((context: CheckpointContext, { usage }: { usage: Usage }) => ({ usage: addUsage(context.usage, usage) })),
   commitAttempt: update((context: CheckpointContext, _: undefined) => ({ attempts: withDraft(context) })),
   prepareRetry: update((context: CheckpointContext, { kind }: { kind: RetryKind }) => ({
     attempt: context.attempt + 1,
     startedAt: Date.now(),
     tries: [],
+    usage: null,
     prompts: appended(context.prompts, Object.freeze({ kind, text: nextPrompt(context, kind) })),
   })),
   conclude: update((context: CheckpointContext, { status }: { status: CheckpointStatus }) => ({ attempts: withDraft(context), status })),
@@ -515,7 +535,7 @@ function nextPrompt({ settings, draft }: CheckpointContext, kind: RetryKind): st
 
 /** The finished attempts with the draft committed: frozen, so no callback can change what was decided. */
 function withDraft(context: CheckpointContext): readonly Attempt<unknown>[] {
-  return appended(context.attempts, finished(context.draft, Date.now() - context.startedAt));
+  return appended(context.attempts, finished(context.draft, Date.now() - context.startedAt, context.usage));
 }
 
 type GuardArgs = { readonly context: CheckpointContext };
@@ -561,12 +581,22 @@ type GuardName = keyof typeof guards;
 const allOf = <const TNames extends readonly [GuardName, GuardName]>(names: TNames) =>
   remember(and<CheckpointContext, CheckpointEvent, [...TNames]>(names as never), names);
 
+/** A workflow's model reports usage to the run that called it, as an interpreter's callFn does; a finished run has no use for it. */
+function usageReporter(run: { send(event: CheckpointEvent): void; getSnapshot(): { status: string } }): (report: UsageReport) => void {
+  return (report) => {
+    const usage = usageFromReport(report);
+    if (run.getSnapshot().status === 'active') run.send({ type: 'model.usage', usage });
+  };
+}
+
 /** Calls the model once. The default runs `input.model`; provide a `fromPromise` of your own instead. */
 const defaultCallModel = fromPromise<unknown, ModelCall>(async ({ input, signal }) => {
   // Checked at start; a run resumed from a persisted snapshot has lost its functions, though.
   if (!input.model) throw new TypeError('No model: pass `model` in the input or provide a `callModel` actor.');
   const { attempt, replySchema, sample } = input;
-  return input.model(input.prompt, sample === undefined ? { attempt, signal, replySchema } : { attempt, signal, replySchema, sample });
+  // An input built by other code may have left it out.
+  const reportUsage = input.reportUsage ?? ((report: UsageReport) => void usageFromReport(report));
+  return input.model(input.prompt, sample === undefined ? { attempt, signal, replySchema, reportUsage } : { attempt, signal, replySchema, sample, reportUsage });
 });
 /** Validates one answer against the schema, resolving to its Standard Schema result. Provide your own to validate elsewhere. */
 const defaultCheckSchema = fromPromise<unknown, SchemaRequest>(async ({ input }) => {
@@ -614,11 +644,12 @@ export const checkpointMachine = setup({
       const timer = checkpointEffects.arm.run(context, params) as Timer<CheckpointEvent> | null;
       if (timer !== null) enqueue.raise(timer.event, { id: timer.id, delay: timer.delay });
     }),
-    startCall: enqueueActions(({ context, enqueue }) => {
+    startCall: enqueueActions(({ context, enqueue, self }) => {
       if (context.settings.effects !== 'actors') return;
       const prompt = context.prompts.at(-1)!.text;
       const { model, answerFormat } = context.settings;
-      enqueue.spawnChild('callModel', { id: 'callModel', input: { prompt, attempt: context.attempt, model, replySchema: replySchemaOf(answerFormat) } });
+      const input: ModelCall = { prompt, attempt: context.attempt, model, replySchema: replySchemaOf(answerFormat), reportUsage: usageReporter(self) };
+      enqueue.spawnChild('callModel', { id: 'callModel', input });
     }),
     endCall: enqueueActions(({ context, enqueue }) => {
       enqueue.cancel(checkpointEffects.endCall.id);
@@ -654,13 +685,13 @@ export const checkpointMachine = setup({
     failSampleOnTimeout: raise(({ context }, params: SampleParams) => checkpointEffects.failSampleOnTimeout.run(context, params)),
     forwardSampleReply: raise(({ context }, params: { reply: unknown }) => checkpointEffects.forwardSampleReply.run(context, params)),
     forwardSampleError: raise(({ context }, params: { error: unknown }) => checkpointEffects.forwardSampleError.run(context, params)),
-    startSampleCall: enqueueActions(({ context, enqueue }) => {
+    startSampleCall: enqueueActions(({ context, enqueue, self }) => {
       if (context.settings.effects !== 'actors') return;
       const prompt = context.prompts.at(-1)!.text;
       const { model, answerFormat } = context.settings;
       for (const sample of context.started) {
         if (context.slots[sample]!.state !== 'calling') continue;
-        const input: ModelCall = { prompt, attempt: context.attempt, model, replySchema: replySchemaOf(answerFormat), sample };
+        const input: ModelCall = { prompt, attempt: context.attempt, model, replySchema: replySchemaOf(answerFormat), sample, reportUsage: usageReporter(self) };
         enqueue.spawnChild('callModel', { id: 'callModel', input });
       }
     }),
@@ -686,6 +717,7 @@ export const checkpointMachine = setup({
     awaitVerdict: assign(({ context }) => checkpointEffects.awaitVerdict.run(context, undefined)),
     recordReturn: assign(({ context }, params: { returned: unknown }) => checkpointEffects.recordReturn.run(context, params)),
     recordThrow: assign(({ context }, params: { thrown: unknown }) => checkpointEffects.recordThrow.run(context, params)),
+    recordUsage: assign(({ context }, params: { usage: Usage }) => checkpointEffects.recordUsage.run(context, params)),
     commitAttempt: assign(({ context }) => checkpointEffects.commitAttempt.run(context, undefined)),
     prepareRetry: assign(({ context }, params: { kind: RetryKind }) => checkpointEffects.prepareRetry.run(context, params)),
     conclude: assign(({ context }, params: { status: CheckpointStatus }) => checkpointEffects.conclude.run(context, params)),
@@ -695,7 +727,10 @@ export const checkpointMachine = setup({
   // A workflow's machine may have its actors replaced with .provide(): the context checks the running logic's.
   context: ({ input, self }) => checkpointContext(input, (self as unknown as { logic: AnyStateMachine }).logic),
   entry: arm('deadline'),
-  on: { 'booth.resumed': { actions: arm('deadline') } },
+  on: {
+    'booth.resumed': { actions: arm('deadline') },
+    'model.usage': { actions: { type: 'recordUsage', params: ({ event }) => ({ usage: event.usage }) } },
+  },
   initial: 'asking',
   states: {
     // Only routes, so the trace leaves it out: a one-sample run's trace is what it always was.
@@ -934,6 +969,7 @@ export function contextOf(checked: MachineInput, machine: AnyStateMachine): Chec
     slots: [],
     calls: 0,
     started: [],
+    usage: null,
     // Stryker disable next-line BooleanLiteral: read only in validationGate, which sets it on entry
     awaitingVerdict: false,
     attempts: [],
@@ -976,5 +1012,7 @@ export function checkpointOutput(context: CheckpointContext): CheckpointOutput<u
     attempts,
     prompts,
     trace,
+    usage: totalUsage(attempts.map((attempt) => attempt.usage)),
+    durationMs: attempts.reduce((sum, attempt) => sum + attempt.durationMs, 0),
   };
 }

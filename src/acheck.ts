@@ -42,6 +42,7 @@ export async function acheck(callFn: AsyncCallFn, prompt: string, options?: obje
     return callSignal ? { ...info, signal: callSignal } : info;
   };
   const run = new CheckpointRun(prompt, settings, resumed);
+  const reportUsage = run.usageReporter();
   // Sample calls run side by side: each settles into the machine by itself, if it still waits for it.
   const samplesInFlight = new Map<number, AbortController>();
   try {
@@ -51,7 +52,7 @@ export async function acheck(callFn: AsyncCallFn, prompt: string, options?: obje
         case 'call': {
           const call = new AbortController();
           const { attempt, replySchema } = need;
-          const info = withSignal({ attempt, replySchema }, call);
+          const info = withSignal({ attempt, replySchema, reportUsage }, call);
           const outcome = await untilAborted(Promise.race([callModel(callFn, need.prompt, info), run.changed()]), signal);
           signal?.throwIfAborted();
           // The machine moved on without this call (it timed out, or the deadline passed): drop its reply.
@@ -62,7 +63,7 @@ export async function acheck(callFn: AsyncCallFn, prompt: string, options?: obje
         case 'sample': {
           const call = new AbortController();
           const { attempt, replySchema, sample } = need;
-          const info = withSignal({ attempt, replySchema, sample }, call);
+          const info = withSignal({ attempt, replySchema, sample, reportUsage }, call);
           samplesInFlight.set(need.call, call);
           void callModel(callFn, need.prompt, info).then((outcome) => {
             samplesInFlight.delete(need.call);

@@ -3,6 +3,7 @@ import type { CallTry } from './call-retries.js';
 import type { JsonObject, JsonValue } from './json-objects.js';
 import { parseReply } from './parse.js';
 import type { SchemaIssue, SchemaVerdict } from './schema.js';
+import type { Usage } from './usage.js';
 import type { Verdict } from './validation.js';
 import { describeThrown, describeValue } from './values.js';
 
@@ -40,6 +41,11 @@ export interface Attempt<T = string> {
   readonly callTries: readonly CallTry[];
   /** Wall-clock ms from the attempt's first call to its verdict, validator and retries included. */
   readonly durationMs: number;
+  /**
+   * What its calls consumed, as `callFn` reported it through `info.reportUsage()`: every
+   * call retry and every sample, failed ones included. Null when no call reported usage.
+   */
+  readonly usage: Usage | null;
   /**
    * With `samples` above 1 only: every reply gathered for this attempt, in order. The
    * attempt's own fields then describe the vote's winner, its confidence the vote's.
@@ -94,6 +100,7 @@ function unread(rawText: string, callTries: readonly CallTry[], error: string | 
     parsed: null,
     callTries: Object.freeze(callTries),
     durationMs: 0,
+    usage: null,
   };
 }
 
@@ -128,6 +135,7 @@ export function attemptFromReply(rawText: string, callTries: readonly CallTry[],
     parsed: reading.parsed,
     callTries: Object.freeze(callTries),
     durationMs: 0,
+    usage: null,
   };
 }
 
@@ -149,19 +157,19 @@ export function timeoutError(message: string): { readonly name: string; readonly
 }
 
 export function withVerdict<T>(draft: Attempt<T>, verdict: Verdict): Attempt<T> {
-  return copy(draft, draft.answer, verdict.passed, verdict.error, draft.schemaIssues, draft.durationMs);
+  return copy(draft, draft.answer, verdict.passed, verdict.error, draft.schemaIssues, draft.durationMs, draft.usage);
 }
 
 /** The draft once the schema judged it: its output as the answer, or its issues as a failed validation. */
 export function withSchemaVerdict(draft: Attempt<unknown>, verdict: SchemaVerdict): Attempt<unknown> {
   return verdict.passed
-    ? copy(draft, verdict.value, true, null, null, draft.durationMs)
-    : copy(draft, null, false, verdict.error, verdict.issues, draft.durationMs);
+    ? copy(draft, verdict.value, true, null, null, draft.durationMs, draft.usage)
+    : copy(draft, null, false, verdict.error, verdict.issues, draft.durationMs, draft.usage);
 }
 
-/** The draft as it is kept once decided: frozen, with how long it took. */
-export function finished<T>(draft: Attempt<T>, durationMs: number): Attempt<T> {
-  return Object.freeze(copy(draft, draft.answer, draft.passedValidation, draft.validationError, draft.schemaIssues, durationMs));
+/** The draft as it is kept once decided: frozen, with how long it took and what its calls consumed. */
+export function finished<T>(draft: Attempt<T>, durationMs: number, usage: Usage | null): Attempt<T> {
+  return Object.freeze(copy(draft, draft.answer, draft.passedValidation, draft.validationError, draft.schemaIssues, durationMs, usage));
 }
 
 /** Field by field: V8 builds a spread of a literal-shaped object several times slower. */
@@ -172,6 +180,7 @@ function copy<T>(
   validationError: string | null,
   schemaIssues: readonly SchemaIssue[] | null,
   durationMs: number,
+  usage: Usage | null,
 ): Attempt<T> {
   const copied: Attempt<T> = {
     rawText: draft.rawText,
@@ -189,6 +198,7 @@ function copy<T>(
     parsed: draft.parsed,
     callTries: draft.callTries,
     durationMs,
+    usage,
   };
   // Only a sampling attempt has these: a one-sample attempt keeps the fields it always had.
   return draft.samples === undefined ? copied : withSampling(copied, draft as Attempt<unknown> as Attempt<T>);

@@ -26,15 +26,16 @@ export function check(callFn: CallFn, prompt: string, options?: CheckOptions<unk
 export function check(callFn: CallFn, prompt: string, options?: object | null): CheckResult<unknown, unknown> {
   const settings = readCheckArguments('check', callFn, prompt, options);
   const run = new CheckpointRun(prompt, settings);
+  const reportUsage = run.usageReporter();
   try {
     for (;;) {
       const need = run.next();
       switch (need.kind) {
         case 'call':
-          run.send(callSynchronously(callFn, need.prompt, { attempt: need.attempt, replySchema: need.replySchema }));
+          run.send(callSynchronously(callFn, need.prompt, { attempt: need.attempt, replySchema: need.replySchema, reportUsage }));
           break;
         case 'sample':
-          run.send(sampleEvent(callSynchronously(callFn, need.prompt, { attempt: need.attempt, replySchema: need.replySchema, sample: need.sample }), need));
+          run.send(sampleEvent(callSynchronously(callFn, need.prompt, { attempt: need.attempt, replySchema: need.replySchema, sample: need.sample, reportUsage }), need));
           break;
         case 'schema':
           run.send(runSchemaSynchronously(settings.schema!, need.answer));
@@ -142,6 +143,8 @@ export function resultFrom(output: CheckpointOutput<unknown>): CheckResult<unkno
     prompts: output.prompts,
     trace: output.trace,
     settings: output.settings,
+    usage: output.usage,
+    durationMs: output.durationMs,
   });
 }
 

@@ -5,6 +5,7 @@ import { type Checkpoint, CheckpointError, FORMAT, VERSION } from './checkpoints
 import { type Engine, startEngine } from './engines.js';
 import { failIfBroken } from './machine-run.js';
 import type { CheckSettings, MachineInput } from './options.js';
+import { type UsageReport, usageFromReport } from './usage.js';
 import { answerForSchema, answerFormatOf, type JsonSchema, replySchemaOf } from './schema.js';
 
 /** What the machine needs next from its interpreter. */
@@ -47,6 +48,8 @@ export class CheckpointRun {
   /** The sample calls already handed out, by token: each is made once. */
   readonly #handedOut = new Set<number>();
   #waiters: Array<() => void> = [];
+  /** True while a usage report is sent: the machine only adds it up, and nobody waiting should wake. */
+  #reporting = false;
 
   /** Starts a run, or resumes the one in `checkpoint` (already checked by `readCheckpoint`). */
   constructor(prompt: string, settings: CheckSettings, snapshot?: Snapshot<unknown>) {
@@ -69,6 +72,7 @@ export class CheckpointRun {
     };
     this.#engine = startEngine(input, snapshot, settings.inspect);
     this.#engine.onChange(() => {
+      if (this.#reporting) return;
       const waiters = this.#waiters;
       this.#waiters = [];
       for (const wake of waiters) wake();
@@ -114,6 +118,23 @@ export class CheckpointRun {
   /** Tells the machine what the model or the validator did; it decides synchronously. */
   send(event: CheckpointEvent): void {
     this.#engine.send(event);
+  }
+
+  /**
+   * The `reportUsage` a call is given: each report becomes the machine's `model.usage` event,
+   * added to the attempt under way. A call abandoned after the run ended has nobody to tell.
+   */
+  usageReporter(): (report: UsageReport) => void {
+    return (report) => {
+      const usage = usageFromReport(report);
+      if (this.#engine.view().status !== 'active') return;
+      this.#reporting = true;
+      try {
+        this.#engine.send({ type: 'model.usage', usage });
+      } finally {
+        this.#reporting = false;
+      }
+    };
   }
 
   /** Settles when the machine next changes on its own: a timeout, the deadline, the end of a backoff. */
@@ -204,24 +225,21 @@ interface SavedRun {
 }
 
 /**
- * A run saved before typed answers had no answer format and no schema issues, and one saved
- * before sampling no samples: they read as none, so a checkpoint from an earlier Booth
- * resumes as the same run. A custom `agree` is a function, which the saved JSON cannot
- * hold: the caller's is given to the run again.
+ * A run saved before typed answers had no answer format and no schema issues, one saved
+ * before sampling no samples, and one saved before usage was counted no usage: they read
+ * as none, so a checkpoint from an earlier Booth resumes as the same run. A custom `agree`
+ * is a function, which the saved JSON cannot hold: the caller's is given to the run again.
  */
 function upgraded(snapshot: SavedRun, caller: CheckSettings): Snapshot<unknown> {
   const { context } = snapshot;
-  // In its documented place, after validationError, so an old attempt reads like a new one.
-  const withIssues = (attempt: object) =>
-    'schemaIssues' in attempt
-      ? attempt
-      : Object.fromEntries(Object.entries(attempt).flatMap((entry) => (entry[0] === 'validationError' ? [entry, ['schemaIssues', null]] : [entry])));
+  const current = (attempt: object) => withField(withField(attempt, 'schemaIssues', 'validationError'), 'usage', 'durationMs');
   return {
     ...snapshot,
     context: {
       slots: [],
       calls: 0,
       started: [],
+      usage: null,
       ...context,
       settings: {
         answerFormat: null,
@@ -231,8 +249,14 @@ function upgraded(snapshot: SavedRun, caller: CheckSettings): Snapshot<unknown> 
         sampleConcurrency: caller.sampleConcurrency,
         agree: caller.agree === null ? null : () => caller.agree,
       },
-      draft: withIssues(context.draft),
-      attempts: context.attempts.map(withIssues),
+      draft: current(context.draft),
+      attempts: context.attempts.map(current),
     },
   } as unknown as Snapshot<unknown>;
+}
+
+/** `attempt` with `field` null when it lacks it, in its documented place after `after`, so an old attempt reads like a new one. */
+function withField(attempt: object, field: string, after: string): object {
+  if (field in attempt) return attempt;
+  return Object.fromEntries(Object.entries(attempt).flatMap((entry) => (entry[0] === after ? [entry, [field, null]] : [entry])));
 }

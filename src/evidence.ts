@@ -38,6 +38,7 @@ export function checkWithEvidence<E>(
   }
 
   const input = { answer: answer ?? null, hasEvidence: Array.isArray(evidence) && evidence.length > 0, threshold: evidenceThreshold };
+  const started = performance.now();
   const actor = startRun(evidenceMachine, { input });
   try {
     for (;;) {
@@ -57,6 +58,8 @@ export function checkWithEvidence<E>(
           interpretations: [],
           parsed: null,
           settings: null,
+          usage: null,
+          durationMs: performance.now() - started,
         });
       }
       if (snapshot.value !== 'comparing') {

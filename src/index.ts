@@ -42,6 +42,7 @@ export type { JsonObject, JsonValue } from './json-objects.js';
 export type { Attempt, ModelAnswer, Sample } from './attempt.js';
 export type { AgreeFn, Cluster, ConfidenceSource } from './agreement.js';
 export type { Validator } from './validation.js';
+export type { Usage, UsageReport } from './usage.js';
 export type { SentPrompt } from './prompts.js';
 export type {
   AsyncCallFn,

@@ -6,6 +6,7 @@ import type { CheckpointStore } from './checkpoints.js';
 import { DEFAULT_EVIDENCE_THRESHOLD, DEFAULT_MAX_RETRIES, DEFAULT_THRESHOLD } from './constants.js';
 import type { JsonValue } from './json-objects.js';
 import { type AnswerSchema, type JsonSchema, readSchema } from './schema.js';
+import type { UsageReport } from './usage.js';
 import type { Validator } from './validation.js';
 import { describeValue, isAsyncFunction } from './values.js';
 
@@ -24,6 +25,13 @@ export interface CallInfo {
   readonly replySchema?: JsonSchema;
   /** With `samples` above 1: which of the attempt's samples this call is, from 0; vary temperature or seed by it. */
   readonly sample?: number;
+  /**
+   * Tell Booth what this call consumed, usually straight from the provider's reply (the
+   * adapters do): the attempt's and the result's `usage` add it up, failed calls included.
+   * A report that is not whole, non-negative token counts throws a `TypeError`, which fails
+   * the call. Booth always gives it; a callFn called by other code may not get it.
+   */
+  readonly reportUsage?: (usage: UsageReport) => void;
 }
 
 /** A synchronous model call for `check()`: prompt in, raw model text out. */

@@ -15,6 +15,7 @@ import {
 } from './constants.js';
 import type { JsonObject, JsonValue } from './json-objects.js';
 import type { SentPrompt } from './prompts.js';
+import type { Usage } from './usage.js';
 
 /** Which acceptance condition decided the result. */
 export type Method = 'ambiguity' | 'evidence' | 'parse_failure' | 'validation' | 'confidence';
@@ -38,6 +39,8 @@ export type ResultFields = Pick<
   | 'prompts'
   | 'trace'
   | 'settings'
+  | 'usage'
+  | 'durationMs'
 >;
 
 /**
@@ -78,6 +81,17 @@ export class Result {
   readonly trace: readonly Step[];
   /** `check()` / `acheck()`: the threshold, retries, validator and timers the run had; null for evidence checks. */
   readonly settings: RunSettings | null;
+  /**
+   * What the model calls consumed, summed over every attempt, call retry and sample, failed
+   * ones included, as `callFn` reported it through `info.reportUsage()`; null when no call
+   * reported usage, and for evidence checks.
+   */
+  readonly usage: Usage | null;
+  /**
+   * Wall-clock ms the check spent deciding: its attempts' `durationMs` summed (a resumed run
+   * counts the time before and after the resume, not the pause); for evidence checks, the comparison.
+   */
+  readonly durationMs: number;
 
   /** @internal Results come from `check()`, `acheck()` and `checkWithEvidence()`. */
   constructor(fields: ResultFields) {
@@ -95,6 +109,8 @@ export class Result {
     this.prompts = Object.freeze(fields.prompts);
     this.trace = Object.freeze(fields.trace);
     this.settings = fields.settings;
+    this.usage = fields.usage;
+    this.durationMs = fields.durationMs;
     Object.freeze(this);
   }
 
@@ -171,6 +187,8 @@ export class Result {
       prompts: this.prompts,
       trace: this.trace,
       settings: this.settings,
+      usage: this.usage,
+      durationMs: this.durationMs,
       nAttempts: this.nAttempts,
       ok: this.ok,
       allParseFailed: this.allParseFailed,

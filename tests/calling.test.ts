@@ -14,10 +14,12 @@ describe('§1 callFn receives the prompt and { attempt }', () => {
       'q',
     );
     // replySchema: the reply's JSON Schema, for a provider's structured output (see adapters).
+    // reportUsage: tells Booth what the call consumed (see usage).
     const replySchema = replySchemaOf(null);
+    const reportUsage = expect.any(Function) as unknown;
     expect(infos).toEqual([
-      { attempt: 0, replySchema },
-      { attempt: 1, replySchema },
+      { attempt: 0, replySchema, reportUsage },
+      { attempt: 1, replySchema, reportUsage },
     ]);
   });
 
@@ -32,7 +34,7 @@ describe('§1 callFn receives the prompt and { attempt }', () => {
       'q',
       { signal },
     );
-    expect(infos).toEqual([{ attempt: 0, signal, replySchema: replySchemaOf(null) }]);
+    expect(infos).toEqual([{ attempt: 0, signal, replySchema: replySchemaOf(null), reportUsage: expect.any(Function) }]);
   });
 });
 

@@ -41,6 +41,11 @@ const EVENTS: readonly CheckpointEvent[] = [
   { type: 'schema.threw', error: new Error('schema bug') },
 ];
 const SCHEMA_EVENTS = EVENTS.slice(14, 17);
+/** Usage reports, taken at any time: only the random sequences send them, since each makes a new context for the shortest paths. */
+const USAGE_EVENTS: readonly CheckpointEvent[] = [
+  { type: 'model.usage', usage: { inputTokens: 12, outputTokens: 3, totalTokens: 15, costUsd: null } },
+  { type: 'model.usage', usage: { inputTokens: 7, outputTokens: 1, totalTokens: 9, costUsd: 0.002 } },
+];
 
 /** What may happen to one sample's call: the replies and failures the vote must weigh. */
 const sampleEvents = (sample: number, call: number): CheckpointEvent[] => [
@@ -206,7 +211,7 @@ describe('the stepper and the XState actor, side by side', () => {
 
   it('random event sequences, clock ticks and crossed resumes, ignored events included', () => {
     const command = fc.oneof(
-      fc.record({ send: fc.constantFrom(...EVENTS, ...[0, 1, 2, 3].flatMap((call) => [...sampleEvents(0, call), ...sampleEvents(1, call)])) }),
+      fc.record({ send: fc.constantFrom(...EVENTS, ...USAGE_EVENTS, ...[0, 1, 2, 3].flatMap((call) => [...sampleEvents(0, call), ...sampleEvents(1, call)])) }),
       fc.record({ advance: fc.integer({ min: 0, max: 3_000 }) }),
       fc.constant({ swap: true as const }),
     );

@@ -49,6 +49,7 @@ describe('§8 results', () => {
       'parsed',
       'callTries',
       'durationMs',
+      'usage',
     ]);
   });
 
@@ -144,6 +145,8 @@ describe('§8 results', () => {
         'prompts',
         'trace',
         'settings',
+        'usage',
+        'durationMs',
         'nAttempts',
         'ok',
         'allParseFailed',
