@@ -1,6 +1,7 @@
 import { resultFrom, runSchema, runValidator } from './check.js';
 import { type CallOutcome, CheckpointRun, readCheckpoint, sampleEvent } from './checkpoint-run.js';
-import { type AsyncCallFn, type AsyncCheckOptions, type CallInfo, readCheckArguments, type TypedAsyncCheckOptions } from './options.js';
+import { type AsyncCallFn, type AsyncCheckOptions, type CallInfo, type CheckSettings, readCheckArguments, type TypedAsyncCheckOptions } from './options.js';
+import { RunTelemetry } from './telemetry.js';
 import type { CheckResult, TypedCheckResult } from './result.js';
 import { isThenable } from './values.js';
 
@@ -27,6 +28,19 @@ export async function acheck(
 ): Promise<CheckResult<unknown, unknown>>;
 export async function acheck(callFn: AsyncCallFn, prompt: string, options?: object | null): Promise<CheckResult<unknown, unknown>> {
   const settings = readCheckArguments('acheck', callFn, prompt, options);
+  if (settings.telemetry === null) return runAcheck(callFn, prompt, settings, null);
+  const telemetry = new RunTelemetry(settings.telemetry, 'acheck', prompt);
+  try {
+    const result = await runAcheck(callFn, prompt, settings, telemetry);
+    telemetry.end(result);
+    return result;
+  } catch (error) {
+    telemetry.fail(error);
+    throw error;
+  }
+}
+
+async function runAcheck(callFn: AsyncCallFn, prompt: string, settings: CheckSettings, telemetry: RunTelemetry | null): Promise<CheckResult<unknown, unknown>> {
   const { signal, checkpoint } = settings;
   signal?.throwIfAborted();
   const saved = checkpoint ? await checkpoint.store.load(checkpoint.key) : undefined;
@@ -41,8 +55,11 @@ export async function acheck(callFn: AsyncCallFn, prompt: string, options?: obje
     const callSignal = abandons ? (signal ? AbortSignal.any([signal, call.signal]) : call.signal) : signal;
     return callSignal ? { ...info, signal: callSignal } : info;
   };
-  const run = new CheckpointRun(prompt, settings, resumed);
+  const run = new CheckpointRun(prompt, settings, resumed, telemetry);
   const reportUsage = run.usageReporter();
+  // With telemetry each call runs inside its attempt's (or sample's) span, so a provider SDK's spans nest under it.
+  const called = (prompt: string, info: CallInfo) =>
+    telemetry ? telemetry.within(info.sample, () => callModel(callFn, prompt, info)) : callModel(callFn, prompt, info);
   // Sample calls run side by side: each settles into the machine by itself, if it still waits for it.
   const samplesInFlight = new Map<number, AbortController>();
   try {
@@ -53,7 +70,7 @@ export async function acheck(callFn: AsyncCallFn, prompt: string, options?: obje
           const call = new AbortController();
           const { attempt, replySchema } = need;
           const info = withSignal({ attempt, replySchema, reportUsage }, call);
-          const outcome = await untilAborted(Promise.race([callModel(callFn, need.prompt, info), run.changed()]), signal);
+          const outcome = await untilAborted(Promise.race([called(need.prompt, info), run.changed()]), signal);
           signal?.throwIfAborted();
           // The machine moved on without this call (it timed out, or the deadline passed): drop its reply.
           if (outcome === undefined) abort(call);
@@ -63,9 +80,9 @@ export async function acheck(callFn: AsyncCallFn, prompt: string, options?: obje
         case 'sample': {
           const call = new AbortController();
           const { attempt, replySchema, sample } = need;
-          const info = withSignal({ attempt, replySchema, sample, reportUsage }, call);
+          const info = withSignal({ attempt, replySchema, sample, reportUsage: telemetry ? run.usageReporter(need) : reportUsage }, call);
           samplesInFlight.set(need.call, call);
-          void callModel(callFn, need.prompt, info).then((outcome) => {
+          void called(need.prompt, info).then((outcome) => {
             samplesInFlight.delete(need.call);
             if (run.wantsCall(need.call)) run.send(sampleEvent(outcome, need));
           });

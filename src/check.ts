@@ -4,6 +4,7 @@ import { type CallFn, type CallInfo, type CheckOptions, type CheckSettings, read
 import { type CheckResult, checkResult, type TypedCheckResult } from './result.js';
 import type { AnswerSchema } from './schema.js';
 import { AMBIGUOUS, REPAIRED, UNCERTAIN, VERIFIED } from './constants.js';
+import { RunTelemetry } from './telemetry.js';
 import { describeValue, isThenable, swallowRejection } from './values.js';
 
 /**
@@ -25,18 +26,37 @@ export function check(callFn: CallFn, prompt: string, options?: CheckOptions | n
 export function check(callFn: CallFn, prompt: string, options?: CheckOptions<unknown> | null): CheckResult<unknown, unknown>;
 export function check(callFn: CallFn, prompt: string, options?: object | null): CheckResult<unknown, unknown> {
   const settings = readCheckArguments('check', callFn, prompt, options);
-  const run = new CheckpointRun(prompt, settings);
+  if (settings.telemetry === null) return runCheck(callFn, prompt, settings, null);
+  const telemetry = new RunTelemetry(settings.telemetry, 'check', prompt);
+  try {
+    const result = runCheck(callFn, prompt, settings, telemetry);
+    telemetry.end(result);
+    return result;
+  } catch (error) {
+    telemetry.fail(error);
+    throw error;
+  }
+}
+
+function runCheck(callFn: CallFn, prompt: string, settings: CheckSettings, telemetry: RunTelemetry | null): CheckResult<unknown, unknown> {
+  const run = new CheckpointRun(prompt, settings, undefined, telemetry);
   const reportUsage = run.usageReporter();
   try {
     for (;;) {
       const need = run.next();
       switch (need.kind) {
-        case 'call':
-          run.send(callSynchronously(callFn, need.prompt, { attempt: need.attempt, replySchema: need.replySchema, reportUsage }));
+        case 'call': {
+          const info = { attempt: need.attempt, replySchema: need.replySchema, reportUsage };
+          run.send(telemetry ? telemetry.within(undefined, () => callSynchronously(callFn, need.prompt, info)) : callSynchronously(callFn, need.prompt, info));
           break;
-        case 'sample':
-          run.send(sampleEvent(callSynchronously(callFn, need.prompt, { attempt: need.attempt, replySchema: need.replySchema, sample: need.sample, reportUsage }), need));
+        }
+        case 'sample': {
+          const { attempt, replySchema, sample } = need;
+          const info = { attempt, replySchema, sample, reportUsage: telemetry ? run.usageReporter(need) : reportUsage };
+          const call = () => callSynchronously(callFn, need.prompt, info);
+          run.send(sampleEvent(telemetry ? telemetry.within(sample, call) : call(), need));
           break;
+        }
         case 'schema':
           run.send(runSchemaSynchronously(settings.schema!, need.answer));
           break;

@@ -5,6 +5,7 @@ import { type Checkpoint, CheckpointError, FORMAT, VERSION } from './checkpoints
 import { type Engine, startEngine } from './engines.js';
 import { failIfBroken } from './machine-run.js';
 import type { CheckSettings, MachineInput } from './options.js';
+import type { RunTelemetry } from './telemetry.js';
 import { type UsageReport, usageFromReport } from './usage.js';
 import { answerForSchema, answerFormatOf, type JsonSchema, replySchemaOf } from './schema.js';
 
@@ -51,8 +52,12 @@ export class CheckpointRun {
   /** True while a usage report is sent: the machine only adds it up, and nobody waiting should wake. */
   #reporting = false;
 
+  /** Watches the run for spans, when the caller asked for telemetry. */
+  readonly #telemetry: RunTelemetry | null;
+
   /** Starts a run, or resumes the one in `checkpoint` (already checked by `readCheckpoint`). */
-  constructor(prompt: string, settings: CheckSettings, snapshot?: Snapshot<unknown>) {
+  constructor(prompt: string, settings: CheckSettings, snapshot?: Snapshot<unknown>, telemetry: RunTelemetry | null = null) {
+    this.#telemetry = telemetry;
     // The arguments were checked by readCheckArguments(): the same rules as the machine's input.
     const input: MachineInput = {
       prompt,
@@ -77,6 +82,7 @@ export class CheckpointRun {
       this.#waiters = [];
       for (const wake of waiters) wake();
     });
+    telemetry?.begin(this.#engine.view().context, snapshot !== undefined);
     if (snapshot) {
       this.#reported = this.#engine.view().context.attempts.length;
       this.#engine.send({ type: 'booth.resumed' });
@@ -87,6 +93,7 @@ export class CheckpointRun {
     const snapshot = this.#engine.view();
     failIfBroken(snapshot);
     const { context } = snapshot;
+    this.#telemetry?.observe(context);
     const unreported = context.attempts[this.#reported];
     if (unreported) return { kind: 'report', index: this.#reported++, attempt: unreported };
     if (snapshot.status === 'done' && snapshot.output) return { kind: 'done', output: snapshot.output };
@@ -124,10 +131,11 @@ export class CheckpointRun {
    * The `reportUsage` a call is given: each report becomes the machine's `model.usage` event,
    * added to the attempt under way. A call abandoned after the run ended has nobody to tell.
    */
-  usageReporter(): (report: UsageReport) => void {
+  usageReporter(call?: { readonly attempt: number; readonly sample?: number }): (report: UsageReport) => void {
     return (report) => {
       const usage = usageFromReport(report);
       if (this.#engine.view().status !== 'active') return;
+      if (call) this.#telemetry?.reported(call.attempt, call.sample, usage);
       this.#reporting = true;
       try {
         this.#engine.send({ type: 'model.usage', usage });

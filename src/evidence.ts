@@ -2,6 +2,7 @@ import { type EvidenceEvent, evidenceMachine } from '../machines/evidence.js';
 import { failIfBroken, startRun } from './machine-run.js';
 import { type EvidenceOptions, readEvidenceOptions } from './options.js';
 import { type EvidenceResult, evidenceResult } from './result.js';
+import { RunTelemetry } from './telemetry.js';
 import { describeValue, isAsyncFunction, isThenable, swallowRejection } from './values.js';
 
 /**
@@ -24,7 +25,25 @@ export function checkWithEvidence<E>(
   compareFn: CompareFn<E>,
   options?: EvidenceOptions | null,
 ): EvidenceResult {
-  const { evidenceThreshold } = readEvidenceOptions(options);
+  const { evidenceThreshold, telemetry } = readEvidenceOptions(options);
+  if (telemetry === null) return compareEvidence(answer, evidence, compareFn, evidenceThreshold);
+  const spans = new RunTelemetry(telemetry, 'checkWithEvidence', null);
+  try {
+    const result = compareEvidence(answer, evidence, compareFn, evidenceThreshold);
+    spans.end(result);
+    return result;
+  } catch (error) {
+    spans.fail(error);
+    throw error;
+  }
+}
+
+function compareEvidence<E>(
+  answer: unknown,
+  evidence: readonly E[] | null | undefined,
+  compareFn: CompareFn<E>,
+  evidenceThreshold: number,
+): EvidenceResult {
   if (answer !== undefined && answer !== null && typeof answer !== 'string') {
     throw new TypeError(`Expected \`answer\` to be a string, null or undefined, got ${describeValue(answer)}.`);
   }

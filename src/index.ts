@@ -43,6 +43,7 @@ export type { Attempt, ModelAnswer, Sample } from './attempt.js';
 export type { AgreeFn, Cluster, ConfidenceSource } from './agreement.js';
 export type { Validator } from './validation.js';
 export type { Usage, UsageReport } from './usage.js';
+export type { TelemetryAttributes, TelemetryOptions, TelemetryTracer } from './telemetry.js';
 export type { SentPrompt } from './prompts.js';
 export type {
   AsyncCallFn,

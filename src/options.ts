@@ -6,6 +6,7 @@ import type { CheckpointStore } from './checkpoints.js';
 import { DEFAULT_EVIDENCE_THRESHOLD, DEFAULT_MAX_RETRIES, DEFAULT_THRESHOLD } from './constants.js';
 import type { JsonValue } from './json-objects.js';
 import { type AnswerSchema, type JsonSchema, readSchema } from './schema.js';
+import { readTelemetry, rejectedCheck, type TelemetryOptions, type TelemetrySettings } from './telemetry.js';
 import type { UsageReport } from './usage.js';
 import type { Validator } from './validation.js';
 import { describeValue, isAsyncFunction } from './values.js';
@@ -78,6 +79,12 @@ export interface CheckOptions<T = string> {
    * snapshot and microstep of the run, e.g. `@statelyai/inspect`'s `inspector.inspect`.
    */
   inspect?: Inspector | null | undefined;
+  /**
+   * OpenTelemetry spans: `booth.check`, a `booth.attempt` per attempt and a `booth.sample` per
+   * sample, with the states entered as events and the usage reported. `true` uses the global
+   * tracer; needs the optional peer `@opentelemetry/api`. Off by default, and then nothing is loaded.
+   */
+  telemetry?: boolean | TelemetryOptions | null | undefined;
 }
 
 /** What XState's `createActor(…, { inspect })` accepts. */
@@ -112,6 +119,8 @@ export interface AsyncCheckOptions<T = string> extends Omit<CheckOptions<T>, 'on
 export interface EvidenceOptions {
   /** Lowest agreement score accepted, from 0 to 1. Default 0.7. */
   evidenceThreshold?: number | undefined;
+  /** An OpenTelemetry span for the check (needs `@opentelemetry/api`); see `check()`'s. */
+  telemetry?: boolean | TelemetryOptions | null | undefined;
 }
 
 export interface CheckSettings {
@@ -130,14 +139,15 @@ export interface CheckSettings {
   readonly sampleConcurrency: number;
   readonly agree: AgreeFn<unknown> | null;
   readonly confidenceFrom: ConfidenceSource;
+  readonly telemetry: TelemetrySettings | null;
 }
 
 type Entry = 'check' | 'acheck';
 
-const CHECK_KEYS = ['threshold', 'maxRetries', 'onAttempt', 'schema', 'validator', 'samples', 'agree', 'confidenceFrom', 'inspect'] as const;
+const CHECK_KEYS = ['threshold', 'maxRetries', 'onAttempt', 'schema', 'validator', 'samples', 'agree', 'confidenceFrom', 'inspect', 'telemetry'] as const;
 const ASYNC_ONLY_KEYS = ['signal', 'timeoutMs', 'deadlineMs', 'callRetries', 'checkpoint', 'key', 'sampleConcurrency'] as const;
 const ACHECK_KEYS = [...CHECK_KEYS, ...ASYNC_ONLY_KEYS] as const;
-const EVIDENCE_KEYS = ['evidenceThreshold'] as const;
+const EVIDENCE_KEYS = ['evidenceThreshold', 'telemetry'] as const;
 
 /** Checks the arguments of `check()` / `acheck()` in the documented order, reading each option once. */
 export function readCheckArguments(entry: Entry, callFn: unknown, prompt: unknown, options: unknown): CheckSettings {
@@ -156,6 +166,17 @@ export function readCheckArguments(entry: Entry, callFn: unknown, prompt: unknow
     throw new TypeError('check() is synchronous, but `callFn` is an async function; use acheck() for async model calls.');
   }
   const given = readShape(options, entry === 'check' ? CHECK_KEYS : ACHECK_KEYS, '`options`', entry);
+  // Read first, so that a check whose other options are wrong still leaves a span saying so.
+  const telemetry = readTelemetry(given['telemetry']);
+  try {
+    return { ...readCheckOptions(entry, given), telemetry };
+  } catch (error) {
+    if (telemetry) rejectedCheck(telemetry, entry, error);
+    throw error;
+  }
+}
+
+function readCheckOptions(entry: Entry, given: Record<string, unknown>): Omit<CheckSettings, 'telemetry'> {
   const threshold = unitInterval('threshold', given['threshold'], DEFAULT_THRESHOLD);
   const maxRetries = retries(given['maxRetries']);
   const onAttempt = optionalFunction('onAttempt', given['onAttempt']);
@@ -319,11 +340,15 @@ function timers(given: Record<string, unknown>) {
 }
 
 /** Checks the options of `checkWithEvidence()`: shape first, then the threshold. */
-export function readEvidenceOptions(options: unknown): { readonly evidenceThreshold: number } {
+export function readEvidenceOptions(options: unknown): { readonly evidenceThreshold: number; readonly telemetry: TelemetrySettings | null } {
   const given = readShape(options, EVIDENCE_KEYS, '`options`', 'checkWithEvidence');
-  return {
-    evidenceThreshold: unitInterval('evidenceThreshold', given['evidenceThreshold'], DEFAULT_EVIDENCE_THRESHOLD),
-  };
+  const telemetry = readTelemetry(given['telemetry']);
+  try {
+    return { evidenceThreshold: unitInterval('evidenceThreshold', given['evidenceThreshold'], DEFAULT_EVIDENCE_THRESHOLD), telemetry };
+  } catch (error) {
+    if (telemetry) rejectedCheck(telemetry, 'checkWithEvidence', error);
+    throw error;
+  }
 }
 
 /**

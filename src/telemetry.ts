@@ -1,0 +1,325 @@
+import { createRequire } from 'node:module';
+import type * as OpenTelemetry from '@opentelemetry/api';
+import type { CheckpointContext } from '../machines/checkpoint.js';
+import type { Attempt } from './attempt.js';
+import type { AnyBoothResult } from './result.js';
+import { addUsage, type Usage } from './usage.js';
+import { describeValue } from './values.js';
+
+/**
+ * OpenTelemetry spans for a check: `booth.check`, a `booth.attempt` child per attempt, and a
+ * `booth.sample` child per sample when several are drawn. The spans only watch the machine:
+ * each attempt span opens when the trace first shows its attempt and closes when the machine
+ * commits it, each state the machine enters is an event on its attempt's span, and no span
+ * decides anything.
+ *
+ * `@opentelemetry/api` is an optional peer dependency, loaded (synchronously, since
+ * `check()` is) the first time a check asks for telemetry: a check without it loads nothing.
+ */
+
+/** An OpenTelemetry `Tracer` from `@opentelemetry/api`; Booth calls only `startSpan`. */
+export interface TelemetryTracer {
+  startSpan(name: string, options?: object, context?: object): unknown;
+}
+
+/** Span attributes, as OpenTelemetry takes them. */
+export type TelemetryAttributes = Readonly<
+  Record<string, string | number | boolean | readonly (string | null | undefined)[] | readonly (number | null | undefined)[] | readonly (boolean | null | undefined)[] | undefined>
+>;
+
+export interface TelemetryOptions {
+  /** Where the spans go; default the global provider's tracer named `boothjs`. */
+  readonly tracer?: TelemetryTracer | null | undefined;
+  /** Put the question and each attempt's prompt on the spans. Off by default: prompts may hold personal data. */
+  readonly recordPrompts?: boolean | undefined;
+  /** Put each reply's raw text on the spans. Off by default: replies may hold personal data. */
+  readonly recordReplies?: boolean | undefined;
+  /** Names the call site, as `booth.function_id` on every span, to group the checks one place makes. */
+  readonly functionId?: string | null | undefined;
+  /** More attributes for every Booth span, such as `gen_ai.request.model`. */
+  readonly attributes?: TelemetryAttributes | null | undefined;
+}
+
+type Api = typeof OpenTelemetry;
+type Span = OpenTelemetry.Span;
+type Context = OpenTelemetry.Context;
+type Attributes = OpenTelemetry.Attributes;
+
+/** How a run's telemetry was asked for, checked. */
+export interface TelemetrySettings {
+  readonly api: Api;
+  readonly tracer: OpenTelemetry.Tracer;
+  readonly recordPrompts: boolean;
+  readonly recordReplies: boolean;
+  /** `functionId` and the caller's attributes: every Booth span carries them. */
+  readonly common: Attributes;
+}
+
+const TELEMETRY_KEYS = ['tracer', 'recordPrompts', 'recordReplies', 'functionId', 'attributes'];
+
+/** The `telemetry` option, checked; null when off. Loads `@opentelemetry/api` when on. */
+export function readTelemetry(value: unknown): TelemetrySettings | null {
+  if (value === undefined || value === null || value === false) return null;
+  if (value !== true && (typeof value !== 'object' || Array.isArray(value))) {
+    throw new TypeError(
+      `Expected \`telemetry\` to be true, false or { tracer?, recordPrompts?, recordReplies?, functionId?, attributes? }, got ${describeValue(value)}.`,
+    );
+  }
+  const given = (value === true ? {} : value) as Record<string, unknown>;
+  for (const key of Object.keys(given)) {
+    if (!TELEMETRY_KEYS.includes(key)) {
+      throw new TypeError(`Unknown key \`${key}\` in \`telemetry\`; the keys are ${TELEMETRY_KEYS.map((k) => `\`${k}\``).join(', ')}.`);
+    }
+  }
+  const { tracer, recordPrompts, recordReplies, functionId, attributes } = given;
+  if (tracer !== undefined && tracer !== null && typeof (tracer as { startSpan?: unknown }).startSpan !== 'function') {
+    throw new TypeError(`Expected \`telemetry.tracer\` to be an OpenTelemetry Tracer (with startSpan), got ${describeValue(tracer)}.`);
+  }
+  const flag = (name: string, flagValue: unknown): boolean => {
+    if (flagValue === undefined) return false;
+    if (typeof flagValue === 'boolean') return flagValue;
+    throw new TypeError(`Expected \`telemetry.${name}\` to be a boolean, got ${describeValue(flagValue)}.`);
+  };
+  if (functionId !== undefined && functionId !== null && typeof functionId !== 'string') {
+    throw new TypeError(`Expected \`telemetry.functionId\` to be a string, got ${describeValue(functionId)}.`);
+  }
+  const common: Attributes = { ...readAttributes(attributes) };
+  if (typeof functionId === 'string') common['booth.function_id'] = functionId;
+  const api = openTelemetryApi();
+  return {
+    api,
+    tracer: (tracer as OpenTelemetry.Tracer | null | undefined) ?? api.trace.getTracer('boothjs'),
+    recordPrompts: flag('recordPrompts', recordPrompts),
+    recordReplies: flag('recordReplies', recordReplies),
+    common,
+  };
+}
+
+function readAttributes(value: unknown): Attributes {
+  if (value === undefined || value === null) return {};
+  if (typeof value !== 'object' || Array.isArray(value)) {
+    throw new TypeError(`Expected \`telemetry.attributes\` to be an object of span attributes, got ${describeValue(value)}.`);
+  }
+  const attributes: Attributes = {};
+  for (const [key, item] of Object.entries(value)) {
+    const ok = ['string', 'number', 'boolean', 'undefined'].includes(typeof item) || (Array.isArray(item) && sameKind(item));
+    if (!ok) {
+      throw new TypeError(
+        `Expected \`telemetry.attributes.${key}\` to be a string, number, boolean or an array of one of them, got ${describeValue(item)}.`,
+      );
+    }
+    attributes[key] = item as OpenTelemetry.AttributeValue | undefined;
+  }
+  return attributes;
+}
+
+function sameKind(items: readonly unknown[]): boolean {
+  const kinds = new Set(items.filter((item) => item !== null && item !== undefined).map((item) => typeof item));
+  return kinds.size <= 1 && [...kinds].every((kind) => kind === 'string' || kind === 'number' || kind === 'boolean');
+}
+
+let loaded: Api | undefined;
+
+function openTelemetryApi(): Api {
+  if (loaded) return loaded;
+  try {
+    loaded = createRequire(import.meta.url)('@opentelemetry/api') as Api;
+  } catch (error) {
+    const code = (error as { code?: unknown } | null)?.code;
+    if (code !== 'MODULE_NOT_FOUND' && code !== 'ERR_MODULE_NOT_FOUND') throw error;
+    throw new Error('`telemetry` needs the package @opentelemetry/api (1.9 or later), an optional peer dependency of boothjs: npm install @opentelemetry/api');
+  }
+  return loaded;
+}
+
+/** The `booth.check` span of a check that failed on its arguments: it starts and ends in error. */
+export function rejectedCheck(settings: TelemetrySettings, entry: string, error: unknown): void {
+  const span = settings.tracer.startSpan('booth.check', { attributes: { ...settings.common, 'booth.entry': entry } });
+  failed(settings.api, span, error);
+  span.end();
+}
+
+function failed(api: Api, span: Span, error: unknown): void {
+  span.recordException(error instanceof Error ? error : String(error));
+  span.setStatus({ code: api.SpanStatusCode.ERROR, message: error instanceof Error ? error.message : String(error) });
+}
+
+interface OpenSpan {
+  readonly span: Span;
+  readonly context: Context;
+}
+
+/**
+ * The spans of one run. The interpreter shows it the machine's context after every change
+ * (`observe`), runs each model call inside `within`, and ends it with the result or the
+ * error that ended the check.
+ */
+export class RunTelemetry {
+  readonly #settings: TelemetrySettings;
+  readonly #check: OpenSpan;
+  /** The attempt span open now, and its index. */
+  #attempt: OpenSpan | null = null;
+  #attemptIndex = -1;
+  /** Trace steps already shown as span events. */
+  #steps = 0;
+  /** The sample spans of the attempt under way, by sample. */
+  #samples = new Map<number, OpenSpan>();
+  #sampleUsage = new Map<number, Usage | null>();
+
+  constructor(settings: TelemetrySettings, entry: 'check' | 'acheck' | 'checkWithEvidence', question: string | null) {
+    this.#settings = settings;
+    const { api, tracer, common } = settings;
+    const attributes: Attributes = { ...common, 'booth.entry': entry };
+    if (settings.recordPrompts && question !== null) attributes['booth.prompt'] = question;
+    this.#check = this.#open('booth.check', attributes, api.context.active());
+  }
+
+  /** The run's settings, once known; a resumed run starts where its trace left off. */
+  begin(context: CheckpointContext, resumed: boolean): void {
+    const { settings } = context;
+    this.#check.span.setAttributes({
+      'booth.threshold': settings.threshold,
+      'booth.max_retries': settings.maxRetries,
+      'booth.samples': settings.samples,
+    });
+    if (!resumed) return;
+    this.#steps = context.trace.length;
+    // A resumed run: its attempt under way gets its span now, before the call it repeats.
+    this.#check.span.setAttribute('booth.resumed_attempts', context.attempts.length);
+    if (context.status === null) {
+      this.#startAttempt(context.attempt);
+      this.#attempt!.span.setAttribute('booth.attempt.resumed', true);
+    }
+  }
+
+  /** What the machine did since the last look: states entered, samples started or done, attempts committed. */
+  observe(context: CheckpointContext): void {
+    const { trace, attempts } = context;
+    for (; this.#steps < trace.length; this.#steps += 1) {
+      const step = trace[this.#steps]!;
+      if (step.attempt !== this.#attemptIndex) {
+        this.#endAttempt(context);
+        this.#startAttempt(step.attempt);
+      }
+      this.#attempt!.span.addEvent('booth.state', { 'booth.state': step.state });
+    }
+    if (context.attempt === this.#attemptIndex) this.#observeSamples(context);
+    if (attempts.length > this.#attemptIndex && this.#attempt !== null) this.#endAttempt(context);
+  }
+
+  /** Runs a model call inside its span's context, so that a provider SDK's own spans nest under it. */
+  within<T>(sample: number | undefined, call: () => T): T {
+    const open = (sample === undefined ? null : this.#samples.get(sample)) ?? this.#attempt ?? this.#check;
+    return this.#settings.api.context.with(open.context, call);
+  }
+
+  /** A call's usage report, for its sample's span: the attempt's span reads the machine's sum. */
+  reported(attempt: number, sample: number | undefined, usage: Usage): void {
+    if (sample === undefined || attempt !== this.#attemptIndex) return;
+    this.#sampleUsage.set(sample, addUsage(this.#sampleUsage.get(sample) ?? null, usage));
+  }
+
+  /** The check ended with `result`: an UNCERTAIN or AMBIGUOUS result is an outcome, not an error. */
+  end(result: AnyBoothResult): void {
+    const { span } = this.#check;
+    span.setAttributes({ 'booth.status': result.status, 'booth.method': result.method, 'booth.attempts': result.attempts.length });
+    if (result.settings === null && result.evidenceAgreement !== null) span.setAttribute('booth.evidence_agreement', result.evidenceAgreement);
+    span.setAttributes(usageAttributes(result.usage));
+    span.end();
+  }
+
+  /** The check threw (a wrong argument, an abort, an internal error): every span still open ends in error. */
+  fail(error: unknown): void {
+    const { api } = this.#settings;
+    for (const open of [...this.#samples.values(), ...(this.#attempt ? [this.#attempt] : [])]) {
+      open.span.setStatus({ code: api.SpanStatusCode.ERROR, message: 'the check ended with an error' });
+      open.span.end();
+    }
+    this.#samples.clear();
+    this.#attempt = null;
+    failed(api, this.#check.span, error);
+    this.#check.span.end();
+  }
+
+  #open(name: string, attributes: Attributes, parent: Context): OpenSpan {
+    const { api, tracer } = this.#settings;
+    const span = tracer.startSpan(name, { attributes }, parent);
+    return { span, context: api.trace.setSpan(parent, span) };
+  }
+
+  #startAttempt(index: number): void {
+    this.#attemptIndex = index;
+    this.#attempt = this.#open('booth.attempt', { ...this.#settings.common, 'gen_ai.operation.name': 'chat', 'booth.attempt.index': index }, this.#check.context);
+  }
+
+  /** Ends the attempt span open now with what the machine committed for it (nothing, if the run ends uncommitted). */
+  #endAttempt(context: CheckpointContext): void {
+    const open = this.#attempt;
+    if (open === null) return;
+    const attempt = context.attempts[this.#attemptIndex];
+    const prompt = context.prompts[this.#attemptIndex];
+    for (const [sample, sampleSpan] of this.#samples) this.#endSample(sample, sampleSpan, attempt?.samples?.[sample] ?? null);
+    this.#samples.clear();
+    this.#sampleUsage.clear();
+    if (prompt && this.#attemptIndex > 0) open.span.setAttribute('booth.attempt.retry_kind', prompt.kind);
+    if (prompt && this.#settings.recordPrompts) open.span.setAttribute('booth.attempt.prompt', prompt.text);
+    if (attempt) open.span.setAttributes(attemptAttributes(attempt, this.#settings.recordReplies));
+    open.span.end();
+    this.#attempt = null;
+  }
+
+  #observeSamples(context: CheckpointContext): void {
+    context.slots.forEach((slot, sample) => {
+      const open = this.#samples.get(sample);
+      if (open === undefined && slot.state !== 'queued' && !this.#sampleUsage.has(sample) && this.#attempt !== null) {
+        this.#samples.set(sample, this.#open('booth.sample', { ...this.#settings.common, 'gen_ai.operation.name': 'chat', 'booth.sample.index': sample }, this.#attempt.context));
+        this.#sampleUsage.set(sample, null);
+      } else if (open !== undefined && slot.state === 'done') {
+        this.#endSample(sample, open, slot.reply);
+        this.#samples.delete(sample);
+      }
+    });
+  }
+
+  #endSample(sample: number, open: OpenSpan, reply: SampleReply | null): void {
+    if (reply !== null) open.span.setAttributes(replyAttributes(reply, this.#settings.recordReplies));
+    open.span.setAttributes(usageAttributes(this.#sampleUsage.get(sample) ?? null));
+    open.span.end();
+  }
+}
+
+type SampleReply = Pick<Attempt<unknown>, 'rawText' | 'parseOk' | 'confidence' | 'error' | 'callTries'>;
+
+function replyAttributes(reply: SampleReply, recordReplies: boolean): Attributes {
+  const attributes: Attributes = { 'booth.parse_ok': reply.parseOk, 'booth.call_tries': reply.callTries.length };
+  if (reply.confidence !== null) attributes['booth.confidence'] = reply.confidence;
+  if (reply.error !== null) attributes['booth.error'] = reply.error;
+  if (recordReplies) attributes['booth.reply'] = reply.rawText;
+  return attributes;
+}
+
+function attemptAttributes(attempt: Attempt<unknown>, recordReplies: boolean): Attributes {
+  const attributes: Attributes = {
+    'booth.attempt.parse_ok': attempt.parseOk,
+    'booth.attempt.call_tries': attempt.callTries.length,
+    'booth.attempt.duration_ms': attempt.durationMs,
+    ...usageAttributes(attempt.usage),
+  };
+  if (attempt.confidence !== null) attributes['booth.attempt.confidence'] = attempt.confidence;
+  const error = attempt.error ?? attempt.validationError;
+  if (error !== null) attributes['booth.attempt.error'] = error;
+  if (recordReplies) attributes['booth.attempt.reply'] = attempt.rawText;
+  return attributes;
+}
+
+/** The GenAI semantic conventions' token counts, and Booth's own total and cost. */
+function usageAttributes(usage: Usage | null): Attributes {
+  if (usage === null) return {};
+  const attributes: Attributes = {
+    'gen_ai.usage.input_tokens': usage.inputTokens,
+    'gen_ai.usage.output_tokens': usage.outputTokens,
+    'booth.usage.total_tokens': usage.totalTokens,
+  };
+  if (usage.costUsd !== null) attributes['booth.usage.cost_usd'] = usage.costUsd;
+  return attributes;
+}

@@ -1,0 +1,326 @@
+import { context, SpanStatusCode, trace } from '@opentelemetry/api';
+import { InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
+import { afterAll, beforeEach, describe, expect, it } from 'vitest';
+import { acheck, type CallInfo, check, checkWithEvidence, memoryStore } from '../src/index.js';
+import { envelope } from './helpers.js';
+
+/**
+ * The spans a check leaves, read back from OpenTelemetry's own in-memory exporter, with a
+ * real provider registered globally (AsyncLocalStorage context, as a Node service has).
+ */
+const exporter = new InMemorySpanExporter();
+/** Spans started and not ended: a check must leave none open, whatever happened. */
+const open = new Set<string>();
+const tracking: SpanProcessor = {
+  onStart: (span) => void open.add(span.spanContext().spanId),
+  onEnd: (span) => void open.delete(span.spanContext().spanId),
+  forceFlush: async () => {},
+  shutdown: async () => {},
+};
+const provider = new NodeTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter), tracking] });
+provider.register();
+afterAll(() => provider.shutdown());
+beforeEach(() => {
+  exporter.reset();
+  open.clear();
+});
+
+interface Node {
+  readonly name: string;
+  readonly attributes: ReadableSpan['attributes'];
+  readonly states: readonly string[];
+  readonly status: SpanStatusCode;
+  readonly children: readonly Node[];
+}
+
+/** The finished spans as a tree, children in start order. */
+function tree(spans: readonly ReadableSpan[] = exporter.getFinishedSpans()): Node[] {
+  const byParent = (parent: string | undefined) =>
+    spans
+      .filter((span) => span.parentSpanContext?.spanId === parent)
+      .sort((a, b) => a.startTime[0] - b.startTime[0] || a.startTime[1] - b.startTime[1]);
+  const build = (span: ReadableSpan): Node => ({
+    name: span.name,
+    attributes: span.attributes,
+    states: span.events.filter((event) => event.name === 'booth.state').map((event) => String(event.attributes?.['booth.state'])),
+    status: span.status.code,
+    children: byParent(span.spanContext().spanId).map(build),
+  });
+  const ids = new Set(spans.map((span) => span.spanContext().spanId));
+  return spans.filter((span) => !ids.has(span.parentSpanContext?.spanId ?? '')).map(build);
+}
+
+/** The one `booth.check` span's tree. */
+function checkSpan(): Node {
+  const roots = tree().filter((node) => node.name === 'booth.check');
+  expect(roots).toHaveLength(1);
+  return roots[0]!;
+}
+
+const PARIS = envelope('Paris', 0.9);
+
+describe('telemetry: one booth.check span per check, one booth.attempt per attempt', () => {
+  it('verified: the check and its attempt, each state entered an event on the attempt', () => {
+    check(() => PARIS, 'Capital of France?', { telemetry: true });
+    const root = checkSpan();
+    expect(root.attributes).toMatchObject({
+      'booth.entry': 'check',
+      'booth.status': 'VERIFIED',
+      'booth.method': 'confidence',
+      'booth.attempts': 1,
+      'booth.threshold': 0.7,
+      'booth.max_retries': 1,
+    });
+    expect(root.status).toBe(SpanStatusCode.UNSET);
+    expect(root.children.map((child) => child.name)).toEqual(['booth.attempt']);
+    const [attempt] = root.children;
+    expect(attempt?.states).toEqual(['calling', 'parsing', 'ambiguityGate', 'confidenceGate', 'verified']);
+    expect(attempt?.attributes).toMatchObject({
+      'booth.attempt.index': 0,
+      'booth.attempt.parse_ok': true,
+      'booth.attempt.confidence': 0.9,
+      'gen_ai.operation.name': 'chat',
+    });
+    expect(attempt?.attributes).not.toHaveProperty('booth.attempt.retry_kind');
+    expect(open.size).toBe(0);
+  });
+
+  it('repaired: two attempt spans, the second with its retry kind', () => {
+    let call = 0;
+    check(() => (call++ === 0 ? envelope('Lyon', 0.2) : PARIS), 'q', { telemetry: true });
+    const root = checkSpan();
+    expect(root.attributes).toMatchObject({ 'booth.status': 'REPAIRED', 'booth.attempts': 2 });
+    expect(root.children.map((child) => [child.attributes['booth.attempt.index'], child.attributes['booth.attempt.retry_kind']])).toEqual([
+      [0, undefined],
+      [1, 'confidence'],
+    ]);
+    expect(root.children[0]?.states.at(-1)).toBe('reconsidering');
+    expect(root.children[1]?.states).toEqual(['calling', 'parsing', 'ambiguityGate', 'confidenceGate', 'repaired']);
+  });
+
+  it('ambiguous and uncertain results are outcomes, not span errors', () => {
+    check(() => envelope('', 0.8, { ambiguous: true, interpretations: ['a', 'b'] }), 'q', { telemetry: true });
+    check(() => {
+      throw new Error('connection reset');
+    }, 'q', { telemetry: true, maxRetries: 1 });
+    const [ambiguous, uncertain] = tree();
+    expect(ambiguous?.attributes['booth.status']).toBe('AMBIGUOUS');
+    expect(uncertain?.attributes).toMatchObject({ 'booth.status': 'UNCERTAIN', 'booth.method': 'parse_failure' });
+    for (const node of [ambiguous!, uncertain!, ...uncertain!.children]) expect(node.status).toBe(SpanStatusCode.UNSET);
+    expect(uncertain?.children.map((child) => child.attributes['booth.attempt.error'])).toEqual(['connection reset', 'connection reset']);
+    expect(uncertain?.children[1]?.attributes['booth.attempt.retry_kind']).toBe('repeat');
+  });
+
+  it('call retries: the waits are states on the attempt, every try counted', async () => {
+    let call = 0;
+    await acheck(
+      async () => {
+        if (call++ < 2) throw Object.assign(new Error('overloaded'), { status: 503 });
+        return PARIS;
+      },
+      'q',
+      { telemetry: true, callRetries: { retries: 2, minDelayMs: 1 } },
+    );
+    const [attempt] = checkSpan().children;
+    expect(attempt?.states).toEqual(['calling', 'backingOff', 'calling', 'backingOff', 'calling', 'parsing', 'ambiguityGate', 'confidenceGate', 'verified']);
+    expect(attempt?.attributes['booth.attempt.call_tries']).toBe(3);
+  });
+
+  it('samples: a booth.sample span per sample under its attempt, each with its own usage', async () => {
+    await acheck(
+      async (_p, info) => {
+        info.reportUsage?.({ inputTokens: 10 * (info.sample! + 1), outputTokens: 1 });
+        return info.sample === 2 ? envelope('Lyon', 0.9) : PARIS;
+      },
+      'q',
+      { telemetry: true, samples: 3, threshold: 0.5 },
+    );
+    const [attempt] = checkSpan().children;
+    expect(attempt?.states).toEqual(['sampling', 'agreementGate', 'ambiguityGate', 'confidenceGate', 'verified']);
+    expect(attempt?.children.map((child) => [child.name, child.attributes['booth.sample.index'], child.attributes['gen_ai.usage.input_tokens']])).toEqual([
+      ['booth.sample', 0, 10],
+      ['booth.sample', 1, 20],
+      ['booth.sample', 2, 30],
+    ]);
+    expect(attempt?.attributes['gen_ai.usage.input_tokens']).toBe(60);
+    expect(open.size).toBe(0);
+  });
+
+  it('usage: the GenAI token counts on each attempt and their sum on the check', () => {
+    let call = 0;
+    check(
+      (_p, info) => {
+        info.reportUsage?.({ inputTokens: 100, outputTokens: 7, costUsd: 0.001 });
+        return call++ === 0 ? 'not json' : PARIS;
+      },
+      'q',
+      { telemetry: true },
+    );
+    const root = checkSpan();
+    expect(root.children.map((child) => child.attributes['gen_ai.usage.output_tokens'])).toEqual([7, 7]);
+    expect(root.attributes).toMatchObject({
+      'gen_ai.usage.input_tokens': 200,
+      'gen_ai.usage.output_tokens': 14,
+      'booth.usage.total_tokens': 214,
+      'booth.usage.cost_usd': 0.002,
+    });
+  });
+});
+
+describe('telemetry: the model call runs inside its span', () => {
+  /** A stand-in for a provider SDK's own instrumentation: it starts a span in the active context. */
+  const instrumented = (reply: string) => (_prompt: string, info: CallInfo) =>
+    trace.getTracer('provider-sdk').startActiveSpan(`provider.call ${info.sample ?? '-'}`, (span) => {
+      span.end();
+      return reply;
+    });
+
+  it('check(): the provider span is a child of the attempt span', () => {
+    check(instrumented(PARIS), 'q', { telemetry: true });
+    const [attempt] = checkSpan().children;
+    expect(attempt?.children.map((child) => child.name)).toEqual(['provider.call -']);
+  });
+
+  it('acheck(): across awaits too, and under each sample\'s span when sampling', async () => {
+    const provide = instrumented(PARIS);
+    await acheck(
+      async (prompt, info) => {
+        await new Promise((resolve) => setTimeout(resolve, 2));
+        return provide(prompt, info);
+      },
+      'q',
+      { telemetry: true, samples: 2 },
+    );
+    const [attempt] = checkSpan().children;
+    expect(attempt?.children.map((sample) => sample.children.map((child) => child.name))).toEqual([['provider.call 0'], ['provider.call 1']]);
+  });
+
+  it('the check nests under the caller\'s active span', () => {
+    const tracer = trace.getTracer('app');
+    tracer.startActiveSpan('http.request', (span) => {
+      check(() => PARIS, 'q', { telemetry: true });
+      span.end();
+    });
+    const [request] = tree();
+    expect(request?.name).toBe('http.request');
+    expect(request?.children.map((child) => child.name)).toEqual(['booth.check']);
+  });
+});
+
+describe('telemetry: errors end every span in error', () => {
+  it('an aborted acheck: the check span is an error with the exception recorded, and no span stays open', async () => {
+    const controller = new AbortController();
+    const pending = acheck(
+      (_p, { signal }) =>
+        new Promise<string>((_resolve, reject) => {
+          signal?.addEventListener('abort', () => reject(signal.reason));
+          setTimeout(() => controller.abort(new Error('user left')), 5);
+        }),
+      'q',
+      { telemetry: true, signal: controller.signal },
+    );
+    await expect(pending).rejects.toThrow('user left');
+    const root = checkSpan();
+    expect(root.status).toBe(SpanStatusCode.ERROR);
+    const spans = exporter.getFinishedSpans();
+    const checkEvents = spans.find((span) => span.name === 'booth.check')?.events.map((event) => event.name);
+    expect(checkEvents).toContain('exception');
+    expect(root.children.map((child) => child.status)).toEqual([SpanStatusCode.ERROR]);
+    expect(open.size).toBe(0);
+  });
+
+  it('a wrong argument: a booth.check span in error, then the TypeError or RangeError as always', () => {
+    expect(() => check(() => PARIS, 'q', { telemetry: true, threshold: 5 })).toThrow(RangeError);
+    const root = checkSpan();
+    expect(root.status).toBe(SpanStatusCode.ERROR);
+    expect(root.children).toEqual([]);
+    exporter.reset();
+    // Found while running: check() was given a callFn that returned a Promise.
+    expect(() => check((() => Promise.resolve(PARIS)) as never, 'q', { telemetry: true })).toThrow(TypeError);
+    expect(checkSpan().status).toBe(SpanStatusCode.ERROR);
+    expect(open.size).toBe(0);
+  });
+});
+
+describe('telemetry: what is recorded, and when', () => {
+  const QUESTION = 'What is the patient\'s diagnosis, given record 12345?';
+  const REPLY = envelope('Confidential diagnosis', 0.9);
+  const recorded = () => exporter.getFinishedSpans().flatMap((span) => [...Object.values(span.attributes), ...span.events.flatMap((e) => Object.values(e.attributes ?? {}))]);
+
+  it('by default no prompt and no reply text reaches a span', () => {
+    check(() => REPLY, QUESTION, { telemetry: true });
+    const text = JSON.stringify(recorded());
+    expect(text).not.toContain('12345');
+    expect(text).not.toContain('Confidential');
+  });
+
+  it('recordPrompts and recordReplies put them on the spans', () => {
+    check(() => REPLY, QUESTION, { telemetry: { recordPrompts: true, recordReplies: true } });
+    const root = checkSpan();
+    expect(root.attributes['booth.prompt']).toBe(QUESTION);
+    expect(String(root.children[0]?.attributes['booth.attempt.prompt'])).toContain('12345');
+    expect(root.children[0]?.attributes['booth.attempt.reply']).toBe(REPLY);
+  });
+
+  it('functionId and attributes go on every Booth span; a given tracer is used instead of the global one', async () => {
+    const own = new InMemorySpanExporter();
+    const ownProvider = new NodeTracerProvider({ spanProcessors: [new SimpleSpanProcessor(own)] });
+    await acheck(async () => PARIS, 'q', {
+      samples: 2,
+      telemetry: { tracer: ownProvider.getTracer('mine'), functionId: 'triage', attributes: { 'gen_ai.request.model': 'gpt-test' } },
+    });
+    expect(exporter.getFinishedSpans()).toEqual([]);
+    const spans = own.getFinishedSpans();
+    expect(spans.map((span) => span.name).sort()).toEqual(['booth.attempt', 'booth.check', 'booth.sample', 'booth.sample']);
+    for (const span of spans) expect(span.attributes).toMatchObject({ 'booth.function_id': 'triage', 'gen_ai.request.model': 'gpt-test' });
+  });
+
+  it('off by default: a provider is registered, and a check without the option leaves no span', async () => {
+    check(() => PARIS, 'q');
+    await acheck(async () => PARIS, 'q', { telemetry: false });
+    expect(exporter.getFinishedSpans()).toEqual([]);
+  });
+
+  it('checkWithEvidence: one span, its method and verdict', () => {
+    checkWithEvidence('Lyon', ['Paris'], () => false, { telemetry: true });
+    expect(checkSpan()).toMatchObject({ attributes: { 'booth.entry': 'checkWithEvidence', 'booth.status': 'BLOCKED', 'booth.method': 'evidence' }, children: [] });
+  });
+
+  it('a resumed run: the attempt under way gets its span at once, marked resumed', async () => {
+    const store = memoryStore();
+    const controller = new AbortController();
+    const model = async (_p: string, info: CallInfo) => {
+      if (info.attempt === 1 && !controller.signal.aborted) controller.abort(new Error('going down'));
+      return info.attempt === 0 ? envelope('Lyon', 0.1) : PARIS;
+    };
+    const options = { checkpoint: store, key: 'k', telemetry: true };
+    await expect(acheck(model, 'q', { ...options, signal: controller.signal })).rejects.toThrow('going down');
+    exporter.reset();
+    await acheck(model, 'q', options);
+    const root = checkSpan();
+    expect(root.attributes['booth.resumed_attempts']).toBe(1);
+    expect(root.children.map((child) => [child.attributes['booth.attempt.index'], child.attributes['booth.attempt.resumed']])).toEqual([[1, true]]);
+    expect(root.children[0]?.states).toEqual(['parsing', 'ambiguityGate', 'confidenceGate', 'repaired']);
+  });
+
+  it('a wrong telemetry option is a TypeError naming it, the value and what is expected', () => {
+    expect(() => check(() => PARIS, 'q', { telemetry: 'yes' as never })).toThrow(
+      'Expected `telemetry` to be true, false or { tracer?, recordPrompts?, recordReplies?, functionId?, attributes? }, got "yes".',
+    );
+    expect(() => check(() => PARIS, 'q', { telemetry: { recordPrompt: true } as never })).toThrow(
+      'Unknown key `recordPrompt` in `telemetry`; the keys are `tracer`, `recordPrompts`, `recordReplies`, `functionId`, `attributes`.',
+    );
+    expect(() => check(() => PARIS, 'q', { telemetry: { tracer: {} as never } })).toThrow('Expected `telemetry.tracer` to be an OpenTelemetry Tracer (with startSpan), got an object.');
+    expect(() => check(() => PARIS, 'q', { telemetry: { attributes: { a: { b: 1 } } as never } })).toThrow(
+      'Expected `telemetry.attributes.a` to be a string, number, boolean or an array of one of them',
+    );
+    expect(exporter.getFinishedSpans()).toEqual([]);
+  });
+
+  it('the context the caller had is the context after the check', async () => {
+    const before = context.active();
+    await acheck(async () => PARIS, 'q', { telemetry: true });
+    expect(context.active()).toBe(before);
+  });
+});
