@@ -4,6 +4,7 @@ import type { ConfidenceSource } from '../agreement.js';
 import type { CallRetryPolicy } from '../call-retries.js';
 import type { AsyncCallFn } from '../options.js';
 import type { AnswerSchema } from '../schema.js';
+import type { TelemetryOptions } from '../telemetry.js';
 import type { JsonValue } from '../json-objects.js';
 
 /**
@@ -35,6 +36,8 @@ export interface BatchSettings {
   readonly confidenceFrom?: ConfidenceSource | undefined;
   /** Every answer must satisfy it; the result lines then hold the answers as JSON values. */
   readonly schema?: AnswerSchema | undefined;
+  /** Spans for each check (`--otel`). */
+  readonly telemetry?: TelemetryOptions | undefined;
   /** Check again the questions whose every call failed in an earlier run. Default true. */
   readonly retryFailed?: boolean | undefined;
   /** Keep the prompts sent in each result line. Default false: they repeat the question at length. */
@@ -156,6 +159,7 @@ export async function runBatch(settings: BatchSettings): Promise<BatchSummary> {
             samples: settings.samples,
             confidenceFrom: settings.confidenceFrom,
             schema: settings.schema,
+            telemetry: settings.telemetry,
             signal,
           });
         } catch (error) {

@@ -17,6 +17,7 @@ import { type BatchSummary, CliFileError, runBatch } from './batch.js';
 import { calibrate, calibrateBySource, confidenceBySource, type Labelled, loadChartLibraries, reliabilitySvg, sameAnswer, type SourceCalibrations } from './calibrate.js';
 import { runDemo } from './demo.js';
 import { loadSchemaFile, SchemaFileError, SchemaLibraryMissing } from './json-schema.js';
+import { OTEL_PACKAGES, startOtel } from './otel.js';
 import { toHtml } from '../visualize/index.js';
 
 const USAGE_ERROR = 2;
@@ -64,6 +65,7 @@ interface EndpointFlags {
   schema?: string;
   samples: number;
   confidenceFrom?: ConfidenceSource;
+  otel?: boolean;
 }
 
 function withEndpointFlags(command: Command): Command {
@@ -77,6 +79,7 @@ function withEndpointFlags(command: Command): Command {
     .option('--call-retries <n>', 'tries again after a failed call (network error, 408, 429, 5xx), waiting as Retry-After asks', wholeNumber(0, 100), 0)
     .option('--schema <file>', 'JSON Schema (draft 2020-12) the answer must satisfy (needs the optional ajv: npm i ajv)')
     .option('--samples <k>', 'replies gathered per attempt; above 1 they vote and the confidence comes from the vote', wholeNumber(1, MAX_SAMPLES), 1)
+    .option('--otel', `export OpenTelemetry spans over OTLP/HTTP to OTEL_EXPORTER_OTLP_ENDPOINT (default http://localhost:4318); needs npm i ${OTEL_PACKAGES.join(' ')}`)
     .addOption(
       new Option('--confidence-from <source>', 'what the threshold judges when sampling (default hybrid with --samples above 1)').choices(CONFIDENCE_SOURCES),
     )
@@ -169,7 +172,13 @@ export function program(): Command {
     .option('--html <file>', 'write the HTML trace of the run')
     .action(async (question: string, flags: EndpointFlags & { json?: boolean; html?: string }) => {
       const schema = await schemaFrom(flags);
-      const result = await acheck(callFnFrom(flags), question, { ...checkOptions(flags), schema });
+      const otel = flags.otel ? await startOtel(flags.model, USAGE_ERROR) : null;
+      let result;
+      try {
+        result = await acheck(callFnFrom(flags), question, { ...checkOptions(flags), schema, telemetry: otel?.telemetry });
+      } finally {
+        await otel?.shutdown();
+      }
       // A script can branch on the exit code alone: 0 accepted (VERIFIED, REPAIRED), 1 not.
       process.exitCode = result.status === 'VERIFIED' || result.status === 'REPAIRED' ? 0 : 1;
       if (flags.html) writeFileSync(flags.html, await toHtml(result));
@@ -198,6 +207,7 @@ export function program(): Command {
     .option('--with-prompts', 'keep the prompts sent in each result line')
     .action(async (input: string, flags: EndpointFlags & { output: string; concurrency: number; retryFailed: boolean; withPrompts?: boolean }) => {
       const schema = await schemaFrom(flags);
+      const otel = flags.otel ? await startOtel(flags.model, USAGE_ERROR) : null;
       const callFn = callFnFrom(flags);
       const controller = new AbortController();
       const bar = new SingleBar({
@@ -230,6 +240,7 @@ export function program(): Command {
           callFn,
           ...checkOptions(flags),
           schema,
+          telemetry: otel?.telemetry,
           retryFailed: flags.retryFailed,
           withPrompts: flags.withPrompts ?? false,
           signal: controller.signal,
@@ -250,6 +261,7 @@ export function program(): Command {
         bar.stop();
         process.off('SIGINT', interrupt);
         process.off('SIGTERM', interrupt);
+        await otel?.shutdown();
       }
       printSummary(summary, input, flags.output);
       if (summary.stopped) {

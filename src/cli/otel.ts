@@ -1,0 +1,41 @@
+import { CommanderError } from 'commander';
+import type { TelemetryOptions } from '../telemetry.js';
+import { isMissingPackage } from './optional.js';
+
+/** What `--otel` needs besides Booth: OpenTelemetry's API, its Node SDK and its OTLP/HTTP exporter. */
+export const OTEL_PACKAGES = ['@opentelemetry/api', '@opentelemetry/sdk-trace-node', '@opentelemetry/resources', '@opentelemetry/exporter-trace-otlp-http'] as const;
+
+export interface OtelExport {
+  /** The `telemetry` option for each check. */
+  readonly telemetry: TelemetryOptions;
+  /** Sends the spans still buffered; the command awaits it before it exits. */
+  shutdown(): Promise<void>;
+}
+
+/**
+ * The `--otel` flag: a tracer provider of the command's own, exporting over OTLP/HTTP where
+ * OpenTelemetry's environment says (`OTEL_EXPORTER_OTLP_ENDPOINT`, or its default
+ * http://localhost:4318), as service `booth` unless `OTEL_SERVICE_NAME` names another.
+ * The packages are optional: without them the flag is bad usage naming what installs them.
+ */
+export async function startOtel(model: string, usage: number): Promise<OtelExport> {
+  let modules;
+  try {
+    modules = await Promise.all([
+      import('@opentelemetry/sdk-trace-node'),
+      import('@opentelemetry/resources'),
+      import('@opentelemetry/exporter-trace-otlp-http'),
+      import('@opentelemetry/api'),
+    ]);
+  } catch (error) {
+    if (!OTEL_PACKAGES.some((name) => isMissingPackage(error, name))) throw error;
+    throw new CommanderError(usage, 'booth.otel', `error: --otel needs OpenTelemetry's packages, which are optional: npm i ${OTEL_PACKAGES.join(' ')}`);
+  }
+  const [{ NodeTracerProvider, BatchSpanProcessor }, { detectResources, envDetector, resourceFromAttributes }, { OTLPTraceExporter }] = modules;
+  const resource = resourceFromAttributes({ 'service.name': 'booth' }).merge(detectResources({ detectors: [envDetector] }));
+  const provider = new NodeTracerProvider({ resource, spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter())] });
+  return {
+    telemetry: { tracer: provider.getTracer('boothjs'), attributes: { 'gen_ai.request.model': model } },
+    shutdown: () => provider.shutdown(),
+  };
+}
