@@ -75,3 +75,36 @@ if [ "$code" -ne 2 ] || [[ "$message" != *"that Ajv can compile: schema is inval
   exit 1
 fi
 echo "footprint: after npm i ajv, booth ask --schema compiles the schema file: $message"
+
+# Telemetry is optional too: without @opentelemetry/api a check runs from both builds (nothing
+# imports the package), and one that asks for telemetry names what installs it; with it, spans are made.
+cat > telemetry.cjs <<'JS'
+const reply = () => '{"answer": "4", "confidence": 0.9}';
+module.exports = (booth, name) => {
+  if (booth.check(reply, 'q').status !== 'VERIFIED') throw new Error(`${name}: a check without telemetry failed`);
+  try {
+    return booth.check(reply, 'q', { telemetry: true }).status;
+  } catch (error) {
+    return error.message;
+  }
+};
+JS
+telemetry() { node --input-type=module -e "
+  import { createRequire } from 'node:module';
+  const require = createRequire(process.cwd() + '/');
+  const run = require('./telemetry.cjs');
+  console.log(run(await import('boothjs'), 'esm') + ' | ' + run(require('boothjs'), 'cjs'));
+"; }
+message="$(telemetry)"
+if [[ "$message" != *"npm install @opentelemetry/api"*"|"*"npm install @opentelemetry/api"* ]]; then
+  echo "footprint: without @opentelemetry/api, telemetry: true should name 'npm install @opentelemetry/api' in both builds; got: $message" >&2
+  exit 1
+fi
+echo "footprint: without @opentelemetry/api, checks run and telemetry: true says: ${message%% |*}"
+npm install --no-audit --no-fund --loglevel=error "@opentelemetry/api@$(pkg "devDependencies['@opentelemetry/api']")" >/dev/null
+message="$(telemetry)"
+if [ "$message" != "VERIFIED | VERIFIED" ]; then
+  echo "footprint: after npm i @opentelemetry/api, telemetry: true should run in both builds; got: $message" >&2
+  exit 1
+fi
+echo "footprint: after npm i @opentelemetry/api, both builds run a check with telemetry on"

@@ -8,6 +8,7 @@
  * 3. Typical replies, and the worst reply shapes (2 and 10 MB), against JSON.parse
  *    (bench/reader.ts, which also runs alone).
  * 4. Heap bytes per in-flight acheck() with 10 000 pending.
+ * 5. A check with telemetry off, and on (OpenTelemetry's no-op tracer; a recording SDK tracer).
  *
  * Figures are best-of-rounds on a shared machine: trust the ratios more than the times.
  */
@@ -18,6 +19,8 @@ import { parseReply } from '../src/parse.js';
 import { firstPrompt, INSTRUCTIONS, type RetryKind, retryPrompt } from '../src/prompts.js';
 import { envelope } from '../tests/helpers.js';
 import { readerRows, typicalRows } from './reader.js';
+import type { Tracer } from '@opentelemetry/api';
+import { BasicTracerProvider, NoopSpanProcessor } from '@opentelemetry/sdk-trace-base';
 
 const SCENARIOS = {
   verified: { replies: [envelope('Paris', 0.9)], maxRetries: 1 },
@@ -233,6 +236,27 @@ for (const [name, scenario] of Object.entries(SCENARIOS)) {
   const actor = bestMicros(5, 5_000, onActor);
   const inspected = bestMicros(5, 5_000, () => run(() => {}));
   console.log(`\ncheck(), repaired, on the actor, µs: without inspect ${actor.toFixed(1)}, with a no-op inspect observer ${inspected.toFixed(1)} (${(inspected / actor).toFixed(2)}×)`);
+}
+
+// Telemetry is off unless asked for; on, a check pays for its spans: with OpenTelemetry's global
+// no-op tracer (no SDK registered), and with a recording SDK tracer whose spans are dropped on end.
+{
+  const model = replier(SCENARIOS.repaired.replies);
+  const recording = new BasicTracerProvider({ spanProcessors: [new NoopSpanProcessor()] }).getTracer('bench');
+  const run = (telemetry?: { tracer: Tracer } | true) => () => {
+    model.reset();
+    check(model.call, 'What is the capital of France?', telemetry ? { telemetry } : {});
+  };
+  const [off, noop, sdk] = [run(), run(true), run({ tracer: recording })];
+  for (let i = 0; i < 2_000; i += 1) {
+    off();
+    noop();
+    sdk();
+  }
+  const [offUs, noopUs, sdkUs] = [bestMicros(5, 20_000, off), bestMicros(5, 20_000, noop), bestMicros(5, 20_000, sdk)];
+  console.log(
+    `\ncheck(), repaired, µs: telemetry off ${offUs.toFixed(2)}, on with the no-op global tracer ${noopUs.toFixed(2)} (${(noopUs / offUs).toFixed(1)}×), on with a recording SDK tracer ${sdkUs.toFixed(2)} (${(sdkUs / offUs).toFixed(1)}×)`,
+  );
 }
 
 console.log('\nParse time of a prose reply with the envelope buried mid-line');
