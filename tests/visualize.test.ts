@@ -90,6 +90,14 @@ describe('machine graphs', () => {
     expect(labels('calling', 'calling')).toEqual(['model.timedOut', 'booth.resumed', 'done: callModel', 'error: callModel']);
   });
 
+  it('draw what the machine does in any state as a note: usage reports and resumes', () => {
+    expect(machineGraph(checkpointMachine).anyState).toEqual(['booth.resumed', 'model.usage']);
+    expect(machineToMermaid(checkpointMachine)).toContain('  note right of asking : in any state: booth.resumed / model.usage\n');
+    expect(machineToDot(checkpointMachine)).toContain('label="in any state: booth.resumed / model.usage"');
+    expect(machineGraph(evidenceMachine).anyState).toEqual([]);
+    expect(machineToMermaid(evidenceMachine)).not.toContain('note');
+  });
+
   it('Mermaid stateDiagram-v2 and DOT name every state and edge', () => {
     const mermaid = machineToMermaid(checkpointMachine);
     const dotSource = machineToDot(checkpointMachine);

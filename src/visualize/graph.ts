@@ -11,6 +11,8 @@ export interface MachineGraph {
   readonly states: readonly GraphState[];
   /** One edge per pair of states; parallel transitions are merged into its labels. */
   readonly edges: readonly GraphEdge[];
+  /** The machine's own transitions, taken in any state without leaving it: e.g. `model.usage`. */
+  readonly anyState: readonly string[];
 }
 
 export interface GraphState {
@@ -51,7 +53,8 @@ export function machineGraph(machine: AnyStateMachine): MachineGraph {
     }
   }
   const initial = typeof root.config.initial === 'string' ? root.config.initial : (states[0]?.name ?? '');
-  return { id: machine.id, initial, states, edges: [...edges.values()] };
+  const anyState = [...root.transitions.values()].flatMap((list: TransitionLike[]) => list.map((transition) => transitionLabel(transition, false)));
+  return { id: machine.id, initial, states, edges: [...edges.values()], anyState };
 }
 
 function transitionLabel(transition: TransitionLike, hasGuardedSiblings: boolean): string {

@@ -35,6 +35,7 @@ export function stateDiagram(graph: MachineGraph): string {
     lines.push(`  ${edge.from} --> ${edge.to} : ${mermaidText(edge.labels.join(' / '))}`);
   }
   for (const state of graph.states) if (state.final) lines.push(`  ${state.name} --> [*]`);
+  if (graph.anyState.length > 0) lines.push(`  note right of ${graph.initial} : ${mermaidText(anyStateNote(graph))}`);
   return `${lines.join('\n')}\n`;
 }
 
@@ -92,9 +93,15 @@ export function dot(graph: MachineGraph, path: Path = NO_PATH): string {
     const labelKind = edge.from === edge.to ? 'xlabel' : 'label';
     lines.push(`  ${JSON.stringify(edge.from)} -> ${JSON.stringify(edge.to)} [${labelKind}=${JSON.stringify(label)}${style}];`);
   }
+  if (graph.anyState.length > 0) {
+    lines.push(`  anyState [shape=note, style=filled, fillcolor="#f7f7f7", color="#999999", label=${JSON.stringify(anyStateNote(graph))}];`);
+  }
   lines.push('}');
   return `${lines.join('\n')}\n`;
 }
+
+/** The transitions taken in any state, as one note beside the diagram. */
+const anyStateNote = (graph: MachineGraph) => `in any state: ${graph.anyState.join(' / ')}`;
 
 const MERMAID_ENTITIES: Readonly<Record<string, string>> = { '#': '#35;', ';': '#59;', '"': '#quot;', '<': '#lt;', '>': '#gt;' };
 
