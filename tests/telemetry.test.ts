@@ -3,6 +3,7 @@ import { InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor, type Span
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { acheck, type CallInfo, check, checkWithEvidence, memoryStore } from '../src/index.js';
+import { forceEngine } from '../src/engines.js';
 import { envelope } from './helpers.js';
 
 /**
@@ -34,12 +35,15 @@ interface Node {
   readonly children: readonly Node[];
 }
 
+/** Spans started in the same instant (a sample's siblings) keep their index order. */
+const indexOf = (span: ReadableSpan) => Number(span.attributes['booth.sample.index'] ?? span.attributes['booth.attempt.index'] ?? 0);
+
 /** The finished spans as a tree, children in start order. */
 function tree(spans: readonly ReadableSpan[] = exporter.getFinishedSpans()): Node[] {
   const byParent = (parent: string | undefined) =>
     spans
       .filter((span) => span.parentSpanContext?.spanId === parent)
-      .sort((a, b) => a.startTime[0] - b.startTime[0] || a.startTime[1] - b.startTime[1]);
+      .sort((a, b) => a.startTime[0] - b.startTime[0] || a.startTime[1] - b.startTime[1] || indexOf(a) - indexOf(b));
   const build = (span: ReadableSpan): Node => ({
     name: span.name,
     attributes: span.attributes,
@@ -165,6 +169,41 @@ describe('telemetry: one booth.check span per check, one booth.attempt per attem
       'booth.usage.total_tokens': 214,
       'booth.usage.cost_usd': 0.002,
     });
+  });
+});
+
+describe('telemetry: one machine, two engines', () => {
+  /** A span tree without its clock readings. */
+  const shape = (nodes: readonly Node[]): unknown[] =>
+    nodes.map(({ name, attributes, states, status, children }) => {
+      const { 'booth.attempt.duration_ms': _ms, ...rest } = attributes;
+      return { name, attributes: rest, states, status, children: shape(children) };
+    });
+  const run = async (engine: 'stepper' | 'actor') => {
+    exporter.reset();
+    forceEngine(engine);
+    try {
+      let call = 0;
+      await acheck(
+        async (_p, info) => {
+          info.reportUsage?.({ inputTokens: 5, outputTokens: 1 });
+          call += 1;
+          if (call === 1) throw Object.assign(new Error('overloaded'), { status: 503 });
+          return call <= 3 ? 'not json' : info.sample === 1 ? envelope('Lyon', 0.9) : PARIS;
+        },
+        'q',
+        { telemetry: true, samples: 2, maxRetries: 2, threshold: 0.4, callRetries: { retries: 1, minDelayMs: 1 } },
+      );
+      return shape(tree());
+    } finally {
+      forceEngine(null);
+    }
+  };
+
+  it('the compiled stepper and XState\'s actor leave the same spans', async () => {
+    const stepper = await run('stepper');
+    expect(JSON.stringify(stepper)).toContain('booth.sample');
+    expect(await run('actor')).toEqual(stepper);
   });
 });
 
