@@ -169,14 +169,14 @@ export function readCheckArguments(entry: Entry, callFn: unknown, prompt: unknow
   // Read first, so that a check whose other options are wrong still leaves a span saying so.
   const telemetry = readTelemetry(given['telemetry']);
   try {
-    return { ...readCheckOptions(entry, given), telemetry };
+    return readCheckOptions(entry, given, telemetry);
   } catch (error) {
     if (telemetry) rejectedCheck(telemetry, entry, error);
     throw error;
   }
 }
 
-function readCheckOptions(entry: Entry, given: Record<string, unknown>): Omit<CheckSettings, 'telemetry'> {
+function readCheckOptions(entry: Entry, given: Record<string, unknown>, telemetry: TelemetrySettings | null): CheckSettings {
   const threshold = unitInterval('threshold', given['threshold'], DEFAULT_THRESHOLD);
   const maxRetries = retries(given['maxRetries']);
   const onAttempt = optionalFunction('onAttempt', given['onAttempt']);
@@ -207,6 +207,7 @@ function readCheckOptions(entry: Entry, given: Record<string, unknown>): Omit<Ch
     ...sampling,
     // check() calls its samples one after another.
     sampleConcurrency: entry === 'check' ? 1 : concurrency(given['sampleConcurrency'], sampling.samples),
+    telemetry,
   };
 }
 
