@@ -16,6 +16,7 @@ import type { AnswerSchema } from '../schema.js';
 import { type BatchSummary, CliFileError, runBatch } from './batch.js';
 import { calibrate, calibrateBySource, confidenceBySource, type Labelled, loadChartLibraries, reliabilitySvg, sameAnswer, type SourceCalibrations } from './calibrate.js';
 import { runDemo } from './demo.js';
+import { batchSpentLines } from './spent.js';
 import { loadSchemaFile, SchemaFileError, SchemaLibraryMissing } from './json-schema.js';
 import { toHtml } from '../visualize/index.js';
 
@@ -349,6 +350,7 @@ function printSummary(summary: BatchSummary, input: string, output: string): voi
     `failed calls ${summary.failedCalls}${noReply ? ` (every call failed for ${noReply} question${noReply === 1 ? '' : 's'})` : ''}, unparseable replies ${summary.unparseable}`,
   );
   console.log(`mean attempts ${summary.meanAttempts.toFixed(2)}, latency p50 ${summary.p50Ms} ms, p95 ${summary.p95Ms} ms`);
+  for (const line of batchSpentLines(summary)) console.log(line);
 }
 
 export async function main(argv: readonly string[]): Promise<void> {
