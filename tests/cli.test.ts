@@ -2,6 +2,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { calibrate } from '../src/cli/calibrate.js';
+import { askSpentLines } from '../src/cli/spent.js';
 import { check, type UsageReport } from '../src/index.js';
 import { envelope } from './helpers.js';
 import { batchFiles, booth, dir, linesIn, questionNumber, useProvider } from './fixtures/booth-process.js';
@@ -151,6 +152,37 @@ function resultLine(id: number, replies: readonly string[], usage: UsageReport):
 }
 
 describe('usage and time', () => {
+  it('ask prints how long the check took, and nothing about tokens when no call reported usage', async () => {
+    server.provider.script.push({ text: envelope('Paris', 0.4) }, { text: envelope('Paris', 0.95) });
+    const run = await booth(['ask', 'What is the capital of France?', ...server.endpoint]);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/^attempts    2 \(confidence\)\nduration    \d+ ms\npath /m);
+    expect(run.stdout).not.toMatch(/tokens/);
+  }, 30_000);
+
+  it('ask --json has the usage and durationMs of the result and of each attempt', async () => {
+    server.provider.script.push({ text: envelope('Paris', 0.4) }, { text: envelope('Paris', 0.95) });
+    const run = await booth(['ask', 'What is the capital of France?', ...server.endpoint, '--json']);
+    expect(run.code).toBe(0);
+    const json = JSON.parse(run.stdout) as { usage: unknown; durationMs: number; attempts: Array<{ usage: unknown; durationMs: number }> };
+    // The endpoint's adapter reports no usage: unknown, so null, never zeros.
+    expect(json).toHaveProperty('usage', null);
+    expect(json.attempts).toHaveLength(2);
+    for (const attempt of json.attempts) {
+      expect(attempt).toHaveProperty('usage', null);
+      expect(attempt.durationMs).toBeGreaterThanOrEqual(0);
+    }
+    expect(json.durationMs).toBe(json.attempts.reduce((sum, a) => sum + a.durationMs, 0));
+  }, 30_000);
+
+  it('ask\'s tokens line: in, out and total, then the cost, when the calls reported usage', () => {
+    const result = check((_p, info) => (info.reportUsage?.({ inputTokens: 1_234, outputTokens: 56, costUsd: 0.0042 }), envelope('Paris', 0.9)), 'q');
+    const [duration, tokens] = askSpentLines(result);
+    expect(duration).toBe(`duration    ${result.durationMs} ms`);
+    expect(tokens).toBe('tokens      1,234 in / 56 out / 1,290 total, cost $0.0042');
+    expect(askSpentLines(check(() => envelope('Paris', 0.9), 'q'))).toHaveLength(1);
+  });
+
   it('a resumed batch\'s summary counts the tokens of the earlier run\'s result lines, and per accepted answer', async () => {
     server.provider.fallback = answerByNumber();
     const { input, output } = batchFiles(4);

@@ -16,7 +16,7 @@ import type { AnswerSchema } from '../schema.js';
 import { type BatchSummary, CliFileError, runBatch } from './batch.js';
 import { calibrate, calibrateBySource, confidenceBySource, type Labelled, loadChartLibraries, reliabilitySvg, sameAnswer, type SourceCalibrations } from './calibrate.js';
 import { runDemo } from './demo.js';
-import { batchSpentLines } from './spent.js';
+import { askSpentLines, batchSpentLines } from './spent.js';
 import { loadSchemaFile, SchemaFileError, SchemaLibraryMissing } from './json-schema.js';
 import { toHtml } from '../visualize/index.js';
 
@@ -185,6 +185,7 @@ export function program(): Command {
       }
       if (result.interpretations.length > 0) console.log(`readings    ${result.interpretations.join(' | ')}`);
       console.log(`attempts    ${result.nAttempts} (${result.method})`);
+      for (const line of askSpentLines(result)) console.log(line);
       console.log(`path        ${result.trace.map((step) => step.state).join(' → ')}`);
       for (const line of problems(result)) console.log(line);
       if (flags.html) console.log(`html        ${flags.html}`);

@@ -1,10 +1,16 @@
-import { countText, usageText } from '../visualize/explain.js';
+import type { AnyBoothResult } from '../result.js';
+import { countText, durationText, usageText } from '../visualize/explain.js';
 import type { BatchSummary } from './batch.js';
 
 /**
  * What the checks spent, in time and tokens, as `ask` and `batch` print it. Usage is null
  * when no call reported any: unknown, so nothing about tokens is printed, never a 0.
  */
+
+/** `ask`: the check's duration, then its tokens when its calls reported usage; aligned with the lines above them. */
+export function askSpentLines(result: Pick<AnyBoothResult, 'durationMs' | 'usage'>): string[] {
+  return [`duration    ${durationText(result.durationMs)}`, ...(result.usage === null ? [] : [`tokens      ${usageText(result.usage)}`])];
+}
 
 /**
  * `batch`: the tokens of every result in the output, and per accepted answer. When only some
