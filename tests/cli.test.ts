@@ -2,6 +2,8 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { calibrate } from '../src/cli/calibrate.js';
+import { askSpentLines } from '../src/cli/spent.js';
+import { check, type UsageReport } from '../src/index.js';
 import { envelope } from './helpers.js';
 import { batchFiles, booth, dir, linesIn, questionNumber, useProvider } from './fixtures/booth-process.js';
 
@@ -133,6 +135,96 @@ describe('booth batch', () => {
     expect(lines.length).toBeLessThan(200);
     for (const line of lines) expect(() => JSON.parse(line)).not.toThrow();
   }, 60_000);
+});
+
+/** A result line as `booth batch` writes it, of a check whose every call reported `usage`. */
+function resultLine(id: number, replies: readonly string[], usage: UsageReport): string {
+  let call = 0;
+  const result = check(
+    (_p, info) => {
+      info.reportUsage?.(usage);
+      return replies[call++] ?? '';
+    },
+    `question ${id}`,
+    { maxRetries: replies.length - 1 },
+  );
+  return JSON.stringify({ id, latencyMs: 5, ...result.toJSON() });
+}
+
+describe('usage and time', () => {
+  it('ask prints how long the check took, and nothing about tokens when no call reported usage', async () => {
+    server.provider.script.push({ text: envelope('Paris', 0.4) }, { text: envelope('Paris', 0.95) });
+    const run = await booth(['ask', 'What is the capital of France?', ...server.endpoint]);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/^attempts    2 \(confidence\)\nduration    \d+ ms\npath /m);
+    expect(run.stdout).not.toMatch(/tokens/);
+  }, 30_000);
+
+  it('ask --json has the usage and durationMs of the result and of each attempt', async () => {
+    server.provider.script.push({ text: envelope('Paris', 0.4) }, { text: envelope('Paris', 0.95) });
+    const run = await booth(['ask', 'What is the capital of France?', ...server.endpoint, '--json']);
+    expect(run.code).toBe(0);
+    const json = JSON.parse(run.stdout) as { usage: unknown; durationMs: number; attempts: Array<{ usage: unknown; durationMs: number }> };
+    // The endpoint's adapter reports no usage: unknown, so null, never zeros.
+    expect(json).toHaveProperty('usage', null);
+    expect(json.attempts).toHaveLength(2);
+    for (const attempt of json.attempts) {
+      expect(attempt).toHaveProperty('usage', null);
+      expect(attempt.durationMs).toBeGreaterThanOrEqual(0);
+    }
+    expect(json.durationMs).toBe(json.attempts.reduce((sum, a) => sum + a.durationMs, 0));
+  }, 30_000);
+
+  it('ask\'s tokens line: in, out and total, then the cost, when the calls reported usage', () => {
+    const result = check((_p, info) => (info.reportUsage?.({ inputTokens: 1_234, outputTokens: 56, costUsd: 0.0042 }), envelope('Paris', 0.9)), 'q');
+    const [duration, tokens] = askSpentLines(result);
+    expect(duration).toBe(`duration    ${result.durationMs} ms`);
+    expect(tokens).toBe('tokens      1,234 in / 56 out / 1,290 total, cost $0.0042');
+    expect(askSpentLines(check(() => envelope('Paris', 0.9), 'q'))).toHaveLength(1);
+  });
+
+  it('a resumed batch\'s summary counts the tokens of the earlier run\'s result lines, and per accepted answer', async () => {
+    server.provider.fallback = answerByNumber();
+    const { input, output } = batchFiles(4);
+    const each = { inputTokens: 100, outputTokens: 20, costUsd: 0.001 };
+    writeFileSync(
+      output,
+      [
+        resultLine(0, [envelope('a', 0.9)], each), // VERIFIED, one call
+        resultLine(1, [envelope('b', 0.3), envelope('b', 0.9)], each), // REPAIRED, two calls
+        resultLine(2, [envelope('c', 0.3)], each), // UNCERTAIN, one call
+      ].join('\n') + '\n',
+    );
+    const run = await booth(['batch', input, '-o', output, ...server.endpoint]);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain('questions 4, already done 3, checked now 1');
+    // Question 3, checked now, reported none: its tokens are unknown, so the share is over the three that did.
+    expect(run.stdout).toContain('tokens 400 in / 80 out / 480 total, cost $0.004 (usage reported by 3 of 4 results)\n');
+    expect(run.stdout).toContain('tokens per accepted answer 240 (2 accepted among those)\n');
+  }, 30_000);
+
+  it('a batch summary prints the tokens when every result reported usage, and nothing about them when none did', async () => {
+    const { input, output } = batchFiles(3);
+    const usage = { inputTokens: 1_000, outputTokens: 500, totalTokens: 1_600 };
+    writeFileSync(output, [0, 1, 2].map((id) => resultLine(id, [envelope('a', id === 2 ? 0.3 : 0.9)], usage)).join('\n'));
+    const done = await booth(['batch', input, '-o', output, ...server.endpoint]);
+    expect(done.code).toBe(0);
+    expect(done.stdout).toContain('nothing left to check');
+    expect(done.stdout).toMatch(/p95 \d+ ms\ntokens 3,000 in \/ 1,500 out \/ 4,800 total\ntokens per accepted answer 2,400 \(2 accepted\)\n$/);
+    expect(server.provider.received).toHaveLength(0);
+
+    const none = batchFiles(3);
+    writeFileSync(none.output, [0, 1, 2].map((id) => resultLine(id, [envelope('a', 0.3)], usage)).join('\n'));
+    const rejected = await booth(['batch', none.input, '-o', none.output, ...server.endpoint]);
+    expect(rejected.stdout).toContain('tokens per accepted answer — (none accepted)');
+
+    server.provider.fallback = answerByNumber();
+    const unknown = batchFiles(3);
+    const fresh = await booth(['batch', unknown.input, '-o', unknown.output, ...server.endpoint]);
+    expect(fresh.code).toBe(0);
+    expect(fresh.stdout).toContain('checked now 3');
+    expect(fresh.stdout).not.toMatch(/tokens/);
+  }, 30_000);
 });
 
 describe('booth calibrate', () => {

@@ -27,6 +27,13 @@ describe('npm run demo', () => {
     expect(lines.join('\n')).toContain(`Open the HTML traces in ${dir}`);
   });
 
+  it('invents no token counts: the scripted model reports no usage, so results and pages show none, not zeros', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'booth-demo-'));
+    const results = await runDemo(() => {}, dir);
+    expect(results.map((r) => r.usage)).toEqual(results.map(() => null));
+    for (const file of readdirSync(dir)) expect(readFileSync(join(dir, file), 'utf8')).not.toMatch(/data-name="tokens"|<th>tokens/);
+  });
+
   it('repairs after a low-confidence reply and after a validator failure', async () => {
     const results = await runDemo(() => {});
     expect(results[1]?.attempts.map((a) => a.confidence)).toEqual([0.45, 0.9]);

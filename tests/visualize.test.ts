@@ -2,8 +2,8 @@ import { describe, expect, expectTypeOf, it } from 'vitest';
 import { z } from 'zod';
 import { checkpointMachine } from '../machines/checkpoint.js';
 import { evidenceMachine } from '../machines/evidence.js';
-import { acheck, check, checkWithEvidence } from '../src/index.js';
-import { durationText, nextStep, settingsRows, verdictOf } from '../src/visualize/explain.js';
+import { acheck, type CallInfo, check, checkWithEvidence } from '../src/index.js';
+import { durationText, nextStep, settingsRows, usageText, verdictOf } from '../src/visualize/explain.js';
 import { RETRY_GUARDS, retryReasons } from '../src/visualize/retries.js';
 import {
   machineGraph,
@@ -187,6 +187,41 @@ describe('a single run, drawn', () => {
     expect(html).toContain('&lt;script&gt;alert(1)&lt;/script&gt;');
   });
 
+  it('toHtml shows each attempt\'s duration and usage, and the run\'s totals', async () => {
+    // A call that fails before its reply reports nothing; the next two report usage, the last a cost too.
+    const reports = [null, { inputTokens: 100, outputTokens: 20 }, { inputTokens: 1_200, outputTokens: 30, costUsd: 0.0125 }];
+    const replies = [null, envelope('Lyon', 0.3), envelope('Paris', 0.9)];
+    const result = check(
+      (_p: string, info: CallInfo) => {
+        const report = reports[info.attempt];
+        const reply = replies[info.attempt];
+        if (!report || !reply) throw new Error('503');
+        info.reportUsage?.(report);
+        return reply;
+      },
+      'q',
+      { maxRetries: 2 },
+    );
+    const html = await toHtml(result);
+    expect(html).toContain('<th>duration</th><th>tokens</th><th>raw reply</th>');
+    expect([...html.matchAll(/<td class="tokens">([^<]*)<\/td>/g)].map((m) => m[1])).toEqual([
+      '—',
+      '100 in / 20 out / 120 total',
+      '1,200 in / 30 out / 1,230 total, cost $0.0125',
+    ]);
+    expect([...html.matchAll(/<td class="duration">([^<]*)<\/td>/g)].map((m) => m[1])).toEqual(result.attempts.map((a) => durationText(a.durationMs)));
+    expect(html).toContain('<span data-name="tokens">tokens <b>1,300 in / 50 out / 1,350 total, cost $0.0125</b></span>');
+    expect(html).toContain(`<span data-name="duration">duration <b>${durationText(result.durationMs)}</b></span>`);
+  });
+
+  it('toHtml shows no tokens, not zeros, when no call reported usage; the duration still', async () => {
+    for (const result of [repaired(), checkWithEvidence('Sydney', ['Canberra is the capital.'], () => false)]) {
+      const html = await toHtml(result);
+      expect(html).not.toMatch(/data-name="tokens"|<th>tokens|class="tokens"/);
+      expect(html).toContain(`<span data-name="duration">duration <b>${durationText(result.durationMs)}</b></span>`);
+    }
+  });
+
   it('the to… functions take a typed result (a schema\'s answer), showing the answer as JSON', async () => {
     const City = z.object({ city: z.string(), population: z.number() });
     const result = check(() => envelope({ city: 'Tokyo', population: 37_400_000 }, 0.9), 'q', { schema: City });
@@ -234,6 +269,12 @@ describe('a run, explained', () => {
 
   it('durations read in milliseconds, and in seconds once they are long', () => {
     expect([0, 7, 1_234.4, 9_999, 12_345].map(durationText)).toEqual(['0 ms', '7 ms', '1234 ms', '9999 ms', '12.3 s']);
+  });
+
+  it('usage reads as tokens in, out and total with separators, and the cost when one was reported', () => {
+    expect(usageText({ inputTokens: 12_345, outputTokens: 678, totalTokens: 13_023, costUsd: null })).toBe('12,345 in / 678 out / 13,023 total');
+    const costs = [0, 0.5, 0.0123, 0.000042, 1_234.5].map((costUsd) => usageText({ inputTokens: 1, outputTokens: 1, totalTokens: 2, costUsd }));
+    expect(costs.map((text) => text.split(', cost ')[1])).toEqual(['$0.00', '$0.50', '$0.0123', '$0.000042', '$1,234.50']);
   });
 
   it('the settings name every option of the run, none for timers not set', async () => {

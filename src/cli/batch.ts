@@ -2,10 +2,12 @@ import { closeSync, openSync, readFileSync, renameSync, statSync, writeFileSync,
 import { acheck } from '../acheck.js';
 import type { ConfidenceSource } from '../agreement.js';
 import type { CallRetryPolicy } from '../call-retries.js';
+import { REPAIRED, VERIFIED } from '../constants.js';
 import type { AsyncCallFn } from '../options.js';
 import type { AnswerSchema } from '../schema.js';
 import type { TelemetryOptions } from '../telemetry.js';
 import type { JsonValue } from '../json-objects.js';
+import { totalUsage, type Usage, usageFromReport } from '../usage.js';
 
 /**
  * `booth batch`: checks every question of a JSONL file, `concurrency` at a time, and
@@ -60,6 +62,8 @@ interface Tally {
   readonly unparseable: number;
   /** Every call of the check failed: the model was never heard. */
   readonly everyCallFailed: boolean;
+  /** What its calls consumed; null when none reported usage. */
+  readonly usage: Usage | null;
 }
 
 export interface BatchSummary {
@@ -82,6 +86,12 @@ export interface BatchSummary {
   readonly failedCalls: number;
   readonly everyCallFailed: number;
   readonly unparseable: number;
+  /** The usage of every result that reported some; null when none did: unknown, not zero. */
+  readonly usage: Usage | null;
+  /** Results whose calls reported usage: fewer than `results` when some reported none, e.g. lines of a run before usage was counted. */
+  readonly resultsWithUsage: number;
+  /** Of those, the VERIFIED and REPAIRED: what `usage` bought. */
+  readonly acceptedWithUsage: number;
 }
 
 /**
@@ -202,6 +212,7 @@ function summarize(total: number, skipped: number, redone: number, checked: numb
   sortByStatus(byStatus);
   const latencies = tallies.flatMap((t) => (t.latencyMs === null ? [] : [t.latencyMs])).sort((a, b) => a - b);
   const sum = (pick: (t: Tally) => number) => tallies.reduce((n, t) => n + pick(t), 0);
+  const reported = tallies.filter((t) => t.usage !== null);
   return {
     total,
     skipped,
@@ -217,6 +228,9 @@ function summarize(total: number, skipped: number, redone: number, checked: numb
     failedCalls: sum((t) => t.failedCalls),
     everyCallFailed: sum((t) => (t.everyCallFailed ? 1 : 0)),
     unparseable: sum((t) => t.unparseable),
+    usage: totalUsage(reported.map((t) => t.usage)),
+    resultsWithUsage: reported.length,
+    acceptedWithUsage: reported.filter((t) => t.status === VERIFIED || t.status === REPAIRED).length,
   };
 }
 
@@ -338,7 +352,7 @@ function writeLine(fd: number, file: string, line: string): void {
 
 /** The summary's view of a result line; null for a line that is not a result. */
 function tallyOf(row: Record<string, unknown>): Tally | null {
-  const { status, method, attempts, latencyMs } = row;
+  const { status, method, attempts, latencyMs, usage } = row;
   if (typeof status !== 'string' || typeof method !== 'string' || !Array.isArray(attempts)) return null;
   let failedCalls = 0;
   let unparseable = 0;
@@ -364,7 +378,22 @@ function tallyOf(row: Record<string, unknown>): Tally | null {
     failedCalls,
     unparseable,
     everyCallFailed: allFailed,
+    usage: usageOfRow(usage),
   };
+}
+
+/**
+ * A result line's usage; null when the line has none: no call reported any, or it was
+ * written before usage was counted. A value edited into nonsense counts as not reported,
+ * as a malformed latency does, rather than stopping the summary.
+ */
+function usageOfRow(value: unknown): Usage | null {
+  if (value === null || value === undefined) return null;
+  try {
+    return usageFromReport(value);
+  } catch {
+    return null;
+  }
 }
 
 const STATUS_ORDER = ['VERIFIED', 'REPAIRED', 'AMBIGUOUS', 'UNCERTAIN', 'BLOCKED'];

@@ -16,6 +16,7 @@ import type { AnswerSchema } from '../schema.js';
 import { type BatchSummary, CliFileError, runBatch } from './batch.js';
 import { calibrate, calibrateBySource, confidenceBySource, type Labelled, loadChartLibraries, reliabilitySvg, sameAnswer, type SourceCalibrations } from './calibrate.js';
 import { runDemo } from './demo.js';
+import { askSpentLines, batchSpentLines } from './spent.js';
 import { loadSchemaFile, SchemaFileError, SchemaLibraryMissing } from './json-schema.js';
 import { OTEL_PACKAGES, startOtel } from './otel.js';
 import { toHtml } from '../visualize/index.js';
@@ -193,6 +194,7 @@ export function program(): Command {
       }
       if (result.interpretations.length > 0) console.log(`readings    ${result.interpretations.join(' | ')}`);
       console.log(`attempts    ${result.nAttempts} (${result.method})`);
+      for (const line of askSpentLines(result)) console.log(line);
       console.log(`path        ${result.trace.map((step) => step.state).join(' → ')}`);
       for (const line of problems(result)) console.log(line);
       if (flags.html) console.log(`html        ${flags.html}`);
@@ -361,6 +363,7 @@ function printSummary(summary: BatchSummary, input: string, output: string): voi
     `failed calls ${summary.failedCalls}${noReply ? ` (every call failed for ${noReply} question${noReply === 1 ? '' : 's'})` : ''}, unparseable replies ${summary.unparseable}`,
   );
   console.log(`mean attempts ${summary.meanAttempts.toFixed(2)}, latency p50 ${summary.p50Ms} ms, p95 ${summary.p95Ms} ms`);
+  for (const line of batchSpentLines(summary)) console.log(line);
 }
 
 export async function main(argv: readonly string[]): Promise<void> {

@@ -3,6 +3,7 @@ import type { Attempt } from '../attempt.js';
 import type { CallRetryPolicy } from '../call-retries.js';
 import { UNCERTAIN } from '../constants.js';
 import type { BoothResult } from '../result.js';
+import type { Usage } from '../usage.js';
 import { promptKindName } from './sequence.js';
 
 /**
@@ -29,6 +30,22 @@ export function verdictOf(attempt: Attempt, settings: RunSettings | null): strin
 /** An attempt's duration: milliseconds while they read easily, then seconds. */
 export function durationText(ms: number): string {
   return ms < 10_000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(1)} s`;
+}
+
+/** Usage as a reader compares it across runs: `1,234 in / 56 out / 1,290 total`, then the cost when a call reported one. */
+export function usageText(usage: Usage): string {
+  const tokens = `${countText(usage.inputTokens)} in / ${countText(usage.outputTokens)} out / ${countText(usage.totalTokens)} total`;
+  return usage.costUsd === null ? tokens : `${tokens}, cost ${costText(usage.costUsd)}`;
+}
+
+/** A count with thousands separators, whatever the machine's locale, so logs read the same everywhere. */
+export function countText(n: number): string {
+  return n.toLocaleString('en-US', { maximumFractionDigits: 1 });
+}
+
+/** Dollars: a call often costs a fraction of a cent, which two decimals would show as $0.00. */
+function costText(usd: number): string {
+  return `$${usd.toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: usd >= 1 ? 2 : 6 })}`;
 }
 
 /** The settings a check ran with, as name and value, `none` for timers not set; the sampling when there was any. */

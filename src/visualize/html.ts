@@ -2,7 +2,7 @@ import { answerText } from '../values.js';
 import type { Cluster, ConfidenceSource } from '../agreement.js';
 import type { Attempt, Sample } from '../attempt.js';
 import type { BoothResult } from '../result.js';
-import { durationText, nextStep, settingsRows, verdictOf } from './explain.js';
+import { durationText, nextStep, settingsRows, usageText, verdictOf } from './explain.js';
 import { retryReasons } from './retries.js';
 import { promptKindName, shareText } from './sequence.js';
 
@@ -26,7 +26,7 @@ const STYLE = `
   td.rejected { color: var(--red); }
   td.accepted { color: var(--ok); }
   td.ambiguous { color: var(--warn); }
-  td.duration { white-space: nowrap; font-variant-numeric: tabular-nums; }
+  td.duration, td.tokens { white-space: nowrap; font-variant-numeric: tabular-nums; }
   pre { margin: 6px 0 0; padding: 8px; max-height: 320px; overflow: auto; white-space: pre-wrap; word-break: break-word; background: #f1f3f6; border-radius: 4px; font: 12px/1.45 ui-monospace, Menlo, Consolas, monospace; }
   details summary { cursor: pointer; color: var(--muted); }
   ol.trace { padding-left: 20px; columns: 3; }
@@ -47,6 +47,9 @@ export function renderHtml(result: BoothResult, svg: string): string {
     ...(result.agreement === null ? [] : [['agreement', String(result.agreement)]]),
     ['method', result.method],
     ['attempts', String(result.nAttempts)],
+    ['duration', durationText(result.durationMs)],
+    // Null means no call reported usage: unknown, so the page says nothing rather than 0.
+    ...(result.usage === null ? [] : [['tokens', usageText(result.usage)]]),
     ...retried(result),
     ...(result.reason ? [['reason', `${result.reason}: ${result.detail ?? ''}`]] : []),
     ...(result.interpretations.length > 0 ? [['readings', result.interpretations.join(' | ')]] : []),
@@ -96,6 +99,8 @@ function pairs(rows: readonly (readonly string[])[]): string {
 }
 
 function attemptsTable(result: BoothResult): string {
+  // A column only when some call reported usage; an attempt whose calls reported none reads —.
+  const tokens = result.attempts.some((a) => a.usage !== null);
   const rows = result.attempts.map((a, i) => {
     const verdict = verdictOf(a, result.settings);
     return `<tr data-attempt="${i}">
@@ -105,12 +110,12 @@ function attemptsTable(result: BoothResult): string {
 <td class="why ${a.ambiguous ? 'ambiguous' : verdict.startsWith('accepted') ? 'accepted' : 'rejected'}">${escape(verdict)}</td>
 <td class="next">${escape(nextStep(result, i))}</td>
 <td class="duration">${escape(durationText(a.durationMs))}</td>
-<td><details><summary>${a.rawText.length} characters</summary><pre>${escape(a.rawText)}</pre></details></td>
+${tokens ? `<td class="tokens">${a.usage === null ? '—' : escape(usageText(a.usage))}</td>\n` : ''}<td><details><summary>${a.rawText.length} characters</summary><pre>${escape(a.rawText)}</pre></details></td>
 </tr>`;
   });
   return `<h2>Attempts</h2>
 <table id="attempts">
-<thead><tr><th>#</th><th>answer</th><th>confidence</th><th>why</th><th>then</th><th>duration</th><th>raw reply</th></tr></thead>
+<thead><tr><th>#</th><th>answer</th><th>confidence</th><th>why</th><th>then</th><th>duration</th>${tokens ? '<th>tokens</th>' : ''}<th>raw reply</th></tr></thead>
 <tbody>${rows.join('\n')}</tbody>
 </table>`;
 }
