@@ -49,6 +49,28 @@ function chatResponseFormat(format: ResponseFormat, info: CallInfo): Record<stri
   return {};
 }
 
+/** A token count as a provider gives it, if it is one. */
+function isCount(value: unknown): value is number {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;
+}
+
+/**
+ * Reports the tokens a provider's reply says the call consumed. Counts that are missing or
+ * not counts report nothing: Booth's `usage: null` says "unknown", where zeros would
+ * understate the cost, and a reply the provider miscounted is still a reply.
+ */
+function reportTokens(info: CallInfo, input: unknown, output: unknown, total: unknown = null): void {
+  if (isCount(input) && isCount(output)) {
+    info.reportUsage?.({ inputTokens: input, outputTokens: output, totalTokens: isCount(total) ? total : null });
+  }
+}
+
+/** Chat Completions' `usage`. Its `prompt_tokens` already include cached ones, its `completion_tokens` reasoning ones. */
+function reportChatUsage(info: CallInfo, usage: unknown): void {
+  const { prompt_tokens, completion_tokens, total_tokens } = (usage ?? {}) as Record<string, unknown>;
+  reportTokens(info, prompt_tokens, completion_tokens, total_tokens);
+}
+
 /** An HTTP error from a model provider: what `callRetries` needs to decide and to wait. */
 export class ProviderError extends Error {
   override readonly name = 'ProviderError';
@@ -124,7 +146,9 @@ export function openAICompatible(options: OpenAICompatibleOptions): AsyncCallFn 
         retryAfter(response.headers),
       );
     }
-    return contentOf(text, url);
+    const completion = completionOf(text, url);
+    reportChatUsage(info, completion.usage);
+    return contentOf(completion, text, url);
   };
 }
 
@@ -167,15 +191,25 @@ function providerMessage(body: string): string {
   return body.trim().slice(0, 300) || '(empty body)';
 }
 
-function contentOf(body: string, url: string): string {
+/** A chat completion as the server sent it: any JSON at all, so each part is checked where it is read. */
+interface ChatCompletionBody {
+  readonly choices?: ReadonlyArray<{ readonly message?: { readonly content?: unknown } | null } | null>;
+  readonly usage?: unknown;
+}
+
+function completionOf(body: string, url: string): ChatCompletionBody {
   if (body.trim() === '') throw new Error(`${url} answered with an empty body; expected a chat completion.`);
-  let parsed: { choices?: Array<{ message?: { content?: unknown } }> };
+  let parsed: unknown;
   try {
     parsed = JSON.parse(body);
   } catch {
     throw new Error(`${url} answered with a malformed body (not JSON): ${body.slice(0, 120)}`);
   }
-  const content = parsed?.choices?.[0]?.message?.content;
+  return (parsed ?? {}) as ChatCompletionBody;
+}
+
+function contentOf(completion: ChatCompletionBody, body: string, url: string): string {
+  const content = completion.choices?.[0]?.message?.content;
   if (typeof content !== 'string') {
     throw new Error(`${url} answered without choices[0].message.content; got ${body.slice(0, 120)}`);
   }
@@ -201,7 +235,10 @@ export interface OpenAIClientLike {
       create(
         body: { model: string; messages: Array<{ role: 'system' | 'user'; content: string }> } & Record<string, unknown>,
         options?: { signal?: AbortSignal | undefined },
-      ): PromiseLike<{ choices: ReadonlyArray<{ message?: { content?: string | null } | null }> }>;
+      ): PromiseLike<{
+        choices: ReadonlyArray<{ message?: { content?: string | null } | null }>;
+        usage?: { prompt_tokens?: number; completion_tokens?: number; total_tokens?: number } | null | undefined;
+      }>;
     };
   };
 }
@@ -229,6 +266,7 @@ export function fromOpenAI(client: OpenAIClientLike, params: { model: string } &
   return async (prompt, info) => {
     const body = { ...request, messages: chatMessages(system, prompt), ...chatResponseFormat(responseFormat, info) };
     const completion = await providerCall(() => client.chat.completions.create(body, { signal: info.signal }));
+    reportChatUsage(info, completion.usage);
     const content = completion.choices[0]?.message?.content;
     if (typeof content !== 'string') throw new Error('The OpenAI client returned no message content.');
     return content;
@@ -241,7 +279,15 @@ export interface AnthropicClientLike {
     create(
       body: { model: string; max_tokens: number; messages: Array<{ role: 'user'; content: string }> } & Record<string, unknown>,
       options?: { signal?: AbortSignal | undefined },
-    ): PromiseLike<{ content: ReadonlyArray<{ type: string; text?: string; input?: unknown }> }>;
+    ): PromiseLike<{
+      content: ReadonlyArray<{ type: string; text?: string; input?: unknown }>;
+      usage?: {
+        input_tokens?: number;
+        output_tokens?: number;
+        cache_creation_input_tokens?: number | null;
+        cache_read_input_tokens?: number | null;
+      } | null | undefined;
+    }>;
   };
 }
 
@@ -279,6 +325,7 @@ export function fromAnthropic(
       messages: [{ role: 'user' as const, content: prompt }],
     };
     const message = await providerCall(() => client.messages.create(body, { signal: info.signal }));
+    reportAnthropicUsage(info, message.usage);
     if (forcedTool) {
       const call = message.content.find((block) => block.type === 'tool_use');
       if (call === undefined) throw new Error(`The Anthropic client returned no ${REPLY_NAME} tool call, though the request forced one.`);
@@ -289,6 +336,20 @@ export function fromAnthropic(
       .map((block) => block.text)
       .join('');
   };
+}
+
+/**
+ * Messages' `usage`. Its `input_tokens` are only the tokens after the prompt's last cache
+ * breakpoint; the cache's writes and reads are the rest of the prompt, and billed too, so
+ * they count as input. Otherwise a cached prompt would look almost free, and its count
+ * would not compare with OpenAI's, whose `prompt_tokens` include cached tokens.
+ */
+function reportAnthropicUsage(info: CallInfo, usage: unknown): void {
+  const { input_tokens, output_tokens, cache_creation_input_tokens, cache_read_input_tokens } = (usage ?? {}) as Record<string, unknown>;
+  // Null or absent when no cache was involved; any other value that is not a count leaves the input unknown.
+  const written = cache_creation_input_tokens ?? 0;
+  const read = cache_read_input_tokens ?? 0;
+  if (isCount(input_tokens) && isCount(written) && isCount(read)) reportTokens(info, input_tokens + written + read, output_tokens);
 }
 
 /** The Vercel AI SDK's `generateText`, as much of it as Booth uses. */
