@@ -1,6 +1,7 @@
 /**
  * One line from the model clients people already use to a Booth `callFn`. No SDK is a
  * dependency: each adapter is typed by the shape it uses, so you bring your own version.
+ * Each reports, through `info.reportUsage`, the tokens its provider says the call consumed.
  */
 import type { AsyncCallFn, CallInfo } from './options.js';
 import { type JsonSchema, replySchemaOf } from './schema.js';
@@ -352,13 +353,25 @@ function reportAnthropicUsage(info: CallInfo, usage: unknown): void {
   if (isCount(input_tokens) && isCount(written) && isCount(read)) reportTokens(info, input_tokens + written + read, output_tokens);
 }
 
+/**
+ * The Vercel AI SDK's token counts: `inputTokens` and `outputTokens` from version 5 on,
+ * `promptTokens` and `completionTokens` before; `totalTokens` in both.
+ */
+export interface AISDKUsageLike {
+  readonly inputTokens?: number | undefined;
+  readonly outputTokens?: number | undefined;
+  readonly promptTokens?: number | undefined;
+  readonly completionTokens?: number | undefined;
+  readonly totalTokens?: number | undefined;
+}
+
 /** The Vercel AI SDK's `generateText`, as much of it as Booth uses. */
 export type GenerateTextLike<TModel> = (options: {
   model: TModel;
   prompt: string;
   system?: string | undefined;
   abortSignal?: AbortSignal | undefined;
-}) => PromiseLike<{ text: string }>;
+}) => PromiseLike<{ text: string; usage?: AISDKUsageLike | undefined }>;
 
 /** The Vercel AI SDK's `generateObject`, as much of it as Booth uses. */
 export type GenerateObjectLike<TModel, TSchema> = (options: {
@@ -369,7 +382,7 @@ export type GenerateObjectLike<TModel, TSchema> = (options: {
   output?: 'no-schema' | undefined;
   schema?: TSchema | undefined;
   schemaName?: string | undefined;
-}) => PromiseLike<{ object: unknown }>;
+}) => PromiseLike<{ object: unknown; usage?: AISDKUsageLike | undefined }>;
 
 /** Options of `fromAISDK`: `generateObject` and `jsonSchema` (both from `ai`) are needed for JSON output only. */
 export interface AISDKOptions<TModel, TSchema> extends AdapterOptions {
@@ -400,14 +413,37 @@ export function fromAISDK<TModel, TSchema = unknown>(options: AISDKOptions<TMode
     throw new TypeError("`responseFormat: 'json_schema'` needs the SDK's `jsonSchema` helper (from 'ai') to wrap the envelope's schema: pass `jsonSchema` too.");
   }
   const shared = (prompt: string, info: CallInfo) => ({ model, prompt, ...(system === undefined ? {} : { system }), abortSignal: info.signal });
-  if (responseFormat === 'text') return async (prompt, info) => (await generateText(shared(prompt, info))).text;
+  if (responseFormat === 'text') {
+    return async (prompt, info) => {
+      const { text, usage } = await generateText(shared(prompt, info));
+      reportAISDKUsage(info, usage);
+      return text;
+    };
+  }
   return async (prompt, info) => {
     const request =
       responseFormat === 'json_schema'
         ? { ...shared(prompt, info), schema: jsonSchema!(info.replySchema ?? TEXT_REPLY), schemaName: REPLY_NAME }
         : { ...shared(prompt, info), output: 'no-schema' as const };
-    return JSON.stringify((await generateObject!(request)).object);
+    let generated: { object: unknown; usage?: AISDKUsageLike | undefined };
+    try {
+      generated = await generateObject!(request);
+    } catch (error) {
+      // The SDK's NoObjectGeneratedError carries the usage of the reply it could not read as
+      // an object: the call failed, but the provider still counted its tokens.
+      reportAISDKUsage(info, (error as { usage?: unknown } | null)?.usage);
+      throw error;
+    }
+    reportAISDKUsage(info, generated.usage);
+    return JSON.stringify(generated.object);
   };
+}
+
+/** The SDK's counts as it gives them, whichever version's names they have. */
+function reportAISDKUsage(info: CallInfo, usage: unknown): void {
+  const { inputTokens, outputTokens, promptTokens, completionTokens, totalTokens } = (usage ?? {}) as Record<string, unknown>;
+  // Version 4 counts NaN when the provider said nothing; not being a count, it reports nothing.
+  reportTokens(info, inputTokens ?? promptTokens, outputTokens ?? completionTokens, totalTokens);
 }
 
 /** SDK errors with an HTTP status become `ProviderError`s, so `callRetries` can read status and Retry-After. */

@@ -218,6 +218,42 @@ describe('fromAISDK', () => {
     expect(seen[0]).toEqual({ model: 'a-model', prompt: result.prompts[0]?.text, abortSignal: controller.signal });
   });
 
+  it('reports the usage generateText returns, by version 5’s names or version 4’s; unknown counts report none', async () => {
+    const cases = [
+      [{ inputTokens: 9, outputTokens: 3, totalTokens: 14 }, tokens(9, 3, 14)],
+      [{ inputTokens: 9, outputTokens: 3, totalTokens: undefined }, tokens(9, 3)],
+      [{ promptTokens: 9, completionTokens: 3, totalTokens: 12 }, tokens(9, 3)],
+      // Version 4 says NaN, version 5 undefined, when the provider gave no counts.
+      [{ promptTokens: Number.NaN, completionTokens: Number.NaN, totalTokens: Number.NaN }, null],
+      [{ inputTokens: undefined, outputTokens: undefined, totalTokens: undefined }, null],
+      [undefined, null],
+    ] as const;
+    for (const [usage, expected] of cases) {
+      const callFn = fromAISDK({ model: 'a-model', generateText: async () => ({ text: envelope('Paris', 0.9), usage }) });
+      expect((await acheck(callFn, 'q')).usage, JSON.stringify(usage)).toEqual(expected);
+    }
+  });
+
+  it('reports the usage generateObject returns, and the usage its error carries when it could not read the reply', async () => {
+    const reply = { ambiguous: false, interpretations: [], chosen_interpretation: null, answer: 'Paris', confidence: 0.9 };
+    // What the SDK's NoObjectGeneratedError carries: the reply's text and usage.
+    const unreadable = Object.assign(new Error('No object generated: could not parse the response.'), { text: 'Paris', usage: { inputTokens: 30, outputTokens: 2, totalTokens: 32 } });
+    let calls = 0;
+    const callFn = fromAISDK({
+      model: 'a-model',
+      generateText: async () => ({ text: 'unused' }),
+      generateObject: async () => {
+        if (calls++ === 0) throw unreadable;
+        return { object: reply, usage: { inputTokens: 40, outputTokens: 8, totalTokens: 48 } };
+      },
+      responseFormat: 'json_object',
+    });
+    const result = await acheck(callFn, 'q');
+    expect(result.status).toBe('REPAIRED');
+    expect(result.attempts[0]).toMatchObject({ callFailed: true, error: unreadable.message, usage: tokens(30, 2) });
+    expect(result.attempts[1]?.usage).toEqual(tokens(40, 8));
+    expect(result.usage).toEqual(tokens(70, 10));
+  });
 });
 
 describe('native structured output: the envelope’s JSON Schema, a typed answer’s schema inside', () => {
