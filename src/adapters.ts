@@ -1,6 +1,7 @@
 /**
  * One line from the model clients people already use to a Booth `callFn`. No SDK is a
  * dependency: each adapter is typed by the shape it uses, so you bring your own version.
+ * Each reports, through `info.reportUsage`, the tokens its provider says the call consumed.
  */
 import type { AsyncCallFn, CallInfo } from './options.js';
 import { type JsonSchema, replySchemaOf } from './schema.js';
@@ -47,6 +48,28 @@ function chatResponseFormat(format: ResponseFormat, info: CallInfo): Record<stri
     return { response_format: { type: 'json_schema', json_schema: { name: REPLY_NAME, schema: info.replySchema ?? TEXT_REPLY } } };
   }
   return {};
+}
+
+/** A token count as a provider gives it, if it is one. */
+function isCount(value: unknown): value is number {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;
+}
+
+/**
+ * Reports the tokens a provider's reply says the call consumed. Counts that are missing or
+ * not counts report nothing: Booth's `usage: null` says "unknown", where zeros would
+ * understate the cost, and a reply the provider miscounted is still a reply.
+ */
+function reportTokens(info: CallInfo, input: unknown, output: unknown, total: unknown = null): void {
+  if (isCount(input) && isCount(output)) {
+    info.reportUsage?.({ inputTokens: input, outputTokens: output, totalTokens: isCount(total) ? total : null });
+  }
+}
+
+/** Chat Completions' `usage`. Its `prompt_tokens` already include cached ones, its `completion_tokens` reasoning ones. */
+function reportChatUsage(info: CallInfo, usage: unknown): void {
+  const { prompt_tokens, completion_tokens, total_tokens } = (usage ?? {}) as Record<string, unknown>;
+  reportTokens(info, prompt_tokens, completion_tokens, total_tokens);
 }
 
 /** An HTTP error from a model provider: what `callRetries` needs to decide and to wait. */
@@ -124,7 +147,9 @@ export function openAICompatible(options: OpenAICompatibleOptions): AsyncCallFn 
         retryAfter(response.headers),
       );
     }
-    return contentOf(text, url);
+    const completion = completionOf(text, url);
+    reportChatUsage(info, completion.usage);
+    return contentOf(completion, text, url);
   };
 }
 
@@ -167,15 +192,25 @@ function providerMessage(body: string): string {
   return body.trim().slice(0, 300) || '(empty body)';
 }
 
-function contentOf(body: string, url: string): string {
+/** A chat completion as the server sent it: any JSON at all, so each part is checked where it is read. */
+interface ChatCompletionBody {
+  readonly choices?: ReadonlyArray<{ readonly message?: { readonly content?: unknown } | null } | null>;
+  readonly usage?: unknown;
+}
+
+function completionOf(body: string, url: string): ChatCompletionBody {
   if (body.trim() === '') throw new Error(`${url} answered with an empty body; expected a chat completion.`);
-  let parsed: { choices?: Array<{ message?: { content?: unknown } }> };
+  let parsed: unknown;
   try {
     parsed = JSON.parse(body);
   } catch {
     throw new Error(`${url} answered with a malformed body (not JSON): ${body.slice(0, 120)}`);
   }
-  const content = parsed?.choices?.[0]?.message?.content;
+  return (parsed ?? {}) as ChatCompletionBody;
+}
+
+function contentOf(completion: ChatCompletionBody, body: string, url: string): string {
+  const content = completion.choices?.[0]?.message?.content;
   if (typeof content !== 'string') {
     throw new Error(`${url} answered without choices[0].message.content; got ${body.slice(0, 120)}`);
   }
@@ -201,7 +236,10 @@ export interface OpenAIClientLike {
       create(
         body: { model: string; messages: Array<{ role: 'system' | 'user'; content: string }> } & Record<string, unknown>,
         options?: { signal?: AbortSignal | undefined },
-      ): PromiseLike<{ choices: ReadonlyArray<{ message?: { content?: string | null } | null }> }>;
+      ): PromiseLike<{
+        choices: ReadonlyArray<{ message?: { content?: string | null } | null }>;
+        usage?: { prompt_tokens?: number; completion_tokens?: number; total_tokens?: number } | null | undefined;
+      }>;
     };
   };
 }
@@ -229,6 +267,7 @@ export function fromOpenAI(client: OpenAIClientLike, params: { model: string } &
   return async (prompt, info) => {
     const body = { ...request, messages: chatMessages(system, prompt), ...chatResponseFormat(responseFormat, info) };
     const completion = await providerCall(() => client.chat.completions.create(body, { signal: info.signal }));
+    reportChatUsage(info, completion.usage);
     const content = completion.choices[0]?.message?.content;
     if (typeof content !== 'string') throw new Error('The OpenAI client returned no message content.');
     return content;
@@ -241,7 +280,15 @@ export interface AnthropicClientLike {
     create(
       body: { model: string; max_tokens: number; messages: Array<{ role: 'user'; content: string }> } & Record<string, unknown>,
       options?: { signal?: AbortSignal | undefined },
-    ): PromiseLike<{ content: ReadonlyArray<{ type: string; text?: string; input?: unknown }> }>;
+    ): PromiseLike<{
+      content: ReadonlyArray<{ type: string; text?: string; input?: unknown }>;
+      usage?: {
+        input_tokens?: number;
+        output_tokens?: number;
+        cache_creation_input_tokens?: number | null;
+        cache_read_input_tokens?: number | null;
+      } | null | undefined;
+    }>;
   };
 }
 
@@ -279,6 +326,7 @@ export function fromAnthropic(
       messages: [{ role: 'user' as const, content: prompt }],
     };
     const message = await providerCall(() => client.messages.create(body, { signal: info.signal }));
+    reportAnthropicUsage(info, message.usage);
     if (forcedTool) {
       const call = message.content.find((block) => block.type === 'tool_use');
       if (call === undefined) throw new Error(`The Anthropic client returned no ${REPLY_NAME} tool call, though the request forced one.`);
@@ -291,13 +339,39 @@ export function fromAnthropic(
   };
 }
 
+/**
+ * Messages' `usage`. Its `input_tokens` are only the tokens after the prompt's last cache
+ * breakpoint; the cache's writes and reads are the rest of the prompt, and billed too, so
+ * they count as input. Otherwise a cached prompt would look almost free, and its count
+ * would not compare with OpenAI's, whose `prompt_tokens` include cached tokens.
+ */
+function reportAnthropicUsage(info: CallInfo, usage: unknown): void {
+  const { input_tokens, output_tokens, cache_creation_input_tokens, cache_read_input_tokens } = (usage ?? {}) as Record<string, unknown>;
+  // Null or absent when no cache was involved; any other value that is not a count leaves the input unknown.
+  const written = cache_creation_input_tokens ?? 0;
+  const read = cache_read_input_tokens ?? 0;
+  if (isCount(input_tokens) && isCount(written) && isCount(read)) reportTokens(info, input_tokens + written + read, output_tokens);
+}
+
+/**
+ * The Vercel AI SDK's token counts: `inputTokens` and `outputTokens` from version 5 on,
+ * `promptTokens` and `completionTokens` before; `totalTokens` in both.
+ */
+export interface AISDKUsageLike {
+  readonly inputTokens?: number | undefined;
+  readonly outputTokens?: number | undefined;
+  readonly promptTokens?: number | undefined;
+  readonly completionTokens?: number | undefined;
+  readonly totalTokens?: number | undefined;
+}
+
 /** The Vercel AI SDK's `generateText`, as much of it as Booth uses. */
 export type GenerateTextLike<TModel> = (options: {
   model: TModel;
   prompt: string;
   system?: string | undefined;
   abortSignal?: AbortSignal | undefined;
-}) => PromiseLike<{ text: string }>;
+}) => PromiseLike<{ text: string; usage?: AISDKUsageLike | undefined }>;
 
 /** The Vercel AI SDK's `generateObject`, as much of it as Booth uses. */
 export type GenerateObjectLike<TModel, TSchema> = (options: {
@@ -308,7 +382,7 @@ export type GenerateObjectLike<TModel, TSchema> = (options: {
   output?: 'no-schema' | undefined;
   schema?: TSchema | undefined;
   schemaName?: string | undefined;
-}) => PromiseLike<{ object: unknown }>;
+}) => PromiseLike<{ object: unknown; usage?: AISDKUsageLike | undefined }>;
 
 /** Options of `fromAISDK`: `generateObject` and `jsonSchema` (both from `ai`) are needed for JSON output only. */
 export interface AISDKOptions<TModel, TSchema> extends AdapterOptions {
@@ -339,14 +413,37 @@ export function fromAISDK<TModel, TSchema = unknown>(options: AISDKOptions<TMode
     throw new TypeError("`responseFormat: 'json_schema'` needs the SDK's `jsonSchema` helper (from 'ai') to wrap the envelope's schema: pass `jsonSchema` too.");
   }
   const shared = (prompt: string, info: CallInfo) => ({ model, prompt, ...(system === undefined ? {} : { system }), abortSignal: info.signal });
-  if (responseFormat === 'text') return async (prompt, info) => (await generateText(shared(prompt, info))).text;
+  if (responseFormat === 'text') {
+    return async (prompt, info) => {
+      const { text, usage } = await generateText(shared(prompt, info));
+      reportAISDKUsage(info, usage);
+      return text;
+    };
+  }
   return async (prompt, info) => {
     const request =
       responseFormat === 'json_schema'
         ? { ...shared(prompt, info), schema: jsonSchema!(info.replySchema ?? TEXT_REPLY), schemaName: REPLY_NAME }
         : { ...shared(prompt, info), output: 'no-schema' as const };
-    return JSON.stringify((await generateObject!(request)).object);
+    let generated: { object: unknown; usage?: AISDKUsageLike | undefined };
+    try {
+      generated = await generateObject!(request);
+    } catch (error) {
+      // The SDK's NoObjectGeneratedError carries the usage of the reply it could not read as
+      // an object: the call failed, but the provider still counted its tokens.
+      reportAISDKUsage(info, (error as { usage?: unknown } | null)?.usage);
+      throw error;
+    }
+    reportAISDKUsage(info, generated.usage);
+    return JSON.stringify(generated.object);
   };
+}
+
+/** The SDK's counts as it gives them, whichever version's names they have. */
+function reportAISDKUsage(info: CallInfo, usage: unknown): void {
+  const { inputTokens, outputTokens, promptTokens, completionTokens, totalTokens } = (usage ?? {}) as Record<string, unknown>;
+  // Version 4 counts NaN when the provider said nothing; not being a count, it reports nothing.
+  reportTokens(info, inputTokens ?? promptTokens, outputTokens ?? completionTokens, totalTokens);
 }
 
 /** SDK errors with an HTTP status become `ProviderError`s, so `callRetries` can read status and Retry-After. */

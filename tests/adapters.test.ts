@@ -5,7 +5,7 @@ import { fromAISDK, fromAnthropic, fromOpenAI, openAICompatible, ProviderError }
 import { acheck } from '../src/index.js';
 import { envelope } from './helpers.js';
 import { closedPort } from './fixtures/closed-port.js';
-import { anthropicBody, startProvider } from './fixtures/provider-server.js';
+import { anthropicBody, openAIBody, startProvider } from './fixtures/provider-server.js';
 import { z } from 'zod';
 
 let provider: Awaited<ReturnType<typeof startProvider>>;
@@ -29,7 +29,14 @@ const adapters = () => ({
   anthropic: fromAnthropic(new Anthropic({ baseURL: provider.url, apiKey: 'sk-test', maxRetries: 0 }), { model: 'test-model' }),
 });
 
+/** Booth's `usage` when the provider counted `input` and `output` tokens and gave no total of its own. */
+const tokens = (inputTokens: number, outputTokens: number, totalTokens = inputTokens + outputTokens) => ({ inputTokens, outputTokens, totalTokens, costUsd: null });
+
 describe.each(['fetch', 'openai', 'anthropic'] as const)('%s adapter against a local server', (name) => {
+  /** A provider's `usage` in the adapter's wire format. */
+  const wireUsage = (input: number, output: number) =>
+    name === 'anthropic' ? { input_tokens: input, output_tokens: output } : { prompt_tokens: input, completion_tokens: output, total_tokens: input + output };
+
   it('a successful reply goes through acheck()', async () => {
     provider.script.push({ text: envelope('Paris', 0.9) });
     const result = await acheck(adapters()[name], 'Capital of France?');
@@ -78,6 +85,41 @@ describe.each(['fetch', 'openai', 'anthropic'] as const)('%s adapter against a l
     expect(result.attempts[0]?.error).toBe('callFn timed out after 200 ms');
   });
 
+  it('the provider’s usage is its attempt’s and adds up in the result, a reply Booth rejected included', async () => {
+    provider.script.push({ text: envelope('Lyon', 0.2), usage: wireUsage(120, 30) }, { text: envelope('Paris', 0.9), usage: wireUsage(150, 25) });
+    const result = await acheck(adapters()[name], 'Capital of France?');
+    expect(result.status).toBe('REPAIRED');
+    expect(result.attempts.map((attempt) => attempt.usage)).toEqual([tokens(120, 30), tokens(150, 25)]);
+    expect(result.usage).toEqual(tokens(270, 55));
+  });
+
+  it('a reply without usage, or with counts that are not counts, reports none: usage null, the call fine', async () => {
+    const wrong = name === 'anthropic' ? { input_tokens: null, output_tokens: 3 } : { prompt_tokens: '12', completion_tokens: 3, total_tokens: 15 };
+    for (const usage of [null, 'lots', wrong]) {
+      provider.script.push({ text: envelope('Paris', 0.9), usage });
+      const result = await acheck(adapters()[name], 'q');
+      expect(result.status, JSON.stringify(usage)).toBe('VERIFIED');
+      expect(result.attempts[0]?.usage).toBeNull();
+      expect(result.usage).toBeNull();
+    }
+  });
+
+  it('a reply the adapter cannot use is a failed call whose usage still counts', async () => {
+    const client = { baseURL: `${provider.url}/v1`, apiKey: 'sk-test', maxRetries: 0 };
+    const [callFn, error] =
+      name === 'anthropic'
+        ? [fromAnthropic(new Anthropic({ ...client, baseURL: provider.url }), { model: 'm', responseFormat: 'json_schema' }), /no booth_reply tool call/]
+        : name === 'openai'
+          ? [fromOpenAI(new OpenAI(client), { model: 'm' }), /no message content/]
+          : [openAICompatible({ baseURL: client.baseURL, model: 'm' }), /without choices\[0\]\.message\.content/];
+    // Anthropic's forced tool not called; OpenAI's refusal, which comes with no content.
+    const refusal = { ...openAIBody('', wireUsage(80, 6)), choices: [{ index: 0, message: { role: 'assistant', content: null, refusal: 'I can’t help with that.' }, finish_reason: 'stop' }] };
+    provider.script.push(name === 'anthropic' ? { text: 'plain words', usage: wireUsage(80, 6) } : { body: refusal });
+    const result = await acheck(callFn, 'q', { maxRetries: 0 });
+    expect(result.attempts[0]).toMatchObject({ callFailed: true, error: expect.stringMatching(error), usage: tokens(80, 6) });
+    expect(result.usage).toEqual(tokens(80, 6));
+  });
+
   it('an abort mid-request rejects with the reason at once', async () => {
     provider.script.push({ text: envelope('late', 0.9), delayMs: 2_000 });
     const controller = new AbortController();
@@ -86,6 +128,31 @@ describe.each(['fetch', 'openai', 'anthropic'] as const)('%s adapter against a l
     await untilReceived(1);
     controller.abort(new Error('user cancelled'));
     await expect(pending).rejects.toThrow('user cancelled');
+  });
+});
+
+describe('usage as each provider counts it', () => {
+  it.each(['fetch', 'openai'] as const)('%s: total_tokens is the provider’s own total; without one, input plus output', async (name) => {
+    // Some providers count tokens (a model's thinking, say) in the total only.
+    provider.script.push(
+      { text: envelope('Paris', 0.9), usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 40 } },
+      { text: envelope('Paris', 0.9), usage: { prompt_tokens: 10, completion_tokens: 5 } },
+    );
+    const callFn = adapters()[name];
+    expect((await acheck(callFn, 'q')).usage).toEqual(tokens(10, 5, 40));
+    expect((await acheck(callFn, 'q')).usage).toEqual(tokens(10, 5));
+  });
+
+  it('anthropic: the cache’s writes and reads are input tokens too', async () => {
+    provider.script.push(
+      { text: envelope('Paris', 0.9), usage: { input_tokens: 20, cache_creation_input_tokens: 1_000, cache_read_input_tokens: 3_000, output_tokens: 50 } },
+      { text: envelope('Paris', 0.9), usage: { input_tokens: 20, cache_creation_input_tokens: null, cache_read_input_tokens: null, output_tokens: 50 } },
+      { text: envelope('Paris', 0.9), usage: { input_tokens: 20, cache_creation_input_tokens: 'some', output_tokens: 50 } },
+    );
+    const callFn = adapters().anthropic;
+    expect((await acheck(callFn, 'q')).usage).toEqual(tokens(4_020, 50));
+    expect((await acheck(callFn, 'q')).usage).toEqual(tokens(20, 50));
+    expect((await acheck(callFn, 'q')).usage).toBeNull();
   });
 });
 
@@ -149,6 +216,43 @@ describe('fromAISDK', () => {
     const result = await acheck(callFn, 'q', { signal: controller.signal });
     expect(result.answer).toBe('Paris');
     expect(seen[0]).toEqual({ model: 'a-model', prompt: result.prompts[0]?.text, abortSignal: controller.signal });
+  });
+
+  it('reports the usage generateText returns, by version 5’s names or version 4’s; unknown counts report none', async () => {
+    const cases = [
+      [{ inputTokens: 9, outputTokens: 3, totalTokens: 14 }, tokens(9, 3, 14)],
+      [{ inputTokens: 9, outputTokens: 3, totalTokens: undefined }, tokens(9, 3)],
+      [{ promptTokens: 9, completionTokens: 3, totalTokens: 12 }, tokens(9, 3)],
+      // Version 4 says NaN, version 5 undefined, when the provider gave no counts.
+      [{ promptTokens: Number.NaN, completionTokens: Number.NaN, totalTokens: Number.NaN }, null],
+      [{ inputTokens: undefined, outputTokens: undefined, totalTokens: undefined }, null],
+      [undefined, null],
+    ] as const;
+    for (const [usage, expected] of cases) {
+      const callFn = fromAISDK({ model: 'a-model', generateText: async () => ({ text: envelope('Paris', 0.9), usage }) });
+      expect((await acheck(callFn, 'q')).usage, JSON.stringify(usage)).toEqual(expected);
+    }
+  });
+
+  it('reports the usage generateObject returns, and the usage its error carries when it could not read the reply', async () => {
+    const reply = { ambiguous: false, interpretations: [], chosen_interpretation: null, answer: 'Paris', confidence: 0.9 };
+    // What the SDK's NoObjectGeneratedError carries: the reply's text and usage.
+    const unreadable = Object.assign(new Error('No object generated: could not parse the response.'), { text: 'Paris', usage: { inputTokens: 30, outputTokens: 2, totalTokens: 32 } });
+    let calls = 0;
+    const callFn = fromAISDK({
+      model: 'a-model',
+      generateText: async () => ({ text: 'unused' }),
+      generateObject: async () => {
+        if (calls++ === 0) throw unreadable;
+        return { object: reply, usage: { inputTokens: 40, outputTokens: 8, totalTokens: 48 } };
+      },
+      responseFormat: 'json_object',
+    });
+    const result = await acheck(callFn, 'q');
+    expect(result.status).toBe('REPAIRED');
+    expect(result.attempts[0]).toMatchObject({ callFailed: true, error: unreadable.message, usage: tokens(30, 2) });
+    expect(result.attempts[1]?.usage).toEqual(tokens(40, 8));
+    expect(result.usage).toEqual(tokens(70, 10));
   });
 });
 
