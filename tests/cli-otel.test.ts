@@ -61,8 +61,8 @@ describe('booth ask --otel', () => {
     expect(attribute(check, 'booth.status')).toBe('REPAIRED');
     expect(attribute(check, 'gen_ai.request.model')).toBe('test-model');
     expect(attempts.map((span) => span.parentSpanId)).toEqual([check?.spanId, check?.spanId]);
-    expect(attempts.map((span) => attribute(span, 'gen_ai.usage.input_tokens'))).toEqual(['120', '120']);
-    expect(attribute(check, 'booth.usage.total_tokens')).toBe('256');
+    expect(attempts.map((span) => attribute(span, 'gen_ai.usage.input_tokens'))).toEqual([120, 120]);
+    expect(attribute(check, 'booth.usage.total_tokens')).toBe(256);
     const resource = collector.requests[0]?.resourceSpans[0]?.resource.attributes.find((a) => a.key === 'service.name');
     expect(resource?.value).toEqual({ stringValue: 'triage-bot' });
   });

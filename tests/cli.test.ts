@@ -10,9 +10,9 @@ import { batchFiles, booth, dir, linesIn, questionNumber, useProvider } from './
 const server = useProvider();
 
 /** A provider that answers each question with the number in it: "question 7" → "answer 7". */
-const answerByNumber = (delayMs = 0) => (body: Record<string, unknown>) => {
+const answerByNumber = (delayMs = 0, usage?: null) => (body: Record<string, unknown>) => {
   const n = questionNumber(body);
-  return { text: envelope(`answer ${n}`, n % 10 === 0 ? 0.2 : 0.9), delayMs };
+  return { text: envelope(`answer ${n}`, n % 10 === 0 ? 0.2 : 0.9), delayMs, usage };
 };
 
 describe('booth demo', () => {
@@ -152,30 +152,39 @@ function resultLine(id: number, replies: readonly string[], usage: UsageReport):
 }
 
 describe('usage and time', () => {
-  it('ask prints how long the check took, and nothing about tokens when no call reported usage', async () => {
-    server.provider.script.push({ text: envelope('Paris', 0.4) }, { text: envelope('Paris', 0.95) });
+  /** The endpoint's replies with no `usage`: nothing to report. */
+  const unbilled = (text: string) => ({ text, usage: null });
+  const billed = (text: string) => ({ text, usage: { prompt_tokens: 1_200, completion_tokens: 34, total_tokens: 1_234 } });
+
+  it('ask prints how long the check took, and nothing about tokens when the endpoint reported no usage', async () => {
+    server.provider.script.push(unbilled(envelope('Paris', 0.4)), unbilled(envelope('Paris', 0.95)));
     const run = await booth(['ask', 'What is the capital of France?', ...server.endpoint]);
     expect(run.code).toBe(0);
     expect(run.stdout).toMatch(/^attempts    2 \(confidence\)\nduration    \d+ ms\npath /m);
     expect(run.stdout).not.toMatch(/tokens/);
   }, 30_000);
 
-  it('ask --json has the usage and durationMs of the result and of each attempt', async () => {
-    server.provider.script.push({ text: envelope('Paris', 0.4) }, { text: envelope('Paris', 0.95) });
+  it('ask --json has the usage and durationMs of the result and of each attempt, as the endpoint counted them', async () => {
+    server.provider.script.push(billed(envelope('Paris', 0.4)), unbilled(envelope('Paris', 0.95)));
     const run = await booth(['ask', 'What is the capital of France?', ...server.endpoint, '--json']);
     expect(run.code).toBe(0);
     const json = JSON.parse(run.stdout) as { usage: unknown; durationMs: number; attempts: Array<{ usage: unknown; durationMs: number }> };
-    // The endpoint's adapter reports no usage: unknown, so null, never zeros.
-    expect(json).toHaveProperty('usage', null);
-    expect(json.attempts).toHaveLength(2);
-    for (const attempt of json.attempts) {
-      expect(attempt).toHaveProperty('usage', null);
-      expect(attempt.durationMs).toBeGreaterThanOrEqual(0);
-    }
+    const counted = { inputTokens: 1_200, outputTokens: 34, totalTokens: 1_234, costUsd: null };
+    expect(json.usage).toEqual(counted);
+    // The second reply counted nothing: unknown, so null, never zeros.
+    expect(json.attempts.map((attempt) => attempt.usage)).toEqual([counted, null]);
+    for (const attempt of json.attempts) expect(attempt.durationMs).toBeGreaterThanOrEqual(0);
     expect(json.durationMs).toBe(json.attempts.reduce((sum, a) => sum + a.durationMs, 0));
   }, 30_000);
 
-  it('ask\'s tokens line: in, out and total, then the cost, when the calls reported usage', () => {
+  it('ask prints the tokens the endpoint counted: in, out and total', async () => {
+    server.provider.script.push(billed(envelope('Paris', 0.4)), billed(envelope('Paris', 0.95)));
+    const run = await booth(['ask', 'What is the capital of France?', ...server.endpoint]);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/^duration    \d+ ms\ntokens      2,400 in \/ 68 out \/ 2,468 total\n/m);
+  }, 30_000);
+
+  it('ask\'s tokens line gives the cost when a call reported one', () => {
     const result = check((_p, info) => (info.reportUsage?.({ inputTokens: 1_234, outputTokens: 56, costUsd: 0.0042 }), envelope('Paris', 0.9)), 'q');
     const [duration, tokens] = askSpentLines(result);
     expect(duration).toBe(`duration    ${result.durationMs} ms`);
@@ -184,7 +193,7 @@ describe('usage and time', () => {
   });
 
   it('a resumed batch\'s summary counts the tokens of the earlier run\'s result lines, and per accepted answer', async () => {
-    server.provider.fallback = answerByNumber();
+    server.provider.fallback = answerByNumber(0, null);
     const { input, output } = batchFiles(4);
     const each = { inputTokens: 100, outputTokens: 20, costUsd: 0.001 };
     writeFileSync(
@@ -218,7 +227,7 @@ describe('usage and time', () => {
     const rejected = await booth(['batch', none.input, '-o', none.output, ...server.endpoint]);
     expect(rejected.stdout).toContain('tokens per accepted answer — (none accepted)');
 
-    server.provider.fallback = answerByNumber();
+    server.provider.fallback = answerByNumber(0, null);
     const unknown = batchFiles(3);
     const fresh = await booth(['batch', unknown.input, '-o', unknown.output, ...server.endpoint]);
     expect(fresh.code).toBe(0);
