@@ -30,14 +30,7 @@ export async function acheck(callFn: AsyncCallFn, prompt: string, options?: obje
   const settings = readCheckArguments('acheck', callFn, prompt, options);
   if (settings.telemetry === null) return runAcheck(callFn, prompt, settings, null);
   const telemetry = new RunTelemetry(settings.telemetry, 'acheck', prompt);
-  try {
-    const result = await runAcheck(callFn, prompt, settings, telemetry);
-    telemetry.end(result);
-    return result;
-  } catch (error) {
-    telemetry.fail(error);
-    throw error;
-  }
+  return telemetry.aroundAsync(() => runAcheck(callFn, prompt, settings, telemetry));
 }
 
 async function runAcheck(callFn: AsyncCallFn, prompt: string, settings: CheckSettings, telemetry: RunTelemetry | null): Promise<CheckResult<unknown, unknown>> {

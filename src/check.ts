@@ -28,14 +28,7 @@ export function check(callFn: CallFn, prompt: string, options?: object | null): 
   const settings = readCheckArguments('check', callFn, prompt, options);
   if (settings.telemetry === null) return runCheck(callFn, prompt, settings, null);
   const telemetry = new RunTelemetry(settings.telemetry, 'check', prompt);
-  try {
-    const result = runCheck(callFn, prompt, settings, telemetry);
-    telemetry.end(result);
-    return result;
-  } catch (error) {
-    telemetry.fail(error);
-    throw error;
-  }
+  return telemetry.around(() => runCheck(callFn, prompt, settings, telemetry));
 }
 
 function runCheck(callFn: CallFn, prompt: string, settings: CheckSettings, telemetry: RunTelemetry | null): CheckResult<unknown, unknown> {

@@ -27,15 +27,7 @@ export function checkWithEvidence<E>(
 ): EvidenceResult {
   const { evidenceThreshold, telemetry } = readEvidenceOptions(options);
   if (telemetry === null) return compareEvidence(answer, evidence, compareFn, evidenceThreshold);
-  const spans = new RunTelemetry(telemetry, 'checkWithEvidence', null);
-  try {
-    const result = compareEvidence(answer, evidence, compareFn, evidenceThreshold);
-    spans.end(result);
-    return result;
-  } catch (error) {
-    spans.fail(error);
-    throw error;
-  }
+  return new RunTelemetry(telemetry, 'checkWithEvidence', null).around(() => compareEvidence(answer, evidence, compareFn, evidenceThreshold));
 }
 
 function compareEvidence<E>(

@@ -219,8 +219,32 @@ export class RunTelemetry {
     this.#sampleUsage.set(sample, addUsage(this.#sampleUsage.get(sample) ?? null, usage));
   }
 
+  /** Runs the check and ends its spans with the result it returns or the error it throws. */
+  around<TResult extends AnyBoothResult>(check: () => TResult): TResult {
+    try {
+      const result = check();
+      this.#end(result);
+      return result;
+    } catch (error) {
+      this.#fail(error);
+      throw error;
+    }
+  }
+
+  /** `around` for `acheck()`. */
+  async aroundAsync<TResult extends AnyBoothResult>(check: () => Promise<TResult>): Promise<TResult> {
+    try {
+      const result = await check();
+      this.#end(result);
+      return result;
+    } catch (error) {
+      this.#fail(error);
+      throw error;
+    }
+  }
+
   /** The check ended with `result`: an UNCERTAIN or AMBIGUOUS result is an outcome, not an error. */
-  end(result: AnyBoothResult): void {
+  #end(result: AnyBoothResult): void {
     const { span } = this.#check;
     span.setAttributes({ 'booth.status': result.status, 'booth.method': result.method, 'booth.attempts': result.attempts.length });
     if (result.settings === null && result.evidenceAgreement !== null) span.setAttribute('booth.evidence_agreement', result.evidenceAgreement);
@@ -229,7 +253,7 @@ export class RunTelemetry {
   }
 
   /** The check threw (a wrong argument, an abort, an internal error): every span still open ends in error. */
-  fail(error: unknown): void {
+  #fail(error: unknown): void {
     const { api } = this.#settings;
     for (const open of [...this.#samples.values(), ...(this.#attempt ? [this.#attempt] : [])]) {
       open.span.setStatus({ code: api.SpanStatusCode.ERROR, message: 'the check ended with an error' });
