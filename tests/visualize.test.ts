@@ -92,8 +92,8 @@ describe('machine graphs', () => {
 
   it('draw what the machine does in any state as a note: usage reports and resumes', () => {
     expect(machineGraph(checkpointMachine).anyState).toEqual(['booth.resumed', 'model.usage']);
-    expect(machineToMermaid(checkpointMachine)).toContain('  note right of asking : in any state: booth.resumed / model.usage\n');
-    expect(machineToDot(checkpointMachine)).toContain('label="in any state: booth.resumed / model.usage"');
+    expect(machineToMermaid(checkpointMachine)).toContain('  note right of asking : in any state — booth.resumed / model.usage\n');
+    expect(machineToDot(checkpointMachine)).toContain('label="in any state — booth.resumed / model.usage"');
     expect(machineGraph(evidenceMachine).anyState).toEqual([]);
     expect(machineToMermaid(evidenceMachine)).not.toContain('note');
   });

@@ -100,8 +100,8 @@ export function dot(graph: MachineGraph, path: Path = NO_PATH): string {
   return `${lines.join('\n')}\n`;
 }
 
-/** The transitions taken in any state, as one note beside the diagram. */
-const anyStateNote = (graph: MachineGraph) => `in any state: ${graph.anyState.join(' / ')}`;
+/** The transitions taken in any state, as one note beside the diagram; no colon, which ends a Mermaid note's text. */
+const anyStateNote = (graph: MachineGraph) => `in any state — ${graph.anyState.join(' / ')}`;
 
 const MERMAID_ENTITIES: Readonly<Record<string, string>> = { '#': '#35;', ';': '#59;', '"': '#quot;', '<': '#lt;', '>': '#gt;' };
 
