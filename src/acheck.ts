@@ -14,20 +14,26 @@ import { isThenable } from './values.js';
  * @example
  * const result = await acheck((prompt, { signal }) => llm(prompt, { signal }), question, { timeoutMs: 30_000 });
  */
-export async function acheck<T>(
+export function acheck<T>(
   callFn: AsyncCallFn,
   prompt: string,
   options: TypedAsyncCheckOptions<T>,
 ): Promise<TypedCheckResult<T>>;
-export async function acheck(callFn: AsyncCallFn, prompt: string, options?: AsyncCheckOptions | null): Promise<CheckResult>;
+export function acheck(callFn: AsyncCallFn, prompt: string, options?: AsyncCheckOptions | null): Promise<CheckResult>;
 /** A schema that may be absent: the answer's type is known only at run time. */
-export async function acheck(
+export function acheck(
   callFn: AsyncCallFn,
   prompt: string,
   options?: AsyncCheckOptions<unknown> | null,
 ): Promise<CheckResult<unknown, unknown>>;
-export async function acheck(callFn: AsyncCallFn, prompt: string, options?: object | null): Promise<CheckResult<unknown, unknown>> {
-  const settings = readCheckArguments('acheck', callFn, prompt, options);
+export function acheck(callFn: AsyncCallFn, prompt: string, options?: object | null): Promise<CheckResult<unknown, unknown>> {
+  // Not an async function itself: one wrapped in another holds a second promise per check in flight.
+  let settings: CheckSettings;
+  try {
+    settings = readCheckArguments('acheck', callFn, prompt, options);
+  } catch (error) {
+    return Promise.reject(error);
+  }
   if (settings.telemetry === null) return runAcheck(callFn, prompt, settings, null);
   const telemetry = new RunTelemetry(settings.telemetry, 'acheck', prompt);
   return telemetry.aroundAsync(() => runAcheck(callFn, prompt, settings, telemetry));
@@ -50,9 +56,6 @@ async function runAcheck(callFn: AsyncCallFn, prompt: string, settings: CheckSet
   };
   const run = new CheckpointRun(prompt, settings, resumed, telemetry);
   const reportUsage = run.usageReporter();
-  // With telemetry each call runs inside its attempt's (or sample's) span, so a provider SDK's spans nest under it.
-  const called = (prompt: string, info: CallInfo) =>
-    telemetry ? telemetry.within(info.sample, () => callModel(callFn, prompt, info)) : callModel(callFn, prompt, info);
   // Sample calls run side by side: each settles into the machine by itself, if it still waits for it.
   const samplesInFlight = new Map<number, AbortController>();
   try {
@@ -63,7 +66,7 @@ async function runAcheck(callFn: AsyncCallFn, prompt: string, settings: CheckSet
           const call = new AbortController();
           const { attempt, replySchema } = need;
           const info = withSignal({ attempt, replySchema, reportUsage }, call);
-          const outcome = await untilAborted(Promise.race([called(need.prompt, info), run.changed()]), signal);
+          const outcome = await untilAborted(Promise.race([called(callFn, need.prompt, info, telemetry), run.changed()]), signal);
           signal?.throwIfAborted();
           // The machine moved on without this call (it timed out, or the deadline passed): drop its reply.
           if (outcome === undefined) abort(call);
@@ -75,7 +78,7 @@ async function runAcheck(callFn: AsyncCallFn, prompt: string, settings: CheckSet
           const { attempt, replySchema, sample } = need;
           const info = withSignal({ attempt, replySchema, sample, reportUsage: telemetry ? run.usageReporter(need) : reportUsage }, call);
           samplesInFlight.set(need.call, call);
-          void called(need.prompt, info).then((outcome) => {
+          void called(callFn, need.prompt, info, telemetry).then((outcome) => {
             samplesInFlight.delete(need.call);
             if (run.wantsCall(need.call)) run.send(sampleEvent(outcome, need));
           });
@@ -126,6 +129,11 @@ function abandon(inFlight: Map<number, AbortController>, gone: (token: number) =
 
 function abort(call: AbortController): void {
   call.abort(new DOMException('Booth no longer waits for this call', 'AbortError'));
+}
+
+/** With telemetry a call runs inside its attempt's (or sample's) span, so a provider SDK's spans nest under it. */
+function called(callFn: AsyncCallFn, prompt: string, info: CallInfo, telemetry: RunTelemetry | null): Promise<CallOutcome> {
+  return telemetry ? telemetry.within(info.sample, () => callModel(callFn, prompt, info)) : callModel(callFn, prompt, info);
 }
 
 /** The call's outcome as the machine's event; never rejects. */
