@@ -204,6 +204,8 @@ export interface CheckpointContext {
   readonly started: readonly number[];
   /** What the calls of the attempt under way have consumed so far, as reported; null until one reports. */
   readonly usage: Usage | null;
+  /** What calls reported after their attempt was committed (an abandoned call's late report): the result's, no attempt's. */
+  readonly lateUsage: Usage | null;
   /** True while the schema's or the validator's verdict on the draft is outstanding. */
   readonly awaitingVerdict: boolean;
   /** Finished attempts, frozen, in order. */
@@ -247,7 +249,7 @@ export interface CheckpointOutput<TAnswer = string> {
   readonly attempts: readonly Attempt<TAnswer>[];
   readonly prompts: readonly SentPrompt[];
   readonly trace: readonly TraceStep[];
-  /** The attempts' usage summed, failed calls included; null when no call reported usage. */
+  /** The attempts' usage summed, failed calls and late reports included; null when no call reported usage. */
   readonly usage: Usage | null;
   /** The attempts' `durationMs` summed: the time the run spent deciding, which a resumed run keeps. */
   readonly durationMs: number;
@@ -270,9 +272,9 @@ export type CheckpointEvent =
   /** While `sampling`: the reply to, or the failure of, sample `sample`'s call `call` (the token its need gave). */
   | { readonly type: 'sample.replied'; readonly sample: number; readonly call: number; readonly reply: unknown }
   | { readonly type: 'sample.failed'; readonly sample: number; readonly call: number; readonly error: unknown }
-  /** At any time: what a call of the attempt under way consumed, as its callFn reported it. */
-  | { readonly type: 'model.usage'; readonly usage: Usage }
-  /** Sent once after a persisted snapshot is restored: it re-arms the timers, which do not persist. */
+  /** At any time: what a call of attempt `attempt` consumed, as its callFn reported it. */
+  | { readonly type: 'model.usage'; readonly usage: Usage; readonly attempt: number }
+  /** Sent once after a persisted snapshot is restored: it re-arms the timers, which do not persist, and restarts the attempt's clock. */
   | { readonly type: 'booth.resumed' }
   /** Raised by the machine itself, after `timeoutMs` in `calling`, at the deadline, and when a backoff ends. */
   | { readonly type: 'model.timedOut' }
@@ -512,6 +514,9 @@ export const checkpointEffects = {
     return { draft: votedAttempt(replies, voteSettings(context.settings)) };
   }),
   recordUsage: update((context: CheckpointContext, { usage }: { usage: Usage }) => ({ usage: addUsage(context.usage, usage) })),
+  // A run is saved as an attempt begins, and resumed to make its calls again: its time starts over, the pause not counted.
+  restartClock: update((_: CheckpointContext, __: undefined) => ({ startedAt: Date.now() })),
+  recordLateUsage: update((context: CheckpointContext, { usage }: { usage: Usage }) => ({ lateUsage: addUsage(context.lateUsage, usage) })),
   commitAttempt: update((context: CheckpointContext, _: undefined) => ({ attempts: withDraft(context) })),
   prepareRetry: update((context: CheckpointContext, { kind }: { kind: RetryKind }) => ({
     attempt: context.attempt + 1,
@@ -570,6 +575,8 @@ const guards = {
     );
   },
   isSplit: ({ context }: GuardArgs) => (context.draft.clusters?.length ?? 0) > 1,
+  // A call abandoned by an earlier attempt may report what it cost after that attempt was committed.
+  isCurrentAttempt: ({ context }: GuardArgs, { attempt }: { attempt: number }) => attempt === context.attempt,
 };
 
 function isSlot(context: CheckpointContext, sample: number, call: number, state: SampleSlot['state']): boolean {
@@ -582,10 +589,10 @@ const allOf = <const TNames extends readonly [GuardName, GuardName]>(names: TNam
   remember(and<CheckpointContext, CheckpointEvent, [...TNames]>(names as never), names);
 
 /** A workflow's model reports usage to the run that called it, as an interpreter's callFn does; a finished run has no use for it. */
-function usageReporter(run: { send(event: CheckpointEvent): void; getSnapshot(): { status: string } }): (report: UsageReport) => void {
+function usageReporter(run: { send(event: CheckpointEvent): void; getSnapshot(): { status: string } }, attempt: number): (report: UsageReport) => void {
   return (report) => {
     const usage = usageFromReport(report);
-    if (run.getSnapshot().status === 'active') run.send({ type: 'model.usage', usage });
+    if (run.getSnapshot().status === 'active') run.send({ type: 'model.usage', usage, attempt });
   };
 }
 
@@ -648,7 +655,7 @@ export const checkpointMachine = setup({
       if (context.settings.effects !== 'actors') return;
       const prompt = context.prompts.at(-1)!.text;
       const { model, answerFormat } = context.settings;
-      const input: ModelCall = { prompt, attempt: context.attempt, model, replySchema: replySchemaOf(answerFormat), reportUsage: usageReporter(self) };
+      const input: ModelCall = { prompt, attempt: context.attempt, model, replySchema: replySchemaOf(answerFormat), reportUsage: usageReporter(self, context.attempt) };
       enqueue.spawnChild('callModel', { id: 'callModel', input });
     }),
     endCall: enqueueActions(({ context, enqueue }) => {
@@ -691,7 +698,7 @@ export const checkpointMachine = setup({
       const { model, answerFormat } = context.settings;
       for (const sample of context.started) {
         if (context.slots[sample]!.state !== 'calling') continue;
-        const input: ModelCall = { prompt, attempt: context.attempt, model, replySchema: replySchemaOf(answerFormat), sample, reportUsage: usageReporter(self) };
+        const input: ModelCall = { prompt, attempt: context.attempt, model, replySchema: replySchemaOf(answerFormat), sample, reportUsage: usageReporter(self, context.attempt) };
         enqueue.spawnChild('callModel', { id: 'callModel', input });
       }
     }),
@@ -718,6 +725,8 @@ export const checkpointMachine = setup({
     recordReturn: assign(({ context }, params: { returned: unknown }) => checkpointEffects.recordReturn.run(context, params)),
     recordThrow: assign(({ context }, params: { thrown: unknown }) => checkpointEffects.recordThrow.run(context, params)),
     recordUsage: assign(({ context }, params: { usage: Usage }) => checkpointEffects.recordUsage.run(context, params)),
+    restartClock: assign(({ context }) => checkpointEffects.restartClock.run(context, undefined)),
+    recordLateUsage: assign(({ context }, params: { usage: Usage }) => checkpointEffects.recordLateUsage.run(context, params)),
     commitAttempt: assign(({ context }) => checkpointEffects.commitAttempt.run(context, undefined)),
     prepareRetry: assign(({ context }, params: { kind: RetryKind }) => checkpointEffects.prepareRetry.run(context, params)),
     conclude: assign(({ context }, params: { status: CheckpointStatus }) => checkpointEffects.conclude.run(context, params)),
@@ -728,8 +737,14 @@ export const checkpointMachine = setup({
   context: ({ input, self }) => checkpointContext(input, (self as unknown as { logic: AnyStateMachine }).logic),
   entry: arm('deadline'),
   on: {
-    'booth.resumed': { actions: arm('deadline') },
-    'model.usage': { actions: { type: 'recordUsage', params: ({ event }) => ({ usage: event.usage }) } },
+    'booth.resumed': { actions: ['restartClock', arm('deadline')] },
+    'model.usage': [
+      {
+        guard: { type: 'isCurrentAttempt', params: ({ event }) => ({ attempt: event.attempt }) },
+        actions: { type: 'recordUsage', params: ({ event }) => ({ usage: event.usage }) },
+      },
+      { actions: { type: 'recordLateUsage', params: ({ event }) => ({ usage: event.usage }) } },
+    ],
   },
   initial: 'asking',
   states: {
@@ -775,7 +790,7 @@ export const checkpointMachine = setup({
             params: ({ context }) => ({ error: timeoutError(`the deadline of ${context.settings.deadlineMs} ms passed during the call`) }),
           },
         },
-        'booth.resumed': { actions: [arm('deadline'), arm('callTimeout')] },
+        'booth.resumed': { actions: ['restartClock', arm('deadline'), arm('callTimeout')] },
         // The spawned actor's outcome, translated into the machine's own events.
         'xstate.done.actor.callModel': { actions: { type: 'forwardReply', params: ({ event }: { event: EventObject }) => ({ reply: outputOf(event) }) } },
         'xstate.error.actor.callModel': { actions: { type: 'forwardCallError', params: ({ event }: { event: EventObject }) => ({ error: errorOf(event) }) } },
@@ -834,7 +849,7 @@ export const checkpointMachine = setup({
           actions: [{ type: 'restartSample', params: ({ event }) => event }, armSamples(false), 'startSampleCall'],
         },
         'run.deadline': { target: 'uncertain', actions: 'recordSamplingDeadline' },
-        'booth.resumed': { actions: [arm('deadline'), armSamples(true)] },
+        'booth.resumed': { actions: ['restartClock', arm('deadline'), armSamples(true)] },
         'xstate.done.actor.callModel': { actions: { type: 'forwardSampleReply', params: ({ event }: { event: EventObject }) => ({ reply: outputOf(event) }) } },
         'xstate.error.actor.callModel': { actions: { type: 'forwardSampleError', params: ({ event }: { event: EventObject }) => ({ error: errorOf(event) }) } },
       },
@@ -970,6 +985,7 @@ export function contextOf(checked: MachineInput, machine: AnyStateMachine): Chec
     calls: 0,
     started: [],
     usage: null,
+    lateUsage: null,
     // Stryker disable next-line BooleanLiteral: read only in validationGate, which sets it on entry
     awaitingVerdict: false,
     attempts: [],
@@ -1012,7 +1028,7 @@ export function checkpointOutput(context: CheckpointContext): CheckpointOutput<u
     attempts,
     prompts,
     trace,
-    usage: totalUsage(attempts.map((attempt) => attempt.usage)),
+    usage: addUsage(totalUsage(attempts.map((attempt) => attempt.usage)), context.lateUsage),
     durationMs: attempts.reduce((sum, attempt) => sum + attempt.durationMs, 0),
   };
 }

@@ -55,7 +55,6 @@ async function runAcheck(callFn: AsyncCallFn, prompt: string, settings: CheckSet
     return callSignal ? { ...info, signal: callSignal } : info;
   };
   const run = new CheckpointRun(prompt, settings, resumed, telemetry);
-  const reportUsage = run.usageReporter();
   // Sample calls run side by side: each settles into the machine by itself, if it still waits for it.
   const samplesInFlight = new Map<number, AbortController>();
   try {
@@ -65,7 +64,7 @@ async function runAcheck(callFn: AsyncCallFn, prompt: string, settings: CheckSet
         case 'call': {
           const call = new AbortController();
           const { attempt, replySchema } = need;
-          const info = withSignal({ attempt, replySchema, reportUsage }, call);
+          const info = withSignal({ attempt, replySchema, reportUsage: run.usageReporter(need) }, call);
           const outcome = await untilAborted(Promise.race([called(callFn, need.prompt, info, telemetry), run.changed()]), signal);
           signal?.throwIfAborted();
           // The machine moved on without this call (it timed out, or the deadline passed): drop its reply.
@@ -76,7 +75,7 @@ async function runAcheck(callFn: AsyncCallFn, prompt: string, settings: CheckSet
         case 'sample': {
           const call = new AbortController();
           const { attempt, replySchema, sample } = need;
-          const info = withSignal({ attempt, replySchema, sample, reportUsage: telemetry ? run.usageReporter(need) : reportUsage }, call);
+          const info = withSignal({ attempt, replySchema, sample, reportUsage: run.usageReporter(need) }, call);
           samplesInFlight.set(need.call, call);
           void called(callFn, need.prompt, info, telemetry).then((outcome) => {
             samplesInFlight.delete(need.call);

@@ -33,19 +33,18 @@ export function check(callFn: CallFn, prompt: string, options?: object | null): 
 
 function runCheck(callFn: CallFn, prompt: string, settings: CheckSettings, telemetry: RunTelemetry | null): CheckResult<unknown, unknown> {
   const run = new CheckpointRun(prompt, settings, undefined, telemetry);
-  const reportUsage = run.usageReporter();
   try {
     for (;;) {
       const need = run.next();
       switch (need.kind) {
         case 'call': {
-          const info = { attempt: need.attempt, replySchema: need.replySchema, reportUsage };
+          const info = { attempt: need.attempt, replySchema: need.replySchema, reportUsage: run.usageReporter(need) };
           run.send(telemetry ? telemetry.within(undefined, () => callSynchronously(callFn, need.prompt, info)) : callSynchronously(callFn, need.prompt, info));
           break;
         }
         case 'sample': {
           const { attempt, replySchema, sample } = need;
-          const info = { attempt, replySchema, sample, reportUsage: telemetry ? run.usageReporter(need) : reportUsage };
+          const info = { attempt, replySchema, sample, reportUsage: run.usageReporter(need) };
           const call = () => callSynchronously(callFn, need.prompt, info);
           run.send(sampleEvent(telemetry ? telemetry.within(sample, call) : call(), need));
           break;

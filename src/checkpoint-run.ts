@@ -128,17 +128,17 @@ export class CheckpointRun {
   }
 
   /**
-   * The `reportUsage` a call is given: each report becomes the machine's `model.usage` event,
-   * added to the attempt under way. A call abandoned after the run ended has nobody to tell.
+   * The `reportUsage` a call of `attempt` is given: each report becomes the machine's
+   * `model.usage` event, for that attempt. A call abandoned after the run ended has nobody to tell.
    */
-  usageReporter(call?: { readonly attempt: number; readonly sample?: number }): (report: UsageReport) => void {
+  usageReporter({ attempt, sample }: { readonly attempt: number; readonly sample?: number }): (report: UsageReport) => void {
     return (report) => {
       const usage = usageFromReport(report);
       if (this.#engine.view().status !== 'active') return;
-      if (call) this.#telemetry?.reported(call.attempt, call.sample, usage);
+      this.#telemetry?.reported(attempt, sample, usage);
       this.#reporting = true;
       try {
-        this.#engine.send({ type: 'model.usage', usage });
+        this.#engine.send({ type: 'model.usage', usage, attempt });
       } finally {
         this.#reporting = false;
       }
@@ -248,6 +248,7 @@ function upgraded(snapshot: SavedRun, caller: CheckSettings): Snapshot<unknown> 
       calls: 0,
       started: [],
       usage: null,
+      lateUsage: null,
       ...context,
       settings: {
         answerFormat: null,

@@ -43,8 +43,10 @@ const EVENTS: readonly CheckpointEvent[] = [
 const SCHEMA_EVENTS = EVENTS.slice(14, 17);
 /** Usage reports, taken at any time: only the random sequences send them, since each makes a new context for the shortest paths. */
 const USAGE_EVENTS: readonly CheckpointEvent[] = [
-  { type: 'model.usage', usage: { inputTokens: 12, outputTokens: 3, totalTokens: 15, costUsd: null } },
-  { type: 'model.usage', usage: { inputTokens: 7, outputTokens: 1, totalTokens: 9, costUsd: 0.002 } },
+  { type: 'model.usage', usage: { inputTokens: 12, outputTokens: 3, totalTokens: 15, costUsd: null }, attempt: 0 },
+  { type: 'model.usage', usage: { inputTokens: 7, outputTokens: 1, totalTokens: 9, costUsd: 0.002 }, attempt: 1 },
+  // A late report: a call of the first attempt, abandoned, reporting after that attempt was committed.
+  { type: 'model.usage', usage: { inputTokens: 100, outputTokens: 0, totalTokens: 100, costUsd: null }, attempt: 0 },
 ];
 
 /** What may happen to one sample's call: the replies and failures the vote must weigh. */

@@ -127,7 +127,7 @@ describe('usage: what the calls consumed, as callFn reports it', () => {
     expect(result.usage).toBeNull();
   });
 
-  it('a durable run keeps the usage of the attempts before the resume', async () => {
+  it('a durable run keeps the usage of the attempts finished before the resume; the call in flight is made, and counted, again', async () => {
     const store = memoryStore();
     const controller = new AbortController();
     const model = async (_p: string, info: CallInfo) => {
@@ -139,8 +139,45 @@ describe('usage: what the calls consumed, as callFn reports it', () => {
     await expect(acheck(model, 'q', { ...options, signal: controller.signal })).rejects.toThrow('going down');
     const resumed = await acheck(model, 'q', options);
     expect(resumed.status).toBe('REPAIRED');
+    // Attempt 1's first call, cut short by the crash, was never saved: what it reported went with the process.
     expect(resumed.attempts.map((a) => a.usage?.inputTokens)).toEqual([50, 50]);
     expect(resumed.usage?.totalTokens).toBe(110);
+  });
+
+  it('a resumed attempt\'s time starts at the resume: the pause is not counted', async () => {
+    const store = memoryStore();
+    const controller = new AbortController();
+    const model = async (_p: string, info: CallInfo) => {
+      if (info.attempt === 1 && !controller.signal.aborted) controller.abort(new Error('going down'));
+      return info.attempt === 0 ? envelope('Lyon', 0.1) : envelope('Paris', 0.9);
+    };
+    const options = { checkpoint: store, key: 'k' };
+    await expect(acheck(model, 'q', { ...options, signal: controller.signal })).rejects.toThrow('going down');
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const resumed = await acheck(model, 'q', options);
+    expect(resumed.status).toBe('REPAIRED');
+    expect(resumed.attempts[1]!.durationMs).toBeLessThan(250);
+    expect(resumed.durationMs).toBeLessThan(250);
+  });
+
+  it('a call given up on that reports later counts in the result, not in the attempt running then', async () => {
+    let late: CallInfo['reportUsage'];
+    const result = await acheck(
+      async (_p, info) => {
+        if (info.attempt === 0) {
+          late = info.reportUsage;
+          return new Promise<string>(() => {}); // times out
+        }
+        late?.({ inputTokens: 1_000, outputTokens: 0 });
+        info.reportUsage?.({ inputTokens: 1, outputTokens: 1 });
+        return envelope('Paris', 0.9);
+      },
+      'q',
+      { timeoutMs: 20 },
+    );
+    expect(result.status).toBe('REPAIRED');
+    expect(result.attempts.map((a) => a.usage?.inputTokens ?? null)).toEqual([null, 1]);
+    expect(result.usage).toEqual({ inputTokens: 1_001, outputTokens: 1, totalTokens: 1_002, costUsd: null });
   });
 
   it('a checkpoint saved before usage was counted resumes with usage null for its attempts', () => {

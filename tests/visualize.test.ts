@@ -91,9 +91,10 @@ describe('machine graphs', () => {
   });
 
   it('draw what the machine does in any state as a note: usage reports and resumes', () => {
-    expect(machineGraph(checkpointMachine).anyState).toEqual(['booth.resumed', 'model.usage']);
-    expect(machineToMermaid(checkpointMachine)).toContain('  note right of asking : in any state — booth.resumed / model.usage\n');
-    expect(machineToDot(checkpointMachine)).toContain('label="in any state — booth.resumed / model.usage"');
+    expect(machineGraph(checkpointMachine).anyState).toEqual(['booth.resumed', 'model.usage [isCurrentAttempt]', 'model.usage [else]']);
+    const note = 'in any state — booth.resumed / model.usage [isCurrentAttempt] / model.usage [else]';
+    expect(machineToMermaid(checkpointMachine)).toContain(`  note right of asking : ${note}\n`);
+    expect(machineToDot(checkpointMachine)).toContain(`label="${note}"`);
     expect(machineGraph(evidenceMachine).anyState).toEqual([]);
     expect(machineToMermaid(evidenceMachine)).not.toContain('note');
   });

@@ -53,7 +53,9 @@ export function machineGraph(machine: AnyStateMachine): MachineGraph {
     }
   }
   const initial = typeof root.config.initial === 'string' ? root.config.initial : (states[0]?.name ?? '');
-  const anyState = [...root.transitions.values()].flatMap((list: TransitionLike[]) => list.map((transition) => transitionLabel(transition, false)));
+  const anyState = [...root.transitions.values()].flatMap((list: TransitionLike[]) =>
+    list.map((transition) => transitionLabel(transition, list.some((t) => t.guard !== undefined))),
+  );
   return { id: machine.id, initial, states, edges: [...edges.values()], anyState };
 }
 
