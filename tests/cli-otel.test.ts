@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { envelope } from './helpers.js';
 import { batchFiles, booth, useProvider } from './fixtures/booth-process.js';
+import { closedPort } from './fixtures/closed-port.js';
 import { openAIBody } from './fixtures/provider-server.js';
 
 /**
@@ -66,6 +67,15 @@ describe('booth ask --otel', () => {
     const resource = collector.requests[0]?.resourceSpans[0]?.resource.attributes.find((a) => a.key === 'service.name');
     expect(resource?.value).toEqual({ stringValue: 'triage-bot' });
   });
+
+  it('a collector that cannot be reached costs a warning, never the answer', async () => {
+    server.provider.script.push({ text: envelope('Paris', 0.9) });
+    const down = { ...env(), OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${await closedPort()}` };
+    const run = await booth(['ask', 'Capital of France?', ...server.endpoint, '--otel'], undefined, down);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/^status {6}VERIFIED\nanswer {6}Paris\n/);
+    expect(run.stderr).toMatch(/^warning: --otel could not export the spans to http:\/\/127\.0\.0\.1:\d+: /m);
+  }, 30_000);
 
   it('without the option nothing is exported', async () => {
     server.provider.script.push({ text: envelope('Paris', 0.9) });

@@ -125,6 +125,28 @@ function checkOptions(flags: EndpointFlags) {
   };
 }
 
+/** `ask`'s output: the result as lines (or JSON, or an HTML page too), and its exit code. */
+async function printAnswer(result: Awaited<ReturnType<typeof acheck>>, flags: EndpointFlags & { json?: boolean; html?: string }, schema: AnswerSchema | undefined): Promise<void> {
+  // A script can branch on the exit code alone: 0 accepted (VERIFIED, REPAIRED), 1 not.
+  process.exitCode = result.status === 'VERIFIED' || result.status === 'REPAIRED' ? 0 : 1;
+  if (flags.html) writeFileSync(flags.html, await toHtml(result));
+  if (flags.json) return console.log(JSON.stringify(result, null, 2));
+  console.log(`status      ${result.status}`);
+  // With --schema the answer may be any JSON value: shown as JSON, as `batch` writes it, so "42" is not 42.
+  const { answer } = result;
+  console.log(`answer      ${answer === null ? '—' : schema === undefined ? String(answer) : JSON.stringify(answer)}`);
+  console.log(`confidence  ${result.confidence ?? '—'}`);
+  if (result.agreement !== null) {
+    console.log(`agreement   ${result.agreement} (${flags.samples} samples per attempt, confidence from ${result.settings?.confidenceFrom})`);
+  }
+  if (result.interpretations.length > 0) console.log(`readings    ${result.interpretations.join(' | ')}`);
+  console.log(`attempts    ${result.nAttempts} (${result.method})`);
+  for (const line of askSpentLines(result)) console.log(line);
+  console.log(`path        ${result.trace.map((step) => step.state).join(' → ')}`);
+  for (const line of problems(result)) console.log(line);
+  if (flags.html) console.log(`html        ${flags.html}`);
+}
+
 /** Each failed call and each unparseable reply of a run, with its cause; when sampling, sample by sample. */
 function problems(result: Awaited<ReturnType<typeof acheck>>): string[] {
   const lines: string[] = [];
@@ -173,31 +195,14 @@ export function program(): Command {
     .option('--html <file>', 'write the HTML trace of the run')
     .action(async (question: string, flags: EndpointFlags & { json?: boolean; html?: string }) => {
       const schema = await schemaFrom(flags);
-      const otel = flags.otel ? await startOtel(flags.model, USAGE_ERROR) : null;
-      let result;
+      const otel = flags.otel ? await startOtel(flags.model, USAGE_ERROR, (message) => console.error(`warning: ${message}`)) : null;
       try {
-        result = await acheck(callFnFrom(flags), question, { ...checkOptions(flags), schema, telemetry: otel?.telemetry });
+        const result = await acheck(callFnFrom(flags), question, { ...checkOptions(flags), schema, telemetry: otel?.telemetry });
+        await printAnswer(result, flags, schema);
       } finally {
+        // After the answer is out: a collector that cannot be reached costs a warning, never the answer.
         await otel?.shutdown();
       }
-      // A script can branch on the exit code alone: 0 accepted (VERIFIED, REPAIRED), 1 not.
-      process.exitCode = result.status === 'VERIFIED' || result.status === 'REPAIRED' ? 0 : 1;
-      if (flags.html) writeFileSync(flags.html, await toHtml(result));
-      if (flags.json) return console.log(JSON.stringify(result, null, 2));
-      console.log(`status      ${result.status}`);
-      // With --schema the answer may be any JSON value: shown as JSON, as `batch` writes it, so "42" is not 42.
-      const { answer } = result;
-      console.log(`answer      ${answer === null ? '—' : schema === undefined ? String(answer) : JSON.stringify(answer)}`);
-      console.log(`confidence  ${result.confidence ?? '—'}`);
-      if (result.agreement !== null) {
-        console.log(`agreement   ${result.agreement} (${flags.samples} samples per attempt, confidence from ${result.settings?.confidenceFrom})`);
-      }
-      if (result.interpretations.length > 0) console.log(`readings    ${result.interpretations.join(' | ')}`);
-      console.log(`attempts    ${result.nAttempts} (${result.method})`);
-      for (const line of askSpentLines(result)) console.log(line);
-      console.log(`path        ${result.trace.map((step) => step.state).join(' → ')}`);
-      for (const line of problems(result)) console.log(line);
-      if (flags.html) console.log(`html        ${flags.html}`);
     });
 
   withEndpointFlags(booth.command('batch'))
@@ -209,7 +214,7 @@ export function program(): Command {
     .option('--with-prompts', 'keep the prompts sent in each result line')
     .action(async (input: string, flags: EndpointFlags & { output: string; concurrency: number; retryFailed: boolean; withPrompts?: boolean }) => {
       const schema = await schemaFrom(flags);
-      const otel = flags.otel ? await startOtel(flags.model, USAGE_ERROR) : null;
+      const otel = flags.otel ? await startOtel(flags.model, USAGE_ERROR, (message) => console.error(`warning: ${message}`)) : null;
       const callFn = callFnFrom(flags);
       const controller = new AbortController();
       const bar = new SingleBar({

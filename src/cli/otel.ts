@@ -8,7 +8,7 @@ export const OTEL_PACKAGES = ['@opentelemetry/api', '@opentelemetry/sdk-trace-no
 export interface OtelExport {
   /** The `telemetry` option for each check. */
   readonly telemetry: TelemetryOptions;
-  /** Sends the spans still buffered; the command awaits it before it exits. */
+  /** Sends the spans still buffered; never rejects: a collector that cannot be reached is a warning. */
   shutdown(): Promise<void>;
 }
 
@@ -18,7 +18,7 @@ export interface OtelExport {
  * http://localhost:4318), as service `booth` unless `OTEL_SERVICE_NAME` names another.
  * The packages are optional: without them the flag is bad usage naming what installs them.
  */
-export async function startOtel(model: string, usage: number): Promise<OtelExport> {
+export async function startOtel(model: string, usage: number, warn: (message: string) => void): Promise<OtelExport> {
   let modules;
   try {
     modules = await Promise.all([
@@ -33,9 +33,16 @@ export async function startOtel(model: string, usage: number): Promise<OtelExpor
   }
   const [{ NodeTracerProvider, BatchSpanProcessor }, { detectResources, envDetector, resourceFromAttributes }, { OTLPTraceExporter }] = modules;
   const resource = resourceFromAttributes({ 'service.name': 'booth' }).merge(detectResources({ detectors: [envDetector] }));
-  const provider = new NodeTracerProvider({ resource, spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter())] });
+  // OpenTelemetry's own variables set the export's time limit; without them a command waits at most 5 s for a collector.
+  const configured = process.env['OTEL_EXPORTER_OTLP_TRACES_TIMEOUT'] ?? process.env['OTEL_EXPORTER_OTLP_TIMEOUT'];
+  const exporter = new OTLPTraceExporter(configured === undefined ? { timeoutMillis: 5_000 } : {});
+  const provider = new NodeTracerProvider({ resource, spanProcessors: [new BatchSpanProcessor(exporter)] });
   return {
     telemetry: { tracer: provider.getTracer('boothjs'), attributes: { 'gen_ai.request.model': model } },
-    shutdown: () => provider.shutdown(),
+    shutdown: () =>
+      provider.shutdown().catch((error: unknown) => {
+        const endpoint = process.env['OTEL_EXPORTER_OTLP_TRACES_ENDPOINT'] ?? process.env['OTEL_EXPORTER_OTLP_ENDPOINT'] ?? 'http://localhost:4318';
+        warn(`--otel could not export the spans to ${endpoint}: ${error instanceof Error ? error.message : String(error)}`);
+      }),
   };
 }
