@@ -93,7 +93,7 @@ export class CheckpointRun {
     const snapshot = this.#engine.view();
     failIfBroken(snapshot);
     const { context } = snapshot;
-    this.#telemetry?.observe(context);
+    this.#telemetry?.observe(context, this.#reported);
     const unreported = context.attempts[this.#reported];
     if (unreported) return { kind: 'report', index: this.#reported++, attempt: unreported };
     if (snapshot.status === 'done' && snapshot.output) return { kind: 'done', output: snapshot.output };

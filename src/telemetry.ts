@@ -17,7 +17,10 @@ import { describeValue } from './values.js';
  * `check()` is) the first time a check asks for telemetry: a check without it loads nothing.
  */
 
-/** An OpenTelemetry `Tracer` from `@opentelemetry/api`; Booth calls only `startSpan`. */
+/**
+ * An OpenTelemetry `Tracer` from `@opentelemetry/api`. Booth calls its `startSpan`, then the
+ * spans' `setAttribute(s)`, `addEvent`, `recordException`, `setStatus` and `end`.
+ */
 export interface TelemetryTracer {
   startSpan(name: string, options?: object, context?: object): unknown;
 }
@@ -165,17 +168,86 @@ export class RunTelemetry {
   /** The sample spans of the attempt under way, by sample. */
   #samples = new Map<number, OpenSpan>();
   #sampleUsage = new Map<number, Usage | null>();
+  /** Set when a tracer or span threw: the rest of the run records nothing. */
+  #broken = false;
 
   constructor(settings: TelemetrySettings, entry: 'check' | 'acheck' | 'checkWithEvidence', question: string | null) {
     this.#settings = settings;
-    const { api, tracer, common } = settings;
+    const { api, common } = settings;
     const attributes: Attributes = { ...common, 'booth.entry': entry };
     if (settings.recordPrompts && question !== null) attributes['booth.prompt'] = question;
-    this.#check = this.#open('booth.check', attributes, api.context.active());
+    const parent = api.context.active();
+    let check: OpenSpan = { span: api.trace.wrapSpanContext(api.INVALID_SPAN_CONTEXT), context: parent };
+    this.#guard(() => (check = this.#open('booth.check', attributes, parent)));
+    this.#check = check;
   }
 
   /** The run's settings, once known; a resumed run starts where its trace left off. */
   begin(context: CheckpointContext, resumed: boolean): void {
+    this.#guard(() => this.#begin(context, resumed));
+  }
+
+  /**
+   * What the machine did since the last look: states entered, samples started or done, attempts
+   * committed. Attempts after the first `reported` wait: until its report is done (`onAttempt`,
+   * the checkpoint's save), the next attempt has not begun, and may never if the report throws.
+   */
+  observe(context: CheckpointContext, reported: number): void {
+    this.#guard(() => this.#observe(context, reported));
+  }
+
+  /** Runs a model call inside its span's context, so that a provider SDK's own spans nest under it. */
+  within<T>(sample: number | undefined, call: () => T): T {
+    if (this.#broken) return call();
+    const open = (sample === undefined ? null : this.#samples.get(sample)) ?? this.#attempt ?? this.#check;
+    return this.#settings.api.context.with(open.context, call);
+  }
+
+  /** A call's usage report, for its sample's span: the attempt's span reads the machine's sum. */
+  reported(attempt: number, sample: number | undefined, usage: Usage): void {
+    if (sample === undefined || attempt !== this.#attemptIndex) return;
+    this.#sampleUsage.set(sample, addUsage(this.#sampleUsage.get(sample) ?? null, usage));
+  }
+
+  /** Runs the check and ends its spans with the result it returns or the error it throws. */
+  around<TResult extends AnyBoothResult>(check: () => TResult): TResult {
+    try {
+      const result = check();
+      this.#guard(() => this.#end(result));
+      return result;
+    } catch (error) {
+      this.#guard(() => this.#fail(error));
+      throw error;
+    }
+  }
+
+  /** `around` for `acheck()`. */
+  async aroundAsync<TResult extends AnyBoothResult>(check: () => Promise<TResult>): Promise<TResult> {
+    try {
+      const result = await check();
+      this.#guard(() => this.#end(result));
+      return result;
+    } catch (error) {
+      this.#guard(() => this.#fail(error));
+      throw error;
+    }
+  }
+
+  /**
+   * Telemetry never changes what a check does: a tracer or span that throws ends this run's
+   * spans, and the error goes to OpenTelemetry's own diagnostic log, where instrumentation reports.
+   */
+  #guard(work: () => void): void {
+    if (this.#broken) return;
+    try {
+      work();
+    } catch (error) {
+      this.#broken = true;
+      this.#settings.api.diag.error('boothjs: a tracer or span threw; this check records no more telemetry', error);
+    }
+  }
+
+  #begin(context: CheckpointContext, resumed: boolean): void {
     const { settings } = context;
     this.#check.span.setAttributes({
       'booth.threshold': settings.threshold,
@@ -192,11 +264,11 @@ export class RunTelemetry {
     }
   }
 
-  /** What the machine did since the last look: states entered, samples started or done, attempts committed. */
-  observe(context: CheckpointContext): void {
+  #observe(context: CheckpointContext, reported: number): void {
     const { trace, attempts } = context;
     for (; this.#steps < trace.length; this.#steps += 1) {
       const step = trace[this.#steps]!;
+      if (step.attempt > reported) break;
       if (step.attempt !== this.#attemptIndex) {
         this.#endAttempt(context);
         this.#startAttempt(step.attempt);
@@ -205,42 +277,6 @@ export class RunTelemetry {
     }
     if (context.attempt === this.#attemptIndex) this.#observeSamples(context);
     if (attempts.length > this.#attemptIndex && this.#attempt !== null) this.#endAttempt(context);
-  }
-
-  /** Runs a model call inside its span's context, so that a provider SDK's own spans nest under it. */
-  within<T>(sample: number | undefined, call: () => T): T {
-    const open = (sample === undefined ? null : this.#samples.get(sample)) ?? this.#attempt ?? this.#check;
-    return this.#settings.api.context.with(open.context, call);
-  }
-
-  /** A call's usage report, for its sample's span: the attempt's span reads the machine's sum. */
-  reported(attempt: number, sample: number | undefined, usage: Usage): void {
-    if (sample === undefined || attempt !== this.#attemptIndex) return;
-    this.#sampleUsage.set(sample, addUsage(this.#sampleUsage.get(sample) ?? null, usage));
-  }
-
-  /** Runs the check and ends its spans with the result it returns or the error it throws. */
-  around<TResult extends AnyBoothResult>(check: () => TResult): TResult {
-    try {
-      const result = check();
-      this.#end(result);
-      return result;
-    } catch (error) {
-      this.#fail(error);
-      throw error;
-    }
-  }
-
-  /** `around` for `acheck()`. */
-  async aroundAsync<TResult extends AnyBoothResult>(check: () => Promise<TResult>): Promise<TResult> {
-    try {
-      const result = await check();
-      this.#end(result);
-      return result;
-    } catch (error) {
-      this.#fail(error);
-      throw error;
-    }
   }
 
   /** The check ended with `result`: an UNCERTAIN or AMBIGUOUS result is an outcome, not an error. */

@@ -1,4 +1,4 @@
-import { context, SpanStatusCode, trace } from '@opentelemetry/api';
+import { context, DiagLogLevel, diag, SpanStatusCode, trace } from '@opentelemetry/api';
 import { InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
@@ -267,6 +267,51 @@ describe('telemetry: errors end every span in error', () => {
     expect(checkEvents).toContain('exception');
     expect(root.children.map((child) => child.status)).toEqual([SpanStatusCode.ERROR]);
     expect(open.size).toBe(0);
+  });
+
+  it('onAttempt throwing: the attempt it reported keeps its span, and no span opens for an attempt never begun', () => {
+    let call = 0;
+    expect(() =>
+      check(() => (call++ === 0 ? envelope('Lyon', 0.2) : PARIS), 'q', {
+        telemetry: true,
+        onAttempt: () => {
+          throw new Error('hook bug');
+        },
+      }),
+    ).toThrow('hook bug');
+    const root = checkSpan();
+    expect(root.status).toBe(SpanStatusCode.ERROR);
+    expect(root.children.map((child) => [child.attributes['booth.attempt.index'], child.status])).toEqual([[0, SpanStatusCode.UNSET]]);
+    expect(call).toBe(1);
+    expect(open.size).toBe(0);
+  });
+
+  it('a tracer or span that throws never changes the check: its telemetry stops, and OpenTelemetry\'s diagnostic log says why', () => {
+    const logged: unknown[] = [];
+    diag.setLogger({ error: (...args: unknown[]) => void logged.push(args), warn: () => {}, info: () => {}, debug: () => {}, verbose: () => {} }, DiagLogLevel.ERROR);
+    try {
+      const throwing = { startSpan: () => {
+        throw new Error('tracer bug');
+      } };
+      expect(check(() => PARIS, 'q', { telemetry: { tracer: throwing } }).status).toBe('VERIFIED');
+      const real = provider.getTracer('flaky');
+      const flaky = {
+        startSpan: (...args: Parameters<typeof real.startSpan>) => {
+          const span = real.startSpan(...args);
+          span.addEvent = () => {
+            throw new Error('span bug');
+          };
+          return span;
+        },
+      };
+      let calls = 0;
+      const result = check(() => (calls++ === 0 ? envelope('Lyon', 0.2) : PARIS), 'q', { telemetry: { tracer: flaky } });
+      expect([result.status, calls]).toEqual(['REPAIRED', 2]);
+      expect(logged).toHaveLength(2);
+      expect(String(logged[0])).toContain('this check records no more telemetry');
+    } finally {
+      diag.disable();
+    }
   });
 
   it('a wrong argument: a booth.check span in error, then the TypeError or RangeError as always', () => {
