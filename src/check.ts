@@ -155,8 +155,9 @@ export function resultFrom(output: CheckpointOutput<unknown>): CheckResult<unkno
     prompts: output.prompts,
     trace: output.trace,
     settings: output.settings,
-    usage: output.usage,
-    durationMs: output.durationMs,
+    // An output saved by a Booth from before usage and time were kept has neither.
+    usage: output.usage ?? null,
+    durationMs: output.durationMs ?? output.attempts.reduce((sum, attempt) => sum + attempt.durationMs, 0),
   });
 }
 

@@ -6,7 +6,7 @@ import { type Engine, startEngine } from './engines.js';
 import { failIfBroken } from './machine-run.js';
 import type { CheckSettings, MachineInput } from './options.js';
 import type { RunTelemetry } from './telemetry.js';
-import { type UsageReport, usageFromReport } from './usage.js';
+import { isUsage, type UsageReport, usageFromReport } from './usage.js';
 import { answerForSchema, answerFormatOf, type JsonSchema, replySchemaOf } from './schema.js';
 
 /** What the machine needs next from its interpreter. */
@@ -192,7 +192,7 @@ export function readCheckpoint(
   if (checkpoint?.version !== VERSION) fail(`has version ${String(checkpoint?.version)}; this Booth reads version ${VERSION}.`);
   if (checkpoint?.key !== key) fail(`was saved for key ${JSON.stringify(checkpoint?.key)}.`);
   const snapshot = checkpoint?.snapshot as
-    | { status?: unknown; value?: unknown; context?: { attempts?: unknown; settings?: Record<string, unknown> } }
+    | { status?: unknown; value?: unknown; context?: { attempts?: unknown; settings?: Record<string, unknown>; usage?: unknown; lateUsage?: unknown } }
     | undefined;
   const settingsSaved = snapshot?.context?.settings;
   if (
@@ -203,6 +203,10 @@ export function readCheckpoint(
   ) {
     fail('holds no resumable run of the checkpoint machine.');
   }
+  // Usage is summed into results: a corrupt count would spread to every total after it.
+  const usages = [snapshot?.context?.usage, snapshot?.context?.lateUsage, ...(snapshot?.context?.attempts as Array<{ usage?: unknown }>).map((a) => a?.usage)];
+  const corrupt = usages.find((usage) => usage !== undefined && usage !== null && !isUsage(usage));
+  if (corrupt !== undefined) fail(`holds a usage that is not token counts: ${JSON.stringify(corrupt)}. Delete it to start the run afresh.`);
   const expected: Record<string, unknown> = {
     prompt,
     threshold: settings.threshold,

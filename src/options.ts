@@ -9,7 +9,7 @@ import { type AnswerSchema, type JsonSchema, readSchema } from './schema.js';
 import { readTelemetry, rejectedCheck, type TelemetryOptions, type TelemetrySettings } from './telemetry.js';
 import type { UsageReport } from './usage.js';
 import type { Validator } from './validation.js';
-import { describeValue, isAsyncFunction } from './values.js';
+import { describeValue, isAsyncFunction, isPlainObject } from './values.js';
 
 /** What `callFn` learns about the call besides the prompt. */
 export interface CallInfo {
@@ -417,12 +417,6 @@ function editDistance(a: string, b: string): number {
   return previous[b.length]!;
 }
 
-/** Plain objects from any realm: their prototype is null or a realm's Object.prototype. */
-function isPlainObject(value: unknown): value is object {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
-  const proto: unknown = Object.getPrototypeOf(value);
-  return proto === null || Object.getPrototypeOf(proto) === null;
-}
 
 function unitInterval(name: string, value: unknown, fallback: number): number {
   if (value === undefined) return fallback;

@@ -4,7 +4,7 @@ import type { CheckpointContext } from '../machines/checkpoint.js';
 import type { Attempt } from './attempt.js';
 import type { AnyBoothResult } from './result.js';
 import { addUsage, type Usage } from './usage.js';
-import { describeValue } from './values.js';
+import { describeValue, isPlainObject } from './values.js';
 
 /**
  * OpenTelemetry spans for a check: `booth.check`, a `booth.attempt` child per attempt, and a
@@ -63,7 +63,7 @@ const TELEMETRY_KEYS = ['tracer', 'recordPrompts', 'recordReplies', 'functionId'
 /** The `telemetry` option, checked; null when off. Loads `@opentelemetry/api` when on. */
 export function readTelemetry(value: unknown): TelemetrySettings | null {
   if (value === undefined || value === null || value === false) return null;
-  if (value !== true && (typeof value !== 'object' || Array.isArray(value))) {
+  if (value !== true && !isPlainObject(value)) {
     throw new TypeError(
       `Expected \`telemetry\` to be true, false or { tracer?, recordPrompts?, recordReplies?, functionId?, attributes? }, got ${describeValue(value)}.`,
     );
@@ -100,7 +100,7 @@ export function readTelemetry(value: unknown): TelemetrySettings | null {
 
 function readAttributes(value: unknown): Attributes {
   if (value === undefined || value === null) return {};
-  if (typeof value !== 'object' || Array.isArray(value)) {
+  if (!isPlainObject(value)) {
     throw new TypeError(`Expected \`telemetry.attributes\` to be an object of span attributes, got ${describeValue(value)}.`);
   }
   const attributes: Attributes = {};
@@ -366,8 +366,9 @@ function attemptAttributes(attempt: Attempt<unknown>, recordReplies: boolean): A
     ...usageAttributes(attempt.usage),
   };
   if (attempt.confidence !== null) attributes['booth.attempt.confidence'] = attempt.confidence;
-  const error = attempt.error ?? attempt.validationError;
-  if (error !== null) attributes['booth.attempt.error'] = error;
+  if (attempt.error !== null) attributes['booth.attempt.error'] = attempt.error;
+  // A validator's or a schema's message may quote the answer: it is part of the reply.
+  if (recordReplies && attempt.validationError !== null) attributes['booth.attempt.validation_error'] = attempt.validationError;
   if (recordReplies) attributes['booth.attempt.reply'] = attempt.rawText;
   return attributes;
 }

@@ -40,6 +40,14 @@ export function usageFromReport(report: unknown): Usage {
   return Object.freeze({ inputTokens: input, outputTokens: output, totalTokens: total, costUsd: (costUsd as number | null | undefined) ?? null });
 }
 
+/** Whether `value` is a `Usage` as Booth keeps one: what a saved checkpoint must hold, if anything. */
+export function isUsage(value: unknown): value is Usage {
+  if (typeof value !== 'object' || value === null) return false;
+  const { inputTokens, outputTokens, totalTokens, costUsd } = value as Record<string, unknown>;
+  const count = (n: unknown) => typeof n === 'number' && Number.isSafeInteger(n) && n >= 0;
+  return count(inputTokens) && count(outputTokens) && count(totalTokens) && (costUsd === null || (typeof costUsd === 'number' && Number.isFinite(costUsd) && costUsd >= 0));
+}
+
 /** `a + b`; a cost is known once either side knows one. */
 export function addUsage(a: Usage | null, b: Usage | null): Usage | null {
   if (a === null) return b;

@@ -106,3 +106,10 @@ export function answerText(answer: unknown): string {
   }
   return describeValue(answer);
 }
+
+/** Plain objects from any realm: their prototype is null or a realm's Object.prototype. */
+export function isPlainObject(value: unknown): value is object {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  const proto: unknown = Object.getPrototypeOf(value);
+  return proto === null || Object.getPrototypeOf(proto) === null;
+}

@@ -116,6 +116,19 @@ describe('resultFrom(output)', () => {
     expect(decided(result)).toEqual(decided(direct));
   });
 
+  it('an output saved before usage and time were kept reads as unknown usage, its time the attempts\' summed, and draws', async () => {
+    const saved = JSON.parse(JSON.stringify(outputOfWorkflow())) as Record<string, unknown> & { attempts: Array<Record<string, unknown>> };
+    delete saved['usage'];
+    delete saved['durationMs'];
+    for (const attempt of saved.attempts) delete attempt['usage'];
+    const result = resultFrom(saved as unknown as CheckpointOutput);
+    expect(result.usage).toBeNull();
+    expect(result.durationMs).toBe(result.attempts.reduce((sum, attempt) => sum + attempt.durationMs, 0));
+    const html = await toHtml(saved as unknown as CheckpointOutput);
+    expect(html).toContain('REPAIRED');
+    expect(html).not.toMatch(/>tokens</);
+  });
+
   it('every boothjs/visualize function takes the output as it takes a result', async () => {
     const output = outputOfWorkflow();
     const result = resultFrom(output);

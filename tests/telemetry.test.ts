@@ -339,6 +339,15 @@ describe('telemetry: what is recorded, and when', () => {
     expect(text).not.toContain('Confidential');
   });
 
+  it('a validator\'s message may quote the answer: it is recorded only with the replies', () => {
+    const validator = () => [false, 'Confidential diagnosis is not allowed'] as const;
+    check(() => REPLY, QUESTION, { telemetry: true, validator, maxRetries: 0 });
+    expect(JSON.stringify(recorded())).not.toContain('Confidential');
+    exporter.reset();
+    check(() => REPLY, QUESTION, { telemetry: { recordReplies: true }, validator, maxRetries: 0 });
+    expect(checkSpan().children[0]?.attributes['booth.attempt.validation_error']).toBe('Confidential diagnosis is not allowed');
+  });
+
   it('recordPrompts and recordReplies put them on the spans', () => {
     check(() => REPLY, QUESTION, { telemetry: { recordPrompts: true, recordReplies: true } });
     const root = checkSpan();
@@ -395,6 +404,7 @@ describe('telemetry: what is recorded, and when', () => {
     expect(() => check(() => PARIS, 'q', { telemetry: { recordPrompt: true } as never })).toThrow(
       'Unknown key `recordPrompt` in `telemetry`; the keys are `tracer`, `recordPrompts`, `recordReplies`, `functionId`, `attributes`.',
     );
+    expect(() => check(() => PARIS, 'q', { telemetry: new Map() as never })).toThrow('Expected `telemetry` to be true, false or {');
     expect(() => check(() => PARIS, 'q', { telemetry: { tracer: {} as never } })).toThrow('Expected `telemetry.tracer` to be an OpenTelemetry Tracer (with startSpan), got an object.');
     expect(() => check(() => PARIS, 'q', { telemetry: { attributes: { a: { b: 1 } } as never } })).toThrow(
       'Expected `telemetry.attributes.a` to be a string, number, boolean or an array of one of them',

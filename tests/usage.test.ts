@@ -1,6 +1,6 @@
 import { createActor, toPromise } from 'xstate';
 import { describe, expect, it } from 'vitest';
-import { acheck, type CallInfo, check, checkWithEvidence, memoryStore } from '../src/index.js';
+import { acheck, type CallInfo, CheckpointError, check, checkWithEvidence, memoryStore } from '../src/index.js';
 import { checkpointMachine, type CheckpointOutput, modelActor } from '../machines/index.js';
 import { CheckpointRun, readCheckpoint } from '../src/checkpoint-run.js';
 import { readCheckArguments } from '../src/options.js';
@@ -178,6 +178,20 @@ describe('usage: what the calls consumed, as callFn reports it', () => {
     expect(result.status).toBe('REPAIRED');
     expect(result.attempts.map((a) => a.usage?.inputTokens ?? null)).toEqual([null, 1]);
     expect(result.usage).toEqual({ inputTokens: 1_001, outputTokens: 1, totalTokens: 1_002, costUsd: null });
+  });
+
+  it('a checkpoint whose usage is not token counts is a CheckpointError, not garbage in every total after it', async () => {
+    const settings = readCheckArguments('acheck', async () => '', 'q', { maxRetries: 1 });
+    const run = new CheckpointRun('q', settings);
+    run.usageReporter({ attempt: 0 })({ inputTokens: 5, outputTokens: 1 });
+    run.send({ type: 'model.replied', reply: envelope('Lyon', 0.1) });
+    const saved = JSON.parse(JSON.stringify(run.checkpoint('k'))) as { snapshot: { context: { attempts: Array<Record<string, unknown>> } } };
+    run.stop();
+    saved.snapshot.context.attempts[0]!['usage'] = { inputTokens: '5', outputTokens: 1, totalTokens: 6, costUsd: null };
+    const store = { load: () => saved, save: () => {}, delete: () => {} };
+    await expect(acheck(async () => envelope('Paris', 0.9), 'q', { maxRetries: 1, checkpoint: store, key: 'k' })).rejects.toThrow(
+      new CheckpointError('k', null, 'holds a usage that is not token counts: {"inputTokens":"5","outputTokens":1,"totalTokens":6,"costUsd":null}. Delete it to start the run afresh.'),
+    );
   });
 
   it('a checkpoint saved before usage was counted resumes with usage null for its attempts', () => {

@@ -100,7 +100,8 @@ function pairs(rows: readonly (readonly string[])[]): string {
 
 function attemptsTable(result: BoothResult): string {
   // A column only when some call reported usage; an attempt whose calls reported none reads —.
-  const tokens = result.attempts.some((a) => a.usage !== null);
+  // `?? null`: attempts saved by a Booth from before usage was kept have none.
+  const tokens = result.attempts.some((a) => (a.usage ?? null) !== null);
   const rows = result.attempts.map((a, i) => {
     const verdict = verdictOf(a, result.settings);
     return `<tr data-attempt="${i}">
@@ -110,7 +111,7 @@ function attemptsTable(result: BoothResult): string {
 <td class="why ${a.ambiguous ? 'ambiguous' : verdict.startsWith('accepted') ? 'accepted' : 'rejected'}">${escape(verdict)}</td>
 <td class="next">${escape(nextStep(result, i))}</td>
 <td class="duration">${escape(durationText(a.durationMs))}</td>
-${tokens ? `<td class="tokens">${a.usage === null ? '—' : escape(usageText(a.usage))}</td>\n` : ''}<td><details><summary>${a.rawText.length} characters</summary><pre>${escape(a.rawText)}</pre></details></td>
+${tokens ? `<td class="tokens">${(a.usage ?? null) === null ? '—' : escape(usageText(a.usage!))}</td>\n` : ''}<td><details><summary>${a.rawText.length} characters</summary><pre>${escape(a.rawText)}</pre></details></td>
 </tr>`;
   });
   return `<h2>Attempts</h2>
