@@ -108,3 +108,30 @@ if [ "$message" != "VERIFIED | VERIFIED" ]; then
   exit 1
 fi
 echo "footprint: after npm i @opentelemetry/api, both builds run a check with telemetry on"
+
+# `booth ask --otel` from the packed command: without OpenTelemetry's SDK it names what installs it,
+# before any call; with it the command runs (no endpoint and no collector here: a failed call, a warning).
+otel_ask() { OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:9 ./node_modules/.bin/booth ask q --base-url http://127.0.0.1:9/v1 --model m --otel 2>&1 >/dev/null; }
+set +e
+message="$(otel_ask)"
+code=$?
+set -e
+if [ "$code" -ne 2 ] || [[ "$message" != *"npm i @opentelemetry/api @opentelemetry/sdk-trace-node"* ]]; then
+  echo "footprint: without OpenTelemetry's SDK, booth ask --otel should exit 2 naming the packages; got $code: $message" >&2
+  exit 1
+fi
+echo "footprint: without OpenTelemetry's SDK, booth ask --otel says: $message"
+otel_versions=()
+for name in @opentelemetry/sdk-trace-node @opentelemetry/resources @opentelemetry/exporter-trace-otlp-http; do
+  otel_versions+=("$name@$(pkg "devDependencies['$name']")")
+done
+npm install --no-audit --no-fund --loglevel=error "${otel_versions[@]}" >/dev/null
+set +e
+message="$(otel_ask)"
+code=$?
+set -e
+if [ "$code" -ne 1 ] || [[ "$message" != *"warning: --otel could not export the spans"* ]]; then
+  echo "footprint: with OpenTelemetry's SDK, booth ask --otel should check (exit 1, the call fails) and warn that no collector answered; got $code: $message" >&2
+  exit 1
+fi
+echo "footprint: with OpenTelemetry's SDK installed, booth ask --otel runs and exports (no collector here: a warning)"
