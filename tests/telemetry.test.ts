@@ -377,7 +377,7 @@ describe('telemetry: what is recorded, and when', () => {
 
   it('checkWithEvidence: one span, its method and verdict', () => {
     checkWithEvidence('Lyon', ['Paris'], () => false, { telemetry: true });
-    expect(checkSpan()).toMatchObject({ attributes: { 'booth.entry': 'checkWithEvidence', 'booth.status': 'BLOCKED', 'booth.method': 'evidence' }, children: [] });
+    expect(checkSpan()).toMatchObject({ attributes: { 'booth.entry': 'checkWithEvidence', 'booth.status': 'BLOCKED', 'booth.method': 'evidence', 'booth.evidence_agreement': 0 }, children: [] });
   });
 
   it('a resumed run: the attempt under way gets its span at once, marked resumed', async () => {
