@@ -1,6 +1,6 @@
 // A user's project, type-checked against the packed package with `skipLibCheck: false` and
 // the lowest xstate the peer range allows: Booth's .d.ts must hold up in both.
-import { acheck, type AnswerSchema, check, checkWithEvidence, fileStore, resultFrom, type BoothResult, type Status } from 'boothjs';
+import { acheck, type AnswerSchema, check, checkWithEvidence, fileStore, resultFrom, type BoothResult, type Status, type TelemetryOptions, type Usage } from 'boothjs';
 import { fromAISDK, openAICompatible } from 'boothjs/adapters';
 import { checkpointMachine, type CheckpointOutput, modelActor } from 'boothjs/machine';
 import { envelope, scriptedModel } from 'boothjs/testing';
@@ -46,4 +46,16 @@ const fromWorkflow = (output: CheckpointOutput): number | null => {
   const result = resultFrom<number>(output);
   return result.ok ? result.answer : null;
 };
-export { fromWorkflow, html, later, status, vercel, year };
+// Usage and telemetry type-check without @opentelemetry/api installed: Booth's types do not name it.
+const telemetry: TelemetryOptions = { recordPrompts: false, functionId: 'consumer', attributes: { 'gen_ai.request.model': 'm', tags: ['a', 'b'] } };
+const billed = check(
+  (_prompt, { reportUsage }) => {
+    reportUsage?.({ inputTokens: 10, outputTokens: 2, costUsd: 0.0001 });
+    return envelope('4', 0.9);
+  },
+  'What is 2 + 2?',
+  { telemetry: false },
+);
+const spent: Usage | null = billed.usage;
+const seconds: number = billed.durationMs / 1000;
+export { fromWorkflow, html, later, seconds, spent, status, telemetry, vercel, year };
