@@ -1,7 +1,8 @@
 import { context, DiagLogLevel, diag, SpanStatusCode, trace } from '@opentelemetry/api';
 import { InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
-import { afterAll, beforeEach, describe, expect, it } from 'vitest';
+import { createRequire } from 'node:module';
+import { afterAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { acheck, type CallInfo, check, checkWithEvidence, memoryStore } from '../src/index.js';
 import { forceEngine } from '../src/engines.js';
 import { envelope } from './helpers.js';
@@ -632,5 +633,40 @@ describe('telemetry: what is recorded, and when', () => {
     const before = context.active();
     await acheck(async () => PARIS, 'q', { telemetry: true });
     expect(context.active()).toBe(before);
+  });
+});
+
+describe('telemetry without @opentelemetry/api', () => {
+  /** Runs `work` with a fresh copy of the telemetry module (nothing loaded yet), while resolving `@opentelemetry/api` throws `problem`. */
+  const without = async (problem: Error, work: (read: (value: unknown) => unknown) => void) => {
+    const Module = createRequire(import.meta.url)('node:module') as { _resolveFilename: (request: string, ...rest: unknown[]) => string };
+    const resolve = Module._resolveFilename;
+    Module._resolveFilename = (request, ...rest) => {
+      if (request === '@opentelemetry/api') throw problem;
+      return resolve(request, ...rest);
+    };
+    try {
+      vi.resetModules();
+      const { readTelemetry } = await import('../src/telemetry.js');
+      work(readTelemetry);
+    } finally {
+      Module._resolveFilename = resolve;
+    }
+  };
+
+  it('asking for telemetry says which package to install, whichever way Node says it is missing; not asking loads nothing', async () => {
+    for (const code of ['MODULE_NOT_FOUND', 'ERR_MODULE_NOT_FOUND']) {
+      await without(Object.assign(new Error("Cannot find module '@opentelemetry/api'"), { code }), (read) => {
+        expect(read(false)).toBeNull();
+        expect(() => read(true)).toThrow(
+          new Error('`telemetry` needs the package @opentelemetry/api (1.9 or later), an optional peer dependency of boothjs: npm install @opentelemetry/api'),
+        );
+      });
+    }
+  });
+
+  it('any other failure to load it is thrown as it is', async () => {
+    const denied = Object.assign(new Error('EACCES: permission denied'), { code: 'EACCES' });
+    await without(denied, (read) => expect(() => read(true)).toThrow(denied));
   });
 });
