@@ -1,10 +1,11 @@
 // @ts-check
 /**
  * Mutation testing of the decision core, the settings every run shares. `npm run mutate`
- * (not in CI) runs it in three parts, each file judged by the tests that exercise it:
+ * (not in CI) runs it in four parts, each file judged by the tests that exercise it:
  * stryker.machine.config.mjs (machines/checkpoint.ts), stryker.reader.config.mjs
- * (src/parse.ts, src/json-objects.ts) and stryker.focus.config.mjs (src/options.ts,
- * src/prompts.ts, machines/evidence.ts). With the whole suite behind every mutant, the
+ * (src/parse.ts, src/json-objects.ts), stryker.focus.config.mjs (src/options.ts,
+ * src/prompts.ts, machines/evidence.ts) and stryker.observe.config.mjs (src/usage.ts,
+ * src/telemetry.ts). With the whole suite behind every mutant, the
  * static ones (the machine's definition, built at load) alone took hours on two cores.
  * Each part keeps incremental results in reports/, so a rerun tests only mutants whose code
  * or tests changed; its HTML and JSON reports go to reports/ too.

@@ -1,7 +1,8 @@
 import { context, DiagLogLevel, diag, SpanStatusCode, trace } from '@opentelemetry/api';
 import { InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
-import { afterAll, beforeEach, describe, expect, it } from 'vitest';
+import { createRequire } from 'node:module';
+import { afterAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { acheck, type CallInfo, check, checkWithEvidence, memoryStore } from '../src/index.js';
 import { forceEngine } from '../src/engines.js';
 import { envelope } from './helpers.js';
@@ -151,6 +152,64 @@ describe('telemetry: one booth.check span per check, one booth.attempt per attem
     expect(open.size).toBe(0);
   });
 
+  it('check() draws its samples one after another: each sample span opens when its call starts and ends when its sample is done', () => {
+    const busy = (ms: number) => {
+      const until = performance.now() + ms;
+      while (performance.now() < until);
+    };
+    check(() => (busy(10), PARIS), 'q', { telemetry: true, samples: 3 });
+    const ms = (time: readonly [number, number]) => time[0] * 1e3 + time[1] / 1e6;
+    const samples = exporter
+      .getFinishedSpans()
+      .filter((span) => span.name === 'booth.sample')
+      .sort((a, b) => indexOf(a) - indexOf(b))
+      .map((span) => ({ start: ms(span.startTime), end: ms(span.endTime) }));
+    expect(samples).toHaveLength(3);
+    for (const [i, sample] of samples.entries()) {
+      expect(sample.end - sample.start).toBeGreaterThanOrEqual(9);
+      // Start times are kept to the millisecond: a start may read up to 1 ms early.
+      if (i > 0) expect(sample.start).toBeGreaterThanOrEqual(samples[i - 1]!.end - 1);
+    }
+  });
+
+  it('each sample span says how its reply went: parsed or not, its confidence or its error, its call tries', async () => {
+    await acheck(async (_p, info) => (info.sample === 1 ? 'not json' : PARIS), 'q', { telemetry: true, samples: 2, threshold: 0.5 });
+    const [attempt] = checkSpan().children;
+    expect(attempt?.children.map((child) => child.attributes)).toEqual([
+      { 'gen_ai.operation.name': 'chat', 'booth.sample.index': 0, 'booth.parse_ok': true, 'booth.call_tries': 1, 'booth.confidence': 0.9 },
+      { 'gen_ai.operation.name': 'chat', 'booth.sample.index': 1, 'booth.parse_ok': false, 'booth.call_tries': 1, 'booth.error': expect.any(String) as unknown },
+    ]);
+  });
+
+  it('a sample\'s reports add up on its span; a call given up on that reports later counts on no sample span of the attempt running then', async () => {
+    let late: CallInfo['reportUsage'];
+    const result = await acheck(
+      async (_p, info) => {
+        if (info.attempt === 0) {
+          if (info.sample === 0) late = info.reportUsage;
+          return new Promise<string>(() => {}); // times out
+        }
+        if (info.sample === 0) {
+          late?.({ inputTokens: 1_000, outputTokens: 0 });
+          info.reportUsage?.({ inputTokens: 1, outputTokens: 1 });
+          info.reportUsage?.({ inputTokens: 2, outputTokens: 1 });
+        } else {
+          info.reportUsage?.({ inputTokens: 5, outputTokens: 1 });
+        }
+        return PARIS;
+      },
+      'q',
+      { telemetry: true, samples: 2, timeoutMs: 30 },
+    );
+    expect(result.attempts).toHaveLength(2);
+    const retry = checkSpan().children[1];
+    expect(retry?.children.map((sample) => [sample.attributes['gen_ai.usage.input_tokens'], sample.attributes['gen_ai.usage.output_tokens']])).toEqual([
+      [3, 2],
+      [5, 1],
+    ]);
+    expect(retry?.attributes['gen_ai.usage.input_tokens']).toBe(8);
+  });
+
   it('usage: the GenAI token counts on each attempt and their sum on the check', () => {
     let call = 0;
     check(
@@ -269,6 +328,31 @@ describe('telemetry: errors end every span in error', () => {
     expect(open.size).toBe(0);
   });
 
+  it('an error ends the attempt and sample spans still open in error, with the message that the check ended with an error', async () => {
+    const controller = new AbortController();
+    const pending = acheck(
+      (_p, { signal }) =>
+        new Promise<string>((_resolve, reject) => {
+          signal?.addEventListener('abort', () => reject(signal.reason));
+          setTimeout(() => controller.abort(new Error('user left')), 5);
+        }),
+      'q',
+      { telemetry: true, samples: 2, signal: controller.signal },
+    );
+    await expect(pending).rejects.toThrow('user left');
+    const statuses = exporter
+      .getFinishedSpans()
+      .filter((span) => span.name !== 'booth.check')
+      .map((span) => [span.name, span.status]);
+    expect(statuses.sort()).toEqual([
+      ['booth.attempt', { code: SpanStatusCode.ERROR, message: 'the check ended with an error' }],
+      ['booth.sample', { code: SpanStatusCode.ERROR, message: 'the check ended with an error' }],
+      ['booth.sample', { code: SpanStatusCode.ERROR, message: 'the check ended with an error' }],
+    ]);
+    expect(exporter.getFinishedSpans().find((span) => span.name === 'booth.check')?.status).toEqual({ code: SpanStatusCode.ERROR, message: 'user left' });
+    expect(open.size).toBe(0);
+  });
+
   it('onAttempt throwing: the attempt it reported keeps its span, and no span opens for an attempt never begun', () => {
     let call = 0;
     expect(() =>
@@ -314,6 +398,37 @@ describe('telemetry: errors end every span in error', () => {
     }
   });
 
+  it('once telemetry has stopped, the model call runs in the caller\'s context, not inside a Booth span left open', () => {
+    const real = provider.getTracer('flaky');
+    const flaky = {
+      startSpan: (...args: Parameters<typeof real.startSpan>) => {
+        const span = real.startSpan(...args);
+        span.addEvent = () => {
+          throw new Error('span bug');
+        };
+        return span;
+      },
+    };
+    diag.setLogger({ error: () => {}, warn: () => {}, info: () => {}, debug: () => {}, verbose: () => {} }, DiagLogLevel.ERROR);
+    try {
+      const provide = (_p: string, info: CallInfo) =>
+        trace.getTracer('provider-sdk').startActiveSpan(`provider.call ${info.attempt}`, (span) => {
+          span.end();
+          return PARIS;
+        });
+      expect(check(provide, 'q', { telemetry: { tracer: flaky } }).status).toBe('VERIFIED');
+    } finally {
+      diag.disable();
+    }
+    const [call] = exporter.getFinishedSpans().filter((span) => span.name === 'provider.call 0');
+    expect(call?.parentSpanContext).toBeUndefined();
+  });
+
+  it('a wrong argument: its booth.check span carries the entry, the functionId and the caller\'s attributes', () => {
+    expect(() => check(() => PARIS, 'q', { telemetry: { functionId: 'triage', attributes: { team: 'ops' } }, threshold: 5 })).toThrow(RangeError);
+    expect(checkSpan().attributes).toEqual({ team: 'ops', 'booth.function_id': 'triage', 'booth.entry': 'check' });
+  });
+
   it('a wrong argument: a booth.check span in error, then the TypeError or RangeError as always', () => {
     expect(() => check(() => PARIS, 'q', { telemetry: true, threshold: 5 })).toThrow(RangeError);
     const root = checkSpan();
@@ -356,6 +471,50 @@ describe('telemetry: what is recorded, and when', () => {
     expect(root.children[0]?.attributes['booth.attempt.reply']).toBe(REPLY);
   });
 
+  it('a sample\'s reply reaches its span only with recordReplies', async () => {
+    await acheck(async () => REPLY, QUESTION, { telemetry: true, samples: 2 });
+    expect(JSON.stringify(recorded())).not.toContain('Confidential');
+    exporter.reset();
+    await acheck(async () => REPLY, QUESTION, { telemetry: { recordReplies: true }, samples: 2 });
+    expect(checkSpan().children[0]?.children.map((sample) => sample.attributes['booth.reply'])).toEqual([REPLY, REPLY]);
+  });
+
+  it('Booth gives spans OpenTelemetry attribute values only: what is not known is left out, never null', async () => {
+    /** Every attribute Booth hands the tracer or a span, as given, before any SDK drops or keeps it. */
+    const given: Array<[string, unknown]> = [];
+    const real = provider.getTracer('raw');
+    const note = (attributes: object | undefined) => {
+      for (const entry of Object.entries(attributes ?? {})) given.push(entry);
+    };
+    const raw = {
+      startSpan: (name: string, options?: Parameters<typeof real.startSpan>[1], parent?: Parameters<typeof real.startSpan>[2]) => {
+        note(options?.attributes);
+        const span = real.startSpan(name, options, parent);
+        const { setAttribute, setAttributes } = span;
+        span.setAttribute = (key, value) => (note({ [key]: value }), setAttribute.call(span, key, value));
+        span.setAttributes = (attributes) => (note(attributes), setAttributes.call(span, attributes));
+        return span;
+      },
+    };
+    const telemetry = { tracer: raw, recordPrompts: true, recordReplies: true };
+    let call = 0;
+    check(
+      (_p, info) => {
+        info.reportUsage?.({ inputTokens: 1, outputTokens: 1 });
+        return call++ === 0 ? 'not json' : PARIS;
+      },
+      'q',
+      { telemetry },
+    );
+    await acheck(async (_p, info) => (info.sample === 1 ? 'not json' : PARIS), 'q', { telemetry, samples: 2, threshold: 0.5 });
+    checkWithEvidence('Paris', ['Paris'], () => true, { telemetry });
+    const keys = new Set(given.map(([key]) => key));
+    for (const key of ['booth.attempt.confidence', 'booth.attempt.error', 'booth.confidence', 'booth.error', 'booth.usage.total_tokens', 'booth.evidence_agreement']) {
+      expect(keys).toContain(key);
+    }
+    expect(given.filter(([, value]) => value === null)).toEqual([]);
+  });
+
   it('functionId and attributes go on every Booth span; a given tracer is used instead of the global one', async () => {
     const own = new InMemorySpanExporter();
     const ownProvider = new NodeTracerProvider({ spanProcessors: [new SimpleSpanProcessor(own)] });
@@ -378,6 +537,15 @@ describe('telemetry: what is recorded, and when', () => {
   it('checkWithEvidence: one span, its method and verdict', () => {
     checkWithEvidence('Lyon', ['Paris'], () => false, { telemetry: true });
     expect(checkSpan()).toMatchObject({ attributes: { 'booth.entry': 'checkWithEvidence', 'booth.status': 'BLOCKED', 'booth.method': 'evidence', 'booth.evidence_agreement': 0 }, children: [] });
+  });
+
+  it('checkWithEvidence: its agreement is on its span; a check() span has none', () => {
+    const result = checkWithEvidence('Paris', ['Paris', 'Lyon'], () => 0.8, { telemetry: true });
+    expect(result.evidenceAgreement).toBe(0.8);
+    expect(checkSpan().attributes['booth.evidence_agreement']).toBe(0.8);
+    exporter.reset();
+    check(() => PARIS, 'q', { telemetry: true });
+    expect(checkSpan().attributes).not.toHaveProperty('booth.evidence_agreement');
   });
 
   it('a resumed run: the attempt under way gets its span at once, marked resumed', async () => {
@@ -412,9 +580,93 @@ describe('telemetry: what is recorded, and when', () => {
     expect(exporter.getFinishedSpans()).toEqual([]);
   });
 
+  it('null turns telemetry off as false does; a null tracer, functionId or attributes counts as not given', () => {
+    check(() => PARIS, 'q', { telemetry: null as never });
+    expect(exporter.getFinishedSpans()).toEqual([]);
+    check(() => PARIS, 'q', { telemetry: { tracer: null, functionId: null, attributes: null } });
+    const spans = exporter.getFinishedSpans();
+    expect(spans.map((span) => span.name).sort()).toEqual(['booth.attempt', 'booth.check']);
+    for (const span of spans) {
+      expect(span.instrumentationScope.name).toBe('boothjs');
+      expect(span.attributes).not.toHaveProperty('booth.function_id');
+    }
+  });
+
+  it('a wrong flag, functionId or attributes is a TypeError naming it, the value and what is expected', () => {
+    for (const [telemetry, message] of [
+      [{ recordPrompts: 'yes' }, 'Expected `telemetry.recordPrompts` to be a boolean, got "yes".'],
+      [{ recordReplies: 1 }, 'Expected `telemetry.recordReplies` to be a boolean, got 1.'],
+      [{ recordPrompts: null }, 'Expected `telemetry.recordPrompts` to be a boolean, got null.'],
+      [{ functionId: 7 }, 'Expected `telemetry.functionId` to be a string, got 7.'],
+      [{ attributes: 'gen_ai.request.model=gpt' }, 'Expected `telemetry.attributes` to be an object of span attributes, got "gen_ai.request.model=gpt".'],
+      [{ attributes: ['a'] }, 'Expected `telemetry.attributes` to be an object of span attributes, got an array.'],
+      [{ attributes: { tags: ['a', 1] } }, 'Expected `telemetry.attributes.tags` to be a string, number, boolean or an array of one of them, got an array.'],
+      [{ attributes: { tags: [{ a: 1 }] } }, 'Expected `telemetry.attributes.tags` to be a string, number, boolean or an array of one of them, got an array.'],
+      [{ attributes: { tags: [null, 1n] } }, 'Expected `telemetry.attributes.tags` to be a string, number, boolean or an array of one of them, got an array.'],
+      [{ attributes: { size: 1n } }, 'Expected `telemetry.attributes.size` to be a string, number, boolean or an array of one of them, got 1n.'],
+    ] as const) {
+      expect(() => check(() => PARIS, 'q', { telemetry: telemetry as never })).toThrow(new TypeError(message));
+    }
+    expect(exporter.getFinishedSpans()).toEqual([]);
+  });
+
+  it('attributes may be strings, numbers, booleans or arrays of one of them, with empty slots: every Booth span gets them as given', () => {
+    const attributes = {
+      model: 'gpt-test',
+      temperature: 0.2,
+      cached: false,
+      region: undefined,
+      tags: ['a', null, undefined, 'b'],
+      sizes: [1, 2],
+      flags: [true],
+      none: [],
+      holes: [null, undefined],
+    };
+    check(() => PARIS, 'q', { telemetry: { attributes } });
+    const { region: _region, ...kept } = attributes;
+    const spans = exporter.getFinishedSpans();
+    expect(spans).toHaveLength(2);
+    for (const span of spans) expect(span.attributes).toMatchObject(kept);
+  });
+
   it('the context the caller had is the context after the check', async () => {
     const before = context.active();
     await acheck(async () => PARIS, 'q', { telemetry: true });
     expect(context.active()).toBe(before);
+  });
+});
+
+describe('telemetry without @opentelemetry/api', () => {
+  /** Runs `work` with a fresh copy of the telemetry module (nothing loaded yet), while resolving `@opentelemetry/api` throws `problem`. */
+  const without = async (problem: Error, work: (read: (value: unknown) => unknown) => void) => {
+    const Module = createRequire(import.meta.url)('node:module') as { _resolveFilename: (request: string, ...rest: unknown[]) => string };
+    const resolve = Module._resolveFilename;
+    Module._resolveFilename = (request, ...rest) => {
+      if (request === '@opentelemetry/api') throw problem;
+      return resolve(request, ...rest);
+    };
+    try {
+      vi.resetModules();
+      const { readTelemetry } = await import('../src/telemetry.js');
+      work(readTelemetry);
+    } finally {
+      Module._resolveFilename = resolve;
+    }
+  };
+
+  it('asking for telemetry says which package to install, whichever way Node says it is missing; not asking loads nothing', async () => {
+    for (const code of ['MODULE_NOT_FOUND', 'ERR_MODULE_NOT_FOUND']) {
+      await without(Object.assign(new Error("Cannot find module '@opentelemetry/api'"), { code }), (read) => {
+        expect(read(false)).toBeNull();
+        expect(() => read(true)).toThrow(
+          new Error('`telemetry` needs the package @opentelemetry/api (1.9 or later), an optional peer dependency of boothjs: npm install @opentelemetry/api'),
+        );
+      });
+    }
+  });
+
+  it('any other failure to load it is thrown as it is', async () => {
+    const denied = Object.assign(new Error('EACCES: permission denied'), { code: 'EACCES' });
+    await without(denied, (read) => expect(() => read(true)).toThrow(denied));
   });
 });

@@ -102,6 +102,23 @@ describe('usage: what the calls consumed, as callFn reports it', () => {
     }
   });
 
+  it('a report\'s totalTokens and costUsd are checked like its counts: null means not given, and 0 is a count and a cost', () => {
+    const usageOf = (report: unknown) => check((_p, info) => (info.reportUsage?.(report as never), envelope('a', 0.9)), 'q', { maxRetries: 0 }).attempts[0]!;
+    expect(usageOf({ inputTokens: 2, outputTokens: 3, totalTokens: null, costUsd: null }).usage).toEqual({ inputTokens: 2, outputTokens: 3, totalTokens: 5, costUsd: null });
+    expect(usageOf({ inputTokens: 0, outputTokens: 0, totalTokens: 0, costUsd: 0 }).usage).toEqual({ inputTokens: 0, outputTokens: 0, totalTokens: 0, costUsd: 0 });
+    for (const [report, message] of [
+      [5, 'Expected `reportUsage` to be given { inputTokens, outputTokens }, got 5.'],
+      ['{"inputTokens":1}', 'Expected `reportUsage` to be given { inputTokens, outputTokens }, got "{\\"inputTokens\\":1}".'],
+      [{ inputTokens: 1, outputTokens: 1, totalTokens: -1 }, 'Expected `totalTokens` given to `reportUsage` to be a whole number of tokens, 0 or more, got -1.'],
+      [{ inputTokens: 1, outputTokens: 1, costUsd: '0.5' }, 'Expected `costUsd` given to `reportUsage` to be a finite number of dollars, 0 or more, got "0.5".'],
+      [{ inputTokens: 1, outputTokens: 1, costUsd: Number.POSITIVE_INFINITY }, 'Expected `costUsd` given to `reportUsage` to be a finite number of dollars, 0 or more, got Infinity.'],
+      [{ inputTokens: 1, outputTokens: 1, costUsd: -0.01 }, 'Expected `costUsd` given to `reportUsage` to be a finite number of dollars, 0 or more, got -0.01.'],
+    ] as const) {
+      const attempt = usageOf(report);
+      expect([attempt.callFailed, attempt.error, attempt.usage]).toEqual([true, message, null]);
+    }
+  });
+
   it('reporting usage while acheck() waits for the call does not count as the call being given up', async () => {
     let calls = 0;
     const result = await acheck(
@@ -192,6 +209,40 @@ describe('usage: what the calls consumed, as callFn reports it', () => {
     await expect(acheck(async () => envelope('Paris', 0.9), 'q', { maxRetries: 1, checkpoint: store, key: 'k' })).rejects.toThrow(
       new CheckpointError('k', null, 'holds a usage that is not token counts: {"inputTokens":"5","outputTokens":1,"totalTokens":6,"costUsd":null}. Delete it to start the run afresh.'),
     );
+  });
+
+  it('a checkpoint\'s usage must be whole token counts, 0 or more, and a cost null or a finite number of dollars, 0 or more', async () => {
+    const settings = readCheckArguments('acheck', async () => '', 'q', { maxRetries: 1 });
+    /** Attempt 0 saved with `usage` in place of what it reported, then resumed. */
+    const resume = (usage: unknown) => {
+      const run = new CheckpointRun('q', settings);
+      run.usageReporter({ attempt: 0 })({ inputTokens: 5, outputTokens: 1 });
+      run.send({ type: 'model.replied', reply: envelope('Lyon', 0.1) });
+      const saved = JSON.parse(JSON.stringify(run.checkpoint('k'))) as { snapshot: { context: { attempts: Array<Record<string, unknown>> } } };
+      run.stop();
+      saved.snapshot.context.attempts[0]!['usage'] = usage;
+      const store = { load: () => saved, save: () => {}, delete: () => {} };
+      return acheck(async () => envelope('Paris', 0.9), 'q', { maxRetries: 1, checkpoint: store, key: 'k' });
+    };
+    for (const usage of [
+      { inputTokens: 0, outputTokens: 0, totalTokens: 0, costUsd: 0 },
+      { inputTokens: 5, outputTokens: 1, totalTokens: 6, costUsd: 0.25 },
+    ]) {
+      const resumed = await resume(usage);
+      expect(resumed.status).toBe('REPAIRED');
+      expect(resumed.attempts[0]?.usage).toEqual(usage);
+    }
+    for (const usage of [
+      6,
+      'six tokens',
+      { inputTokens: -1, outputTokens: 1, totalTokens: 0, costUsd: null },
+      { inputTokens: 5, outputTokens: 1.5, totalTokens: 6, costUsd: null },
+      { inputTokens: 5, outputTokens: 1, totalTokens: 6, costUsd: '0.25' },
+      { inputTokens: 5, outputTokens: 1, totalTokens: 6, costUsd: -0.25 },
+      { inputTokens: 5, outputTokens: 1, totalTokens: 6, costUsd: Number.POSITIVE_INFINITY },
+    ]) {
+      await expect(resume(usage)).rejects.toThrow(new CheckpointError('k', null, `holds a usage that is not token counts: ${JSON.stringify(usage)}. Delete it to start the run afresh.`));
+    }
   });
 
   it('a checkpoint saved before usage was counted resumes with usage null for its attempts', () => {
