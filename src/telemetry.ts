@@ -244,6 +244,14 @@ export class RunTelemetry {
     } catch (error) {
       this.#broken = true;
       this.#settings.api.diag.error('boothjs: a tracer or span threw; this check records no more telemetry', error);
+      // Ended as they are, where the tracer still lets them end, so an exporter is not left waiting for them.
+      for (const open of [...this.#samples.values(), this.#attempt, this.#check]) {
+        try {
+          open?.span.end();
+        } catch {
+          // This span is the tracer's problem now: it already failed once.
+        }
+      }
     }
   }
 
