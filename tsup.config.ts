@@ -1,12 +1,12 @@
 import { defineConfig } from 'tsup';
 
 // Dependencies and peers stay imports, never bundled: the optional peers (vega, vega-lite, ajv,
-// @opentelemetry/*) must be absent at run time without breaking anything, and are loaded only
+// ioredis, @opentelemetry/*) must be absent at run time without breaking anything, and are loaded only
 // when an option or a flag asks for them. `shims` gives the CommonJS build the `import.meta.url`
 // that telemetry resolves @opentelemetry/api from.
 const shared = {
   target: 'node20' as const,
-  external: ['xstate', '@viz-js/viz', 'commander', 'cli-progress', 'vega', 'vega-lite', 'ajv', /^@opentelemetry\//],
+  external: ['xstate', '@viz-js/viz', 'commander', 'cli-progress', 'vega', 'vega-lite', 'ajv', 'ioredis', /^@opentelemetry\//],
   shims: true,
 };
 
@@ -19,6 +19,7 @@ export default defineConfig([
       visualize: 'src/visualize/index.ts',
       adapters: 'src/adapters.ts',
       testing: 'src/testing.ts',
+      redis: 'src/redis.ts',
     },
     format: ['esm', 'cjs'],
     // Standard Schema's spec is types only, and its authors invite copying them: they go into

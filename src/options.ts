@@ -358,7 +358,7 @@ export function readEvidenceOptions(options: unknown): { readonly evidenceThresh
  * ignored is a bug the caller cannot see. `entry` names the function whose options these
  * are; without it, unknown keys are reported against `label`.
  */
-function readShape(options: unknown, known: readonly string[], label: string, entry?: string): Record<string, unknown> {
+export function readShape(options: unknown, known: readonly string[], label: string, entry?: string): Record<string, unknown> {
   if (options === undefined || options === null) return {};
   if (!isPlainObject(options)) {
     throw new TypeError(`Expected ${label} to be a plain object, got ${describeValue(options)}.`);
