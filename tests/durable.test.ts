@@ -3,78 +3,30 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } fro
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { describe, expect, it, vi } from 'vitest';
-import { acheck, CheckpointError, fileStore, memoryStore } from '../src/index.js';
-import { decided, envelope } from './helpers.js';
+import { describe, expect, it } from 'vitest';
+import { fileStore, memoryStore } from '../src/index.js';
+import { decided } from './helpers.js';
+import { storeContract, uninterrupted } from './store-contract.js';
 
-const QUESTION = 'Which city is the capital of France?';
-const REPLIES = [envelope('Lyon', 0.1), envelope('Marseille', 0.3), envelope('Paris', 0.9)];
-const scriptedCall = async (_prompt: string, { attempt }: { attempt: number }) => REPLIES[attempt] ?? '';
-
-/** The same run, never interrupted and never saved. */
-const uninterrupted = () => acheck(scriptedCall, QUESTION, { maxRetries: 2 });
-
-describe('durable checks in one process', () => {
-  it('resume where a run stopped: finished attempts are neither repeated nor reported again', async () => {
+storeContract('memoryStore', {
+  make: () => {
     const store = memoryStore();
-    const controller = new AbortController();
-    const calls: number[] = [];
-    const reported: number[] = [];
-    const options = { maxRetries: 2, checkpoint: store, key: 'run-1', onAttempt: (index: number) => void reported.push(index) };
+    return { store, count: () => store.size, location: () => null };
+  },
+});
 
-    const interrupted = acheck(
-      async (prompt, info) => {
-        calls.push(info.attempt);
-        if (info.attempt === 1) controller.abort(new Error('process going down'));
-        return scriptedCall(prompt, info);
-      },
-      QUESTION,
-      { ...options, signal: controller.signal },
-    );
-    await expect(interrupted).rejects.toThrow('process going down');
-    expect(store.size).toBe(1);
+const directory = () => mkdtempSync(join(tmpdir(), 'booth-store-'));
 
-    const resumed = await acheck(
-      async (prompt, info) => {
-        calls.push(info.attempt);
-        return scriptedCall(prompt, info);
-      },
-      QUESTION,
-      options,
-    );
-    expect(calls).toEqual([0, 1, 1, 2]); // only the call in flight is made again
-    expect(reported).toEqual([0, 1, 2]);
-    expect(decided(resumed)).toEqual(decided(await uninterrupted()));
-    expect(store.size).toBe(0); // deleted on completion
-  });
-
-  it('a checkpoint of another run is an error naming the key, never a silent restart', async () => {
-    const store = memoryStore();
-    const controller = new AbortController();
-    await acheck(
-      async (prompt, info) => {
-        if (info.attempt === 1) controller.abort();
-        return scriptedCall(prompt, info);
-      },
-      QUESTION,
-      { checkpoint: store, key: 'k', signal: controller.signal, maxRetries: 2 },
-    ).catch(() => {});
-    expect(store.size).toBe(1);
-    const callFn = vi.fn(scriptedCall);
-    await expect(acheck(callFn, 'another question', { checkpoint: store, key: 'k', maxRetries: 2 })).rejects.toThrow(
-      /checkpoint for key "k" belongs to a different run: its prompt/,
-    );
-    await expect(acheck(callFn, QUESTION, { checkpoint: store, key: 'k', maxRetries: 5 })).rejects.toBeInstanceOf(CheckpointError);
-    await expect(acheck(callFn, QUESTION, { checkpoint: store, key: 'k', maxRetries: 2, timeoutMs: 5_000 })).rejects.toThrow(
-      /its timeoutMs is null, this call's is 5000/,
-    );
-    expect(callFn).not.toHaveBeenCalled();
-  });
+storeContract('fileStore', {
+  make: () => {
+    const dir = directory();
+    const location = (key: string) => join(dir, `${encodeURIComponent(key)}.json`);
+    return { store: fileStore(dir), count: () => readdirSync(dir).length, location };
+  },
+  writeRaw: ({ location }, key, text) => writeFileSync(location(key), text),
 });
 
 describe('fileStore', () => {
-  const directory = () => mkdtempSync(join(tmpdir(), 'booth-store-'));
-
   it('writes one JSON file per key, atomically, and deletes it', async () => {
     const dir = directory();
     const store = fileStore(dir);
@@ -87,22 +39,6 @@ describe('fileStore', () => {
     await store.delete('a/b c');
     expect(readdirSync(dir)).toEqual([]);
     expect(await store.load('a/b c')).toBeUndefined();
-  });
-
-  it('a corrupt file is an error naming the key and the file', async () => {
-    const dir = directory();
-    writeFileSync(join(dir, 'run-7.json'), '{"format": "booth.checkpoint", "snap');
-    const run = acheck(scriptedCall, QUESTION, { checkpoint: fileStore(dir), key: 'run-7' });
-    await expect(run).rejects.toBeInstanceOf(CheckpointError);
-    await expect(run).rejects.toThrow(`Booth checkpoint for key "run-7" in ${join(dir, 'run-7.json')} is corrupt`);
-  });
-
-  it('a foreign file is an error naming the key and the file', async () => {
-    const dir = directory();
-    writeFileSync(join(dir, 'run-8.json'), JSON.stringify({ hello: 'world' }));
-    await expect(acheck(scriptedCall, QUESTION, { checkpoint: fileStore(dir), key: 'run-8' })).rejects.toThrow(
-      `Booth checkpoint for key "run-8" in ${join(dir, 'run-8.json')} is not a Booth checkpoint`,
-    );
   });
 });
 
