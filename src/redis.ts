@@ -56,7 +56,7 @@ export function redisStore(client: RedisClientLike, options: RedisStoreOptions =
     );
   }
   const given = readShape(options, OPTION_KEYS, '`options`', 'redisStore');
-  const prefix = given['prefix'] ?? DEFAULT_PREFIX;
+  const prefix = given['prefix'] === undefined ? DEFAULT_PREFIX : given['prefix'];
   if (typeof prefix !== 'string') {
     throw new TypeError(`Expected \`prefix\` to be a string put before every key, such as "myapp:booth:", got ${describeValue(prefix)}.`);
   }
