@@ -4,6 +4,7 @@
 # packages or on any command but `booth`. Then checks the optional peers: without the chart
 # libraries `booth calibrate --svg` names the command that installs them, and with them it
 # draws; without ajv `--schema` names `npm i ajv`, and with it the schema file is compiled.
+# `boothjs/redis` loads without ioredis, which a plain install does not add.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 work="$(mktemp -d)"
@@ -30,6 +31,18 @@ if [ "${#packages[@]}" -gt "$limit" ]; then
   echo "footprint: more than $limit packages" >&2
   exit 1
 fi
+# boothjs/redis never loads a Redis client itself: with no ioredis installed it loads from both builds.
+if [ -e node_modules/ioredis ]; then
+  echo "footprint: a plain install should not add ioredis" >&2
+  exit 1
+fi
+node --input-type=module -e "
+  import { createRequire } from 'node:module';
+  const require = createRequire(process.cwd() + '/');
+  const client = { get: async () => null, set: async () => 'OK', del: async () => 0 };
+  for (const { redisStore } of [await import('boothjs/redis'), require('boothjs/redis')]) redisStore(client).locate('k');
+"
+echo "footprint: without ioredis, boothjs/redis loads from both builds"
 foreign=()
 for command in "${commands[@]}"; do [ "$command" = booth ] || foreign+=("$command"); done
 if [ "${#foreign[@]}" -gt 0 ]; then

@@ -28,3 +28,13 @@ const scripted = testing.scriptedModel([testing.envelope('4', 0.9)]);
 if (esm.check(scripted.sync, 'q').answer !== '4') throw new Error('testing entry point is broken');
 if (typeof adapters.openAICompatible !== 'function') throw new Error('adapters entry point is broken');
 console.log('smoke: the testing and adapters entry points load');
+
+// boothjs/redis loads from the build and makes a store from any client with Redis's get, set and del.
+const redis = await import('../dist/redis.js');
+const redisCjs = require('../dist/redis.cjs');
+const client = { get: async () => null, set: async () => 'OK', del: async () => 0 };
+for (const [name, r] of [['esm', redis], ['cjs', redisCjs]]) {
+  const store = r.redisStore(client, { prefix: 'smoke:' });
+  if (store.locate('k') !== 'redis key smoke:k' || (await store.load('k')) !== undefined) throw new Error(`${name} redis build is broken`);
+}
+console.log('smoke: esm and cjs redis entry points load and make a store');

@@ -3,6 +3,7 @@
 import { acheck, type AnswerSchema, check, checkWithEvidence, fileStore, resultFrom, type BoothResult, type Status, type TelemetryOptions, type Usage } from 'boothjs';
 import { fromAISDK, openAICompatible } from 'boothjs/adapters';
 import { checkpointMachine, type CheckpointOutput, modelActor } from 'boothjs/machine';
+import { type RedisClientLike, redisStore } from 'boothjs/redis';
 import { envelope, scriptedModel } from 'boothjs/testing';
 import { toHtml } from 'boothjs/visualize';
 import { assign, createActor, setup } from 'xstate';
@@ -58,4 +59,7 @@ const billed = check(
 );
 const spent: Usage | null = billed.usage;
 const seconds: number = billed.durationMs / 1000;
-export { fromWorkflow, html, later, seconds, spent, status, telemetry, vercel, year };
+// boothjs/redis type-checks without ioredis installed: its client type is structural.
+const redis: RedisClientLike = { get: async () => null, set: async () => 'OK', del: async () => 1 };
+const shared = acheck(async () => envelope('4', 0.9), 'q', { checkpoint: redisStore(redis, { prefix: 'app:', ttlSeconds: null }), key: 'k' });
+export { fromWorkflow, html, later, seconds, shared, spent, status, telemetry, vercel, year };
