@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import * as machines from '../machines/index.js';
 import * as booth from '../src/index.js';
 import * as adapters from '../src/adapters.js';
+import * as redis from '../src/redis.js';
 import * as testing from '../src/testing.js';
 import * as visualize from '../src/visualize/index.js';
 
@@ -19,7 +20,7 @@ describe('README', () => {
   });
 
   it('documents every runtime export', () => {
-    const modules = [booth, machines, visualize, adapters, testing];
+    const modules = [booth, machines, visualize, adapters, testing, redis];
     for (const name of modules.flatMap((module) => Object.keys(module))) {
       expect(readme, name).toContain(`\`${name}\``);
     }
