@@ -32,8 +32,8 @@ export interface RedisStoreOptions {
 const DEFAULT_PREFIX = 'booth:checkpoint:';
 /**
  * Every save restarts the expiry, so this is how long a run may sit untouched, not how long
- * it may take: a week outlasts a weekend or a holiday outage of the workers, yet a run
- * nobody resumes is gone before a month of them fills the server's memory.
+ * it may take: a week outlasts a weekend or a holiday with the workers down, and still clears
+ * a run nobody will resume long before weeks of them crowd the server's memory.
  */
 const DEFAULT_TTL_SECONDS = 7 * 24 * 60 * 60;
 const OPTION_KEYS = ['prefix', 'ttlSeconds'] as const;
@@ -95,15 +95,15 @@ function readTtl(given: Record<string, unknown>): number | null {
   if (value === undefined) return DEFAULT_TTL_SECONDS;
   if (value === null) return null;
   // Redis refuses an expiry it cannot hold in milliseconds; a safe integer never overflows it.
-  if (!Number.isSafeInteger(value)) {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value)) {
     throw new TypeError(
       `Expected \`ttlSeconds\` to be a whole number of seconds, such as 86400 for a day, or null for no expiry, got ${describeValue(value)}.`,
     );
   }
-  if ((value as number) < 1) {
+  if (value < 1) {
     throw new RangeError(
       `Expected \`ttlSeconds\` to be 1 or more, got ${describeValue(value)}; Redis refuses an expiry that is not in the future. Pass null to keep checkpoints until their run completes.`,
     );
   }
-  return value as number;
+  return value;
 }
