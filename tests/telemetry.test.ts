@@ -307,18 +307,22 @@ describe('telemetry: the model call runs inside its span', () => {
 });
 
 describe('telemetry: errors end every span in error', () => {
-  it('an aborted acheck: the check span is an error with the exception recorded, and no span stays open', async () => {
+  /** An acheck whose caller aborts 5 ms into its calls, which honour the signal. */
+  const abortedWhileCalling = (options: { samples?: number }) => {
     const controller = new AbortController();
-    const pending = acheck(
+    return acheck(
       (_p, { signal }) =>
         new Promise<string>((_resolve, reject) => {
           signal?.addEventListener('abort', () => reject(signal.reason));
           setTimeout(() => controller.abort(new Error('user left')), 5);
         }),
       'q',
-      { telemetry: true, signal: controller.signal },
+      { ...options, telemetry: true, signal: controller.signal },
     );
-    await expect(pending).rejects.toThrow('user left');
+  };
+
+  it('an aborted acheck: the check span is an error with the exception recorded, and no span stays open', async () => {
+    await expect(abortedWhileCalling({})).rejects.toThrow('user left');
     const root = checkSpan();
     expect(root.status).toBe(SpanStatusCode.ERROR);
     const spans = exporter.getFinishedSpans();
@@ -329,17 +333,7 @@ describe('telemetry: errors end every span in error', () => {
   });
 
   it('an error ends the attempt and sample spans still open in error, with the message that the check ended with an error', async () => {
-    const controller = new AbortController();
-    const pending = acheck(
-      (_p, { signal }) =>
-        new Promise<string>((_resolve, reject) => {
-          signal?.addEventListener('abort', () => reject(signal.reason));
-          setTimeout(() => controller.abort(new Error('user left')), 5);
-        }),
-      'q',
-      { telemetry: true, samples: 2, signal: controller.signal },
-    );
-    await expect(pending).rejects.toThrow('user left');
+    await expect(abortedWhileCalling({ samples: 2 })).rejects.toThrow('user left');
     const statuses = exporter
       .getFinishedSpans()
       .filter((span) => span.name !== 'booth.check')
