@@ -12,6 +12,20 @@ trap 'rm -rf "$work"' EXIT
 limit=10
 tarball="$(cd "$root" && npm pack --silent --pack-destination "$work" | tail -n 1)"
 pkg() { node -p "require('$root/package.json').$1"; }
+# Runs the command after the first three arguments and requires its exit code and a phrase on
+# its stderr, which it leaves in $said.
+requires_exit() {
+  local want="$1" phrase="$2" what="$3" code
+  shift 3
+  set +e
+  said="$("$@" 2>&1 >/dev/null)"
+  code=$?
+  set -e
+  if [ "$code" -ne "$want" ] || [[ "$said" != *"$phrase"* ]]; then
+    echo "footprint: $what should exit $want saying '$phrase'; got $code: $said" >&2
+    exit 1
+  fi
+}
 xstate="$(pkg "devDependencies.xstate")"
 mkdir "$work/app"
 cd "$work/app"
@@ -52,15 +66,8 @@ fi
 
 # The chart's libraries are optional: asked for, they are named with the command that installs them.
 printf '%s\n' '{"status":"VERIFIED","confidence":0.9,"correct":true}' '{"status":"UNCERTAIN","confidence":0.3,"correct":false}' > labelled.jsonl
-set +e
-message="$(./node_modules/.bin/booth calibrate labelled.jsonl --svg chart.svg 2>&1 >/dev/null)"
-code=$?
-set -e
-if [ "$code" -ne 1 ] || [[ "$message" != *"npm i vega vega-lite"* ]]; then
-  echo "footprint: without vega, booth calibrate --svg should exit 1 naming 'npm i vega vega-lite'; got $code: $message" >&2
-  exit 1
-fi
-echo "footprint: without vega, booth calibrate --svg says: $message"
+requires_exit 1 "npm i vega vega-lite" "without vega, booth calibrate --svg" ./node_modules/.bin/booth calibrate labelled.jsonl --svg chart.svg
+echo "footprint: without vega, booth calibrate --svg says: $said"
 npm install --no-audit --no-fund --loglevel=error "vega@$(pkg "devDependencies.vega")" "vega-lite@$(pkg "devDependencies['vega-lite']")" >/dev/null
 ./node_modules/.bin/booth calibrate labelled.jsonl --svg chart.svg >/dev/null
 grep -q '<svg' chart.svg
@@ -68,26 +75,12 @@ echo "footprint: after npm i vega vega-lite, booth calibrate --svg draws the cha
 
 # Ajv is optional too. A schema Ajv refuses ends the command before any call, so no endpoint is needed.
 echo '{"type": 12}' > answer.schema.json
-ask_with_schema() { ./node_modules/.bin/booth ask q --base-url http://127.0.0.1:9/v1 --model m --schema answer.schema.json 2>&1 >/dev/null; }
-set +e
-message="$(ask_with_schema)"
-code=$?
-set -e
-if [ "$code" -ne 2 ] || [[ "$message" != *"npm i ajv"* ]]; then
-  echo "footprint: without ajv, booth ask --schema should exit 2 naming 'npm i ajv'; got $code: $message" >&2
-  exit 1
-fi
-echo "footprint: without ajv, booth ask --schema says: $message"
+ask_with_schema() { ./node_modules/.bin/booth ask q --base-url http://127.0.0.1:9/v1 --model m --schema answer.schema.json; }
+requires_exit 2 "npm i ajv" "without ajv, booth ask --schema" ask_with_schema
+echo "footprint: without ajv, booth ask --schema says: $said"
 npm install --no-audit --no-fund --loglevel=error "ajv@$(pkg "devDependencies.ajv")" >/dev/null
-set +e
-message="$(ask_with_schema)"
-code=$?
-set -e
-if [ "$code" -ne 2 ] || [[ "$message" != *"that Ajv can compile: schema is invalid"* ]]; then
-  echo "footprint: after npm i ajv, booth ask --schema should compile the schema and refuse it; got $code: $message" >&2
-  exit 1
-fi
-echo "footprint: after npm i ajv, booth ask --schema compiles the schema file: $message"
+requires_exit 2 "that Ajv can compile: schema is invalid" "after npm i ajv, booth ask --schema (compiling the schema and refusing it)" ask_with_schema
+echo "footprint: after npm i ajv, booth ask --schema compiles the schema file: $said"
 
 # Telemetry is optional too: without @opentelemetry/api a check runs from both builds (nothing
 # imports the package), and one that asks for telemetry names what installs it; with it, spans are made.
@@ -124,27 +117,14 @@ echo "footprint: after npm i @opentelemetry/api, both builds run a check with te
 
 # `booth ask --otel` from the packed command: without OpenTelemetry's SDK it names what installs it,
 # before any call; with it the command runs (no endpoint and no collector here: a failed call, a warning).
-otel_ask() { OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:9 ./node_modules/.bin/booth ask q --base-url http://127.0.0.1:9/v1 --model m --otel 2>&1 >/dev/null; }
-set +e
-message="$(otel_ask)"
-code=$?
-set -e
-if [ "$code" -ne 2 ] || [[ "$message" != *"npm i @opentelemetry/api @opentelemetry/sdk-trace-node"* ]]; then
-  echo "footprint: without OpenTelemetry's SDK, booth ask --otel should exit 2 naming the packages; got $code: $message" >&2
-  exit 1
-fi
-echo "footprint: without OpenTelemetry's SDK, booth ask --otel says: $message"
+otel_ask() { OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:9 ./node_modules/.bin/booth ask q --base-url http://127.0.0.1:9/v1 --model m --otel; }
+requires_exit 2 "npm i @opentelemetry/api @opentelemetry/sdk-trace-node" "without OpenTelemetry's SDK, booth ask --otel" otel_ask
+echo "footprint: without OpenTelemetry's SDK, booth ask --otel says: $said"
 otel_versions=()
 for name in @opentelemetry/sdk-trace-node @opentelemetry/resources @opentelemetry/exporter-trace-otlp-http; do
   otel_versions+=("$name@$(pkg "devDependencies['$name']")")
 done
 npm install --no-audit --no-fund --loglevel=error "${otel_versions[@]}" >/dev/null
-set +e
-message="$(otel_ask)"
-code=$?
-set -e
-if [ "$code" -ne 1 ] || [[ "$message" != *"warning: --otel could not export the spans"* ]]; then
-  echo "footprint: with OpenTelemetry's SDK, booth ask --otel should check (exit 1, the call fails) and warn that no collector answered; got $code: $message" >&2
-  exit 1
-fi
+# Exit 1: there is no endpoint, so the check is UNCERTAIN; the warning says no collector answered.
+requires_exit 1 "warning: --otel could not export the spans" "with OpenTelemetry's SDK, booth ask --otel" otel_ask
 echo "footprint: with OpenTelemetry's SDK installed, booth ask --otel runs and exports (no collector here: a warning)"
