@@ -25,6 +25,7 @@ export async function startOtel(model: string, usage: number, warn: (message: st
       import('@opentelemetry/sdk-trace-node'),
       import('@opentelemetry/resources'),
       import('@opentelemetry/exporter-trace-otlp-http'),
+      // Unused here (the checks load it themselves), but its absence is bad usage now, before any call.
       import('@opentelemetry/api'),
     ]);
   } catch (error) {
