@@ -39,14 +39,13 @@ function runCheck(callFn: CallFn, prompt: string, settings: CheckSettings, telem
       switch (need.kind) {
         case 'call': {
           const info = { attempt: need.attempt, replySchema: need.replySchema, reportUsage: run.usageReporter(need) };
-          run.send(telemetry ? telemetry.within(undefined, () => callSynchronously(callFn, need.prompt, info)) : callSynchronously(callFn, need.prompt, info));
+          run.send(called(callFn, need.prompt, info, telemetry));
           break;
         }
         case 'sample': {
           const { attempt, replySchema, sample } = need;
           const info = { attempt, replySchema, sample, reportUsage: run.usageReporter(need) };
-          const call = () => callSynchronously(callFn, need.prompt, info);
-          run.send(sampleEvent(telemetry ? telemetry.within(sample, call) : call(), need));
+          run.send(sampleEvent(called(callFn, need.prompt, info, telemetry), need));
           break;
         }
         case 'schema':
@@ -72,6 +71,11 @@ function runCheck(callFn: CallFn, prompt: string, settings: CheckSettings, telem
   } finally {
     run.stop();
   }
+}
+
+/** With telemetry a call runs inside its attempt's (or sample's) span, as in `acheck()`. */
+function called(callFn: CallFn, prompt: string, info: CallInfo, telemetry: RunTelemetry | null): CallOutcome {
+  return telemetry ? telemetry.within(info.sample, () => callSynchronously(callFn, prompt, info)) : callSynchronously(callFn, prompt, info);
 }
 
 function callSynchronously(callFn: CallFn, prompt: string, info: CallInfo): CallOutcome {
