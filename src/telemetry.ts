@@ -3,6 +3,7 @@ import type * as OpenTelemetry from '@opentelemetry/api';
 import type { CheckpointContext } from '../machines/checkpoint.js';
 import type { Attempt } from './attempt.js';
 import type { AnyBoothResult } from './result.js';
+import { isMissingPackage } from './optional-peers.js';
 import { addUsage, type Usage } from './usage.js';
 import { describeValue, isPlainObject } from './values.js';
 
@@ -128,8 +129,7 @@ function openTelemetryApi(): Api {
   try {
     loaded = createRequire(import.meta.url)('@opentelemetry/api') as Api;
   } catch (error) {
-    const code = (error as { code?: unknown } | null)?.code;
-    if (code !== 'MODULE_NOT_FOUND' && code !== 'ERR_MODULE_NOT_FOUND') throw error;
+    if (!isMissingPackage(error, '@opentelemetry/api')) throw error;
     throw new Error('`telemetry` needs the package @opentelemetry/api (1.9 or later), an optional peer dependency of boothjs: npm install @opentelemetry/api');
   }
   return loaded;

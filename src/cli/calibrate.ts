@@ -1,5 +1,5 @@
 import { CONFIDENCE_SOURCES, type ConfidenceSource, canonicalJson, combinedConfidence, defaultAgree, type Voter, voteOf } from '../agreement.js';
-import { isMissingPackage } from './optional.js';
+import { isMissingPackage } from '../optional-peers.js';
 
 /**
  * How far to trust a model's self-reported confidence, from results whose correctness is

@@ -3,7 +3,7 @@ import type { StandardJSONSchemaV1, StandardSchemaV1 } from '@standard-schema/sp
 import type { Ajv2020, ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
 import { describeValue } from '../values.js';
 import { readText } from './batch.js';
-import { isMissingPackage } from './optional.js';
+import { isMissingPackage } from '../optional-peers.js';
 
 /**
  * `--schema answer.schema.json`: the answer's JSON Schema (draft 2020-12) as the Standard

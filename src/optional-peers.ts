@@ -1,8 +1,8 @@
 /**
- * Optional peer dependencies (vega and vega-lite for `calibrate --svg`, ajv for
- * `--schema`) are loaded with `import()` only when a flag needs them, so a plain install
- * stays small. When one is absent, the command names what installs it rather than
- * showing Node's resolution error.
+ * Optional peer dependencies (vega and vega-lite for `calibrate --svg`, ajv for `--schema`,
+ * OpenTelemetry for `telemetry` and `--otel`) are loaded only when an option or a flag needs
+ * them, so a plain install stays small. When one is absent, Booth names what installs it
+ * rather than showing Node's resolution error.
  */
 
 /**
