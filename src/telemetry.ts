@@ -137,9 +137,14 @@ function openTelemetryApi(): Api {
 
 /** The `booth.check` span of a check that failed on its arguments: it starts and ends in error. */
 export function rejectedCheck(settings: TelemetrySettings, entry: string, error: unknown): void {
-  const span = settings.tracer.startSpan('booth.check', { attributes: { ...settings.common, 'booth.entry': entry } });
-  failed(settings.api, span, error);
-  span.end();
+  // The caller gets the argument error either way: a tracer that throws must not replace it.
+  try {
+    const span = settings.tracer.startSpan('booth.check', { attributes: { ...settings.common, 'booth.entry': entry } });
+    failed(settings.api, span, error);
+    span.end();
+  } catch (tracerError) {
+    settings.api.diag.error('boothjs: a tracer or span threw; this check records no telemetry', tracerError);
+  }
 }
 
 function failed(api: Api, span: Span, error: unknown): void {

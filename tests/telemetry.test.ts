@@ -388,6 +388,9 @@ describe('telemetry: errors end every span in error', () => {
       // The spans it had opened were ended as they were: an exporter waits for none of them.
       expect(open.size).toBe(0);
       expect(logged).toHaveLength(2);
+      // With a wrong option, the caller gets the RangeError, not the tracer's error.
+      expect(() => check(() => PARIS, 'q', { telemetry: { tracer: throwing }, threshold: 5 })).toThrow(RangeError);
+      expect(logged).toHaveLength(3);
       expect(String(logged[0])).toContain('this check records no more telemetry');
     } finally {
       diag.disable();
