@@ -85,7 +85,7 @@ export class CheckpointRun {
     telemetry?.begin(this.#engine.view().context, snapshot !== undefined);
     if (snapshot) {
       this.#reported = this.#engine.view().context.attempts.length;
-      this.#engine.send({ type: 'booth.resumed' });
+      if (this.#engine.view().status === 'active') this.#engine.send({ type: 'booth.resumed' });
     }
   }
 
@@ -196,7 +196,7 @@ export function readCheckpoint(
     | undefined;
   const settingsSaved = snapshot?.context?.settings;
   if (
-    snapshot?.status !== 'active' ||
+    (snapshot?.status !== 'active' && snapshot?.status !== 'done') ||
     typeof snapshot.value !== 'string' ||
     !Array.isArray(snapshot.context?.attempts) ||
     typeof settingsSaved !== 'object'

@@ -186,6 +186,11 @@ export class Stepper<TContext extends object, TEvent extends EventObject, TOutpu
     if (!state) throw new TypeError(`Cannot resume machine "${program.id}" in state ${JSON.stringify(resumed?.value)}: it has no such state.`);
     this.#state = state;
     this.value = state.name;
+    // A run saved once it had ended (its last attempt is saved before the checkpoint is deleted) resumes ended.
+    if (resumed && state.final) {
+      this.status = 'done';
+      this.output = outputOf(this.context);
+    }
     if (!resumed) {
       this.#guarded(() => {
         this.#run(program.rootEntry, INIT);

@@ -73,6 +73,8 @@ describe.skipIf(process.env.BOOTH_MUTATE === '1')('a real crash: SIGKILL, then a
     { stop: 'call:1', killOn: 'calling 1', repeated: 1 },
     { stop: 'saved:1', killOn: 'saved 1', repeated: null },
     { stop: 'call:2', killOn: 'calling 2', repeated: 2 },
+    // The last attempt is saved before the checkpoint is deleted: a run that died between the two resumes ended.
+    { stop: 'saved:2', killOn: 'saved 2', repeated: null },
   ];
 
   for (const { stop, killOn, repeated } of stops) {

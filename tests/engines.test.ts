@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { type CheckpointEvent, type CheckpointInput, checkpointMachine } from '../machines/checkpoint.js';
 import { update } from '../machines/effects.js';
 import { createEngine, type Engine, forceEngine } from '../src/engines.js';
-import { acheck, check } from '../src/index.js';
+import { acheck, check, type CheckpointStore, memoryStore } from '../src/index.js';
 import { readMachineInput } from '../src/options.js';
 import { compile, UnsupportedMachineError } from '../src/stepper.js';
 import { z } from 'zod';
@@ -326,6 +326,36 @@ describe('check() and acheck() on either engine', () => {
     check(() => envelope('Paris', 0.9), 'Capital of France?', { inspect: (event) => void types.add(event.type) });
     expect(types).toContain('@xstate.snapshot');
   });
+});
+
+describe('a checkpoint saved once the run had ended', () => {
+  // acheck saves the last attempt, then deletes the checkpoint: a crash between the two leaves an ended run.
+  for (const [saved, resumed] of [['stepper', 'actor'], ['actor', 'stepper'], ['stepper', 'stepper'], ['actor', 'actor']] as const) {
+    it(`saved by the ${saved}, resumes on the ${resumed} to the same result, calling nothing and reporting nothing again`, async () => {
+      const kept = memoryStore();
+      const undeleted: CheckpointStore = { load: kept.load, save: kept.save, delete: () => undefined };
+      const replies = [envelope('Lyon', 0.2), envelope('Paris', 0.9)];
+      forceEngine(saved);
+      const first = await acheck(async (_prompt, { attempt }) => replies[attempt] ?? '', 'Capital of France?', { checkpoint: undeleted, key: 'k' });
+      expect(kept.size).toBe(1);
+      forceEngine(resumed);
+      const calls: number[] = [];
+      const reported: number[] = [];
+      const again = await acheck(
+        async (_prompt, { attempt }) => {
+          calls.push(attempt);
+          return '';
+        },
+        'Capital of France?',
+        { checkpoint: kept, key: 'k', onAttempt: (index) => void reported.push(index) },
+      );
+      expect(calls).toEqual([]);
+      expect(reported).toEqual([]);
+      expect(decided(again.toJSON())).toEqual(decided(first.toJSON()));
+      expect(again.status).toBe('REPAIRED');
+      expect(kept.size).toBe(0); // deleted now
+    });
+  }
 });
 
 describe('the compiler refuses what the stepper does not run', () => {
