@@ -4,7 +4,8 @@
 # packages or on any command but `booth`. Then checks the optional peers: without the chart
 # libraries `booth calibrate --svg` names the command that installs them, and with them it
 # draws; without ajv `--schema` names `npm i ajv`, and with it the schema file is compiled.
-# `boothjs/redis` loads without ioredis, which a plain install does not add.
+# `boothjs/redis` loads without ioredis, which a plain install does not add; `booth worker` and
+# `batch --queue` name `npm i bullmq ioredis` without them, and load them once installed.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 work="$(mktemp -d)"
@@ -128,3 +129,15 @@ npm install --no-audit --no-fund --loglevel=error "${otel_versions[@]}" >/dev/nu
 # Exit 1: there is no endpoint, so the check is UNCERTAIN; the warning says no collector answered.
 requires_exit 1 "warning: --otel could not export the spans" "with OpenTelemetry's SDK, booth ask --otel" otel_ask
 echo "footprint: with OpenTelemetry's SDK installed, booth ask --otel runs and exports (no collector here: a warning)"
+
+# Queued batches need BullMQ and ioredis, optional too: without them `booth worker` and `batch --queue`
+# name what installs them, before touching Redis; with them the packed command loads both and
+# reaches for Redis (none here, on a closed port: exit 1 naming the address).
+worker_cmd() { ./node_modules/.bin/booth worker --queue redis://127.0.0.1:9/0 --name run-1 --base-url http://127.0.0.1:9/v1 --model m; }
+queued_batch() { ./node_modules/.bin/booth batch labelled.jsonl --queue redis://127.0.0.1:9/0 --name run-1 -o out.jsonl; }
+requires_exit 2 "npm i bullmq ioredis" "without bullmq, booth worker" worker_cmd
+echo "footprint: without bullmq, booth worker says: $said"
+requires_exit 2 "npm i bullmq ioredis" "without bullmq, booth batch --queue" queued_batch
+npm install --no-audit --no-fund --loglevel=error "bullmq@$(pkg "devDependencies.bullmq")" "ioredis@$(pkg "devDependencies.ioredis")" >/dev/null
+requires_exit 1 "cannot reach Redis at redis://127.0.0.1:9/0" "with bullmq, booth worker" worker_cmd
+echo "footprint: with bullmq and ioredis installed, booth worker loads them and says: $said"

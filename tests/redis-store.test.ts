@@ -1,85 +1,30 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { createConnection, createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { acheck, type Checkpoint, CheckpointError } from '../src/index.js';
 import { redisStore } from '../src/redis.js';
+import { startRedis, type RedisServer } from './fixtures/redis-server.js';
 import { decided } from './helpers.js';
 import { scriptedCall, storeContract, uninterrupted } from './store-contract.js';
 
-// A real redis-server of this file's own, on a free loopback port, with nothing written to disk.
-let server: ChildProcess;
-let port: number;
-let directory: string;
+let redis: RedisServer;
 let client: Redis;
 const clients: Redis[] = [];
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
-    });
-  });
-}
-
-/** True once the server on `port` answers PING. */
-function pong(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = createConnection({ host: '127.0.0.1', port });
-    let reply = '';
-    socket.once('connect', () => socket.write('PING\r\n'));
-    socket.on('data', (chunk) => {
-      reply += chunk.toString();
-      if (reply.includes('\r\n')) {
-        socket.destroy();
-        resolve(reply.startsWith('+PONG'));
-      }
-    });
-    socket.once('error', () => resolve(false));
-  });
-}
-
-/** Starts redis-server on a free port; another process may take the port between probe and bind, so it retries. */
-async function startRedis(): Promise<{ server: ChildProcess; port: number }> {
-  for (let tries = 0; tries < 5; tries++) {
-    const port = await freePort();
-    const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', directory];
-    const server = spawn('redis-server', args, { stdio: 'ignore' });
-    let exited = false;
-    server.once('exit', () => (exited = true));
-    for (const deadline = Date.now() + 10_000; !exited && Date.now() < deadline; await sleep(50)) {
-      if (await pong(port)) return { server, port };
-    }
-    server.kill('SIGKILL');
-  }
-  throw new Error('redis-server did not answer PING on a free port: is it installed (apt-get install redis-server)?');
-}
-
 function connect(): Redis {
-  const connection = new Redis({ host: '127.0.0.1', port });
+  const connection = new Redis({ host: '127.0.0.1', port: redis.port });
   clients.push(connection);
   return connection;
 }
 
 beforeAll(async () => {
-  directory = mkdtempSync(join(tmpdir(), 'booth-redis-'));
-  ({ server, port } = await startRedis());
+  redis = await startRedis();
   client = connect();
 }, 30_000);
 
 afterAll(async () => {
   await Promise.all(clients.map((connection) => connection.quit()));
-  const exited = new Promise((resolve) => server.once('exit', resolve));
-  server.kill('SIGTERM');
-  await exited;
-  rmSync(directory, { recursive: true, force: true });
+  await redis.close();
 });
 
 const QUESTION = 'Which city is the capital of France?';

@@ -7,6 +7,7 @@ import type { AsyncCallFn } from '../options.js';
 import type { AnswerSchema } from '../schema.js';
 import type { TelemetryOptions } from '../telemetry.js';
 import type { JsonValue } from '../json-objects.js';
+import type { CheckResult } from '../result.js';
 import { totalUsage, type Usage, usageFromReport } from '../usage.js';
 
 /**
@@ -51,7 +52,7 @@ export interface BatchSettings {
 }
 
 /** What one result line counts for in the summary. */
-interface Tally {
+export interface Tally {
   readonly status: string;
   readonly method: string;
   readonly attempts: number;
@@ -177,11 +178,9 @@ export async function runBatch(settings: BatchSettings): Promise<BatchSummary> {
           throw error;
         }
         if (halt.signal.aborted) return;
-        const latencyMs = Math.round(performance.now() - started);
-        const { prompts, ...fields } = result.toJSON();
-        const row = { id: question.id, expected: question.expected, latencyMs, ...fields, ...(settings.withPrompts ? { prompts } : {}) };
+        const row = resultRow(question, Math.round(performance.now() - started), result, settings.withPrompts ?? false);
         writeLine(fd, settings.output, `${JSON.stringify(row)}\n`);
-        const tally = tallyOf(row as unknown as Record<string, unknown>);
+        const tally = tallyOf(row);
         if (tally) tallies.push(tally);
         checked += 1;
         counts[result.status] = (counts[result.status] ?? 0) + 1;
@@ -202,7 +201,13 @@ export async function runBatch(settings: BatchSettings): Promise<BatchSummary> {
   return summarize(questions.length, questions.length - pending.length, earlier.redone, checked, settings.signal.aborted, tallies);
 }
 
-function summarize(total: number, skipped: number, redone: number, checked: number, stopped: boolean, tallies: readonly Tally[]): BatchSummary {
+/** A result line: the question's id and expected answer, the time the check took, then the result. */
+export function resultRow(question: Question, latencyMs: number, result: CheckResult<unknown, unknown>, withPrompts: boolean): Record<string, unknown> {
+  const { prompts, ...fields } = result.toJSON();
+  return { id: question.id, expected: question.expected, latencyMs, ...fields, ...(withPrompts ? { prompts } : {}) };
+}
+
+export function summarize(total: number, skipped: number, redone: number, checked: number, stopped: boolean, tallies: readonly Tally[]): BatchSummary {
   const byStatus: Record<string, number> = {};
   const byMethod: Record<string, number> = {};
   for (const tally of tallies) {
@@ -243,7 +248,7 @@ export function readText(role: FileRole, file: string): string {
   }
 }
 
-function readQuestions(file: string, warn: (message: string) => void): Question[] {
+export function readQuestions(file: string, warn: (message: string) => void): Question[] {
   const text = readText('questions', file);
   const questions: Question[] = [];
   const seen = new Set<string>();
@@ -268,13 +273,15 @@ function readQuestions(file: string, warn: (message: string) => void): Question[
   return questions;
 }
 
-interface EarlierResults {
+export interface EarlierResults {
   /** Ids with a result that stands. */
   readonly done: Set<string>;
   /** The tallies of those results, for the questions of this input. */
   readonly tallies: readonly Tally[];
   /** Results dropped because every call failed. */
   readonly redone: number;
+  /** The ids of those results: their questions are to be checked again. */
+  readonly redoneIds: ReadonlySet<string>;
 }
 
 /**
@@ -284,7 +291,7 @@ interface EarlierResults {
  * renamed over it), so the output keeps one line per question. Anything but a regular
  * file (`/dev/stdout`, a pipe) is only written to.
  */
-function readEarlierResults(file: string, retryFailed: boolean, wanted: ReadonlySet<string>, warn: (message: string) => void): EarlierResults {
+export function readEarlierResults(file: string, retryFailed: boolean, wanted: ReadonlySet<string>, warn: (message: string) => void): EarlierResults {
   const done = new Set<string>();
   const tallies: Tally[] = [];
   let stats;
@@ -293,7 +300,8 @@ function readEarlierResults(file: string, retryFailed: boolean, wanted: Readonly
   } catch (error) {
     throw new CliFileError('results', file, 'read', error);
   }
-  if (!stats?.isFile()) return { done, tallies, redone: 0 };
+  const redoneIds = new Set<string>();
+  if (!stats?.isFile()) return { done, tallies, redone: 0, redoneIds };
   const text = readText('results', file);
   const kept: string[] = [];
   let dropped = 0;
@@ -311,6 +319,7 @@ function readEarlierResults(file: string, retryFailed: boolean, wanted: Readonly
     const tally = tallyOf(row);
     if (retryFailed && tally?.everyCallFailed) {
       redone += 1;
+      redoneIds.add(String(row['id']));
       dropped += 1;
       continue;
     }
@@ -329,10 +338,10 @@ function readEarlierResults(file: string, retryFailed: boolean, wanted: Readonly
       throw new CliFileError('results', file, 'write', error);
     }
   }
-  return { done, tallies, redone };
+  return { done, tallies, redone, redoneIds };
 }
 
-function openOutput(file: string): number {
+export function openOutput(file: string): number {
   try {
     return openSync(file, 'a');
   } catch (error) {
@@ -341,7 +350,7 @@ function openOutput(file: string): number {
 }
 
 /** One line in one go: with O_APPEND a line is never interleaved with another, and a kill between lines never cuts one. */
-function writeLine(fd: number, file: string, line: string): void {
+export function writeLine(fd: number, file: string, line: string): void {
   const bytes = Buffer.from(line);
   try {
     for (let written = 0; written < bytes.length; ) written += writeSync(fd, bytes, written);
@@ -351,7 +360,7 @@ function writeLine(fd: number, file: string, line: string): void {
 }
 
 /** The summary's view of a result line; null for a line that is not a result. */
-function tallyOf(row: Record<string, unknown>): Tally | null {
+export function tallyOf(row: Record<string, unknown>): Tally | null {
   const { status, method, attempts, latencyMs, usage } = row;
   if (typeof status !== 'string' || typeof method !== 'string' || !Array.isArray(attempts)) return null;
   let failedCalls = 0;
@@ -399,7 +408,7 @@ function usageOfRow(value: unknown): Usage | null {
 const STATUS_ORDER = ['VERIFIED', 'REPAIRED', 'AMBIGUOUS', 'UNCERTAIN', 'BLOCKED'];
 
 /** Keeps the counts in the order statuses are documented, whatever came first. */
-function sortByStatus(counts: Record<string, number>): void {
+export function sortByStatus(counts: Record<string, number>): void {
   const entries = Object.entries(counts).sort(([a], [b]) => STATUS_ORDER.indexOf(a) - STATUS_ORDER.indexOf(b));
   for (const [status] of entries) delete counts[status];
   for (const [status, n] of entries) counts[status] = n;

@@ -1,7 +1,8 @@
 /**
- * The `booth` command: `demo`, `ask`, `batch` and `calibrate`. Exit codes: 0 done (for
- * `ask`: the answer was accepted), 1 failed (for `ask`: not accepted; for `batch`: a file
- * could not be read or written), 2 bad usage, 130 stopped by Ctrl-C.
+ * The `booth` command: `demo`, `ask`, `batch`, `worker` and `calibrate`. Exit codes: 0 done
+ * (for `ask`: the answer was accepted), 1 failed (for `ask`: not accepted; for `batch`: a
+ * file could not be read or written, or Redis could not be reached), 2 bad usage, 130
+ * stopped by Ctrl-C.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -13,12 +14,15 @@ import { CONFIDENCE_SOURCES, type ConfidenceSource } from '../agreement.js';
 import { MAX_SAMPLES } from '../options.js';
 import type { Sample } from '../attempt.js';
 import type { AnswerSchema } from '../schema.js';
-import { type BatchSummary, CliFileError, runBatch } from './batch.js';
+import { type BatchSummary, CliFileError, readText, runBatch } from './batch.js';
 import { calibrate, calibrateBySource, confidenceBySource, type Labelled, loadChartLibraries, reliabilitySvg, sameAnswer, type SourceCalibrations } from './calibrate.js';
 import { runDemo } from './demo.js';
 import { askSpentLines, batchSpentLines } from './spent.js';
 import { loadSchemaFile, SchemaFileError, SchemaLibraryMissing } from './json-schema.js';
 import { OTEL_PACKAGES, startOtel } from './otel.js';
+import { connectRedis, loadQueueLibraries, redisUrl, runName, shownUrl } from './queue.js';
+import { runQueueBatch } from './queue-batch.js';
+import { RunSettingsError, startWorker } from './worker.js';
 import { toHtml } from '../visualize/index.js';
 
 const USAGE_ERROR = 2;
@@ -69,10 +73,12 @@ interface EndpointFlags {
   otel?: boolean;
 }
 
-function withEndpointFlags(command: Command): Command {
+/** The flags that say which model to call and how to check its answers; `batch` requires the model only without --queue. */
+function withEndpointFlags(command: Command, modelRequired = true): Command {
+  const option = (flags: string, description: string) => (modelRequired ? command.requiredOption(flags, description) : command.option(flags, description));
+  option('--base-url <url>', 'OpenAI-compatible API root, e.g. http://localhost:11434/v1');
+  option('--model <name>', 'model name');
   return command
-    .requiredOption('--base-url <url>', 'OpenAI-compatible API root, e.g. http://localhost:11434/v1')
-    .requiredOption('--model <name>', 'model name')
     .option('--api-key-env <var>', 'environment variable that holds the API key')
     .option('--threshold <number>', 'lowest confidence accepted', unitInterval, 0.7)
     .option('--max-retries <n>', 'reconsiderations after the first attempt', wholeNumber(0, 100), 1)
@@ -174,6 +180,179 @@ function callFnFrom(flags: EndpointFlags) {
   return openAICompatible({ baseURL: flags.baseUrl, model: flags.model, apiKey });
 }
 
+const warn = (message: string) => console.error(`warning: ${message}`);
+
+/** Ends the command with a usage error: the message, then the command's help. */
+function usageError(command: Command, message: string): never {
+  return command.error(message, { exitCode: USAGE_ERROR, code: 'commander.usageError' });
+}
+
+type BatchFlags = EndpointFlags & {
+  output: string;
+  concurrency: number;
+  retryFailed: boolean;
+  withPrompts?: boolean;
+  queue?: string;
+  name?: string;
+  collect?: boolean;
+};
+
+type WorkerFlags = EndpointFlags & { queue: string; name: string; concurrency: number; rate?: { max: number; durationMs: number }; lockMs: number };
+
+/** The flags a queued batch leaves to its workers, by their key and as they are written. */
+const WORKER_FLAGS = [
+  ['baseUrl', '--base-url'],
+  ['model', '--model'],
+  ['apiKeyEnv', '--api-key-env'],
+  ['threshold', '--threshold'],
+  ['maxRetries', '--max-retries'],
+  ['timeoutMs', '--timeout-ms'],
+  ['callRetries', '--call-retries'],
+  ['schema', '--schema'],
+  ['samples', '--samples'],
+  ['confidenceFrom', '--confidence-from'],
+  ['otel', '--otel'],
+  ['concurrency', '--concurrency'],
+] as const;
+
+/**
+ * What every worker of a run must be started with: the model and the flags that decide a
+ * check. A checkpoint resumes only under the same settings, and one run's results should
+ * come from one model judged one way. The schema counts by its contents, not its path.
+ */
+function sharedFlags(flags: EndpointFlags): Record<string, string | number | boolean | null> {
+  return {
+    '--model': flags.model,
+    '--threshold': flags.threshold,
+    '--max-retries': flags.maxRetries,
+    '--timeout-ms': flags.timeoutMs ?? null,
+    '--call-retries': flags.callRetries,
+    '--samples': flags.samples,
+    '--confidence-from': flags.confidenceFrom ?? null,
+    '--schema': flags.schema === undefined ? null : JSON.stringify(JSON.parse(readText('schema', flags.schema))),
+  };
+}
+
+/** `--rate 10/s`: at most n questions per second, minute or hour; a fraction spreads one over a longer window. */
+function rateLimit(value: string): { max: number; durationMs: number } {
+  const match = /^\s*(\d+(?:\.\d+)?)\s*\/\s*(s|m|h)\s*$/.exec(value);
+  const n = Number(match?.[1]);
+  if (!match || !(n > 0)) throw new InvalidArgumentError('expected a rate such as 10/s, 300/m or 1000/h.');
+  const unitMs = { s: 1_000, m: 60_000, h: 3_600_000 }[match[2] as 's' | 'm' | 'h'];
+  return Number.isInteger(n) ? { max: n, durationMs: unitMs } : { max: 1, durationMs: Math.round(unitMs / n) };
+}
+
+/**
+ * The batch's progress bar on stderr, and Ctrl-C: the first stops the batch cleanly, a
+ * second at once, saying `stoppedNow` (every line written is whole either way: each is
+ * written in one synchronous call).
+ */
+function batchConsole(stoppedNow: string) {
+  const controller = new AbortController();
+  const bar = new SingleBar({
+    format: 'booth batch |{bar}| {value}/{total} | {rate}/s | ETA {eta_formatted} | {counts}',
+    stream: process.stderr,
+    noTTYOutput: true,
+    notTTYSchedule: 1_000,
+    hideCursor: true,
+  });
+  let interrupts = 0;
+  const interrupt = () => {
+    interrupts += 1;
+    if (interrupts === 1) return controller.abort(new Error('stopped by Ctrl-C'));
+    bar.stop();
+    console.error(stoppedNow);
+    process.exit(INTERRUPTED);
+  };
+  process.on('SIGINT', interrupt);
+  process.on('SIGTERM', interrupt);
+  const started = performance.now();
+  let barStarted = false;
+  return {
+    signal: controller.signal,
+    progress: ({ done, total, counts }: { done: number; total: number; counts: Readonly<Record<string, number>> }) => {
+      const seconds = (performance.now() - started) / 1000;
+      const payload = {
+        rate: seconds > 0 ? (done / seconds).toFixed(1) : '0.0',
+        counts: Object.entries(counts).map(([status, n]) => `${status} ${n}`).join(' ') || '—',
+      };
+      if (!barStarted) {
+        bar.start(total, done, payload);
+        barStarted = true;
+      } else bar.update(done, payload);
+    },
+    close: () => {
+      bar.stop();
+      process.off('SIGINT', interrupt);
+      process.off('SIGTERM', interrupt);
+    },
+  };
+}
+
+async function localBatch(input: string, flags: BatchFlags): Promise<void> {
+  const schema = await schemaFrom(flags);
+  const otel = flags.otel ? await startOtel(flags.model, USAGE_ERROR, warn) : null;
+  const callFn = callFnFrom(flags);
+  const terminal = batchConsole(`stopped at once: the results written so far are in ${flags.output}; run the same command again to go on.`);
+  let summary: BatchSummary;
+  try {
+    summary = await runBatch({
+      input,
+      output: flags.output,
+      concurrency: flags.concurrency,
+      callFn,
+      ...checkOptions(flags),
+      schema,
+      telemetry: otel?.telemetry,
+      retryFailed: flags.retryFailed,
+      withPrompts: flags.withPrompts ?? false,
+      signal: terminal.signal,
+      warn,
+      progress: terminal.progress,
+    });
+  } finally {
+    terminal.close();
+    await otel?.shutdown();
+  }
+  printSummary(summary, input, flags.output);
+  if (summary.stopped) {
+    console.error(`stopped: ${summary.checked} results written to ${flags.output}; run the same command again to go on.`);
+    process.exitCode = INTERRUPTED;
+  }
+}
+
+/** `batch --queue`: the questions go to Redis, the workers check them, and this writes their lines. */
+async function queuedBatch(input: string | null, flags: BatchFlags & { queue: string; name: string }): Promise<void> {
+  const libraries = await loadQueueLibraries('--queue', USAGE_ERROR);
+  const client = await connectRedis(libraries, flags.queue, warn);
+  const goOn = `the workers go on; the same command, or --collect, writes the rest to ${flags.output}.`;
+  const terminal = batchConsole(`stopped waiting at once: ${goOn}`);
+  let summary: BatchSummary;
+  try {
+    summary = await runQueueBatch({
+      libraries,
+      client,
+      name: flags.name,
+      input,
+      output: flags.output,
+      collect: flags.collect ?? false,
+      retryFailed: flags.retryFailed,
+      withPrompts: flags.withPrompts ?? false,
+      signal: terminal.signal,
+      warn,
+      progress: terminal.progress,
+    });
+  } finally {
+    terminal.close();
+    client.disconnect();
+  }
+  printSummary(summary, input ?? `run ${flags.name}`, flags.output);
+  if (summary.stopped) {
+    console.error(`stopped waiting: ${summary.checked} results written to ${flags.output}; ${goOn}`);
+    process.exitCode = INTERRUPTED;
+  }
+}
+
 export function program(): Command {
   const booth = new Command('booth')
     .description('A checkpoint between your application and an LLM call.')
@@ -205,76 +384,85 @@ export function program(): Command {
       }
     });
 
-  withEndpointFlags(booth.command('batch'))
-    .description('check every question of a JSONL file ({ "id", "prompt", "expected"? } per line)')
-    .argument('<questions>', 'input JSONL file')
+  withEndpointFlags(booth.command('batch'), false)
+    .description('check every question of a JSONL file ({ "id", "prompt", "expected"? } per line), here or by workers (--queue)')
+    .argument('[questions]', 'input JSONL file (with --queue --collect, the run\'s own questions when left out)')
     .requiredOption('-o, --output <file>', 'results JSONL file; a rerun skips the ids already in it')
     .option('--concurrency <n>', 'checks in flight at once', wholeNumber(1), 8)
     .option('--no-retry-failed', 'on a rerun, keep the results whose every call failed instead of checking them again')
     .option('--with-prompts', 'keep the prompts sent in each result line')
-    .action(async (input: string, flags: EndpointFlags & { output: string; concurrency: number; retryFailed: boolean; withPrompts?: boolean }) => {
+    .option('--queue <url>', 'Redis to queue the questions in (needs npm i bullmq ioredis); `booth worker`s check them', redisUrl)
+    .option('--name <run>', 'with --queue: the run, as its workers are started with', runName)
+    .option('--collect', 'with --queue: queue nothing, only write the run\'s results')
+    .action(async (input: string | undefined, flags: BatchFlags, command: Command) => {
+      if (flags.queue === undefined) {
+        for (const [flag, given] of [['--name', flags.name], ['--collect', flags.collect]] as const) {
+          if (given !== undefined) usageError(command, `error: option '${flag}' goes with --queue <url>; without it the batch runs here.`);
+        }
+        if (input === undefined) usageError(command, "error: missing required argument 'questions'");
+        for (const [flag, given] of [['--base-url <url>', flags.baseUrl], ['--model <name>', flags.model]] as const) {
+          if (given === undefined) usageError(command, `error: required option '${flag}' not specified`);
+        }
+        return localBatch(input, flags);
+      }
+      if (flags.name === undefined) usageError(command, "error: option '--queue <url>' needs --name <run>: the run's name, which its workers are started with.");
+      const modelFlags = WORKER_FLAGS.filter(([key]) => command.getOptionValueSource(key) === 'cli').map(([, flag]) => flag);
+      if (modelFlags.length > 0) {
+        usageError(command, `error: with --queue the workers call the model and check the answers: give ${modelFlags.join(', ')} to booth worker instead.`);
+      }
+      if (input === undefined && !flags.collect) usageError(command, "error: missing required argument 'questions' (or --collect, to only write the run's results)");
+      return queuedBatch(input ?? null, { ...flags, queue: flags.queue, name: flags.name });
+    });
+
+  withEndpointFlags(booth.command('worker'))
+    .description('check the questions of a queued batch (booth batch --queue) until stopped; start one on each machine')
+    .requiredOption('--queue <url>', 'the Redis the batch was queued in (needs npm i bullmq ioredis)', redisUrl)
+    .requiredOption('--name <run>', 'the run, as given to booth batch --name', runName)
+    .option('--concurrency <n>', 'checks in flight at once in this worker', wholeNumber(1), 8)
+    .option('--rate <n/s>', 'questions started per second by all the run\'s workers together (n/s, n/m or n/h)', rateLimit)
+    .option('--lock-ms <ms>', 'how long a question stays with a worker that stopped answering before another takes it', wholeNumber(1_000), 30_000)
+    .action(async (flags: WorkerFlags) => {
+      const libraries = await loadQueueLibraries('booth worker', USAGE_ERROR);
       const schema = await schemaFrom(flags);
-      const otel = flags.otel ? await startOtel(flags.model, USAGE_ERROR, (message) => console.error(`warning: ${message}`)) : null;
-      const callFn = callFnFrom(flags);
-      const controller = new AbortController();
-      const bar = new SingleBar({
-        format: 'booth batch |{bar}| {value}/{total} | {rate}/s | ETA {eta_formatted} | {counts}',
-        stream: process.stderr,
-        noTTYOutput: true,
-        notTTYSchedule: 1_000,
-        hideCursor: true,
-      });
-      // The first Ctrl-C stops starting checks and lets the run end cleanly; a second ends it at once.
-      // Either way every line written is whole: each is written in one synchronous call.
-      let interrupts = 0;
-      const interrupt = () => {
-        interrupts += 1;
-        if (interrupts === 1) return controller.abort(new Error('stopped by Ctrl-C'));
-        bar.stop();
-        console.error(`stopped at once: the results written so far are in ${flags.output}; run the same command again to go on.`);
-        process.exit(INTERRUPTED);
-      };
-      process.on('SIGINT', interrupt);
-      process.on('SIGTERM', interrupt);
-      const started = performance.now();
-      let barStarted = false;
-      let summary: BatchSummary;
+      const otel = flags.otel ? await startOtel(flags.model, USAGE_ERROR, warn) : null;
+      const client = await connectRedis(libraries, flags.queue, warn);
+      let worker;
       try {
-        summary = await runBatch({
-          input,
-          output: flags.output,
+        worker = await startWorker({
+          libraries,
+          client,
+          name: flags.name,
           concurrency: flags.concurrency,
-          callFn,
-          ...checkOptions(flags),
-          schema,
-          telemetry: otel?.telemetry,
-          retryFailed: flags.retryFailed,
-          withPrompts: flags.withPrompts ?? false,
-          signal: controller.signal,
-          warn: (message) => console.error(`warning: ${message}`),
-          progress: ({ done, total, counts }) => {
-            const seconds = (performance.now() - started) / 1000;
-            const payload = {
-              rate: seconds > 0 ? (done / seconds).toFixed(1) : '0.0',
-              counts: Object.entries(counts).map(([status, n]) => `${status} ${n}`).join(' ') || '—',
-            };
-            if (!barStarted) {
-              bar.start(total, done, payload);
-              barStarted = true;
-            } else bar.update(done, payload);
-          },
+          rate: flags.rate ?? null,
+          lockMs: flags.lockMs,
+          callFn: callFnFrom(flags),
+          check: { ...checkOptions(flags), schema, telemetry: otel?.telemetry },
+          shared: sharedFlags(flags),
+          warn,
         });
-      } finally {
-        bar.stop();
-        process.off('SIGINT', interrupt);
-        process.off('SIGTERM', interrupt);
+      } catch (error) {
+        client.disconnect();
         await otel?.shutdown();
+        if (error instanceof RunSettingsError) throw new CommanderError(USAGE_ERROR, 'booth.worker', `error: ${error.message}`);
+        throw error;
       }
-      printSummary(summary, input, flags.output);
-      if (summary.stopped) {
-        console.error(`stopped: ${summary.checked} results written to ${flags.output}; run the same command again to go on.`);
-        process.exitCode = INTERRUPTED;
-      }
+      console.error(`booth worker: checking run ${flags.name} from ${shownUrl(flags.queue)}, ${flags.concurrency} at a time; Ctrl-C or SIGTERM stops it`);
+      // The first signal finishes the checks in flight; a second stops them where they are, their checkpoints kept.
+      let signals = 0;
+      const stop = () => {
+        signals += 1;
+        if (signals === 1) console.error('booth worker: finishing the checks in flight; signal again to stop them now (they go back to the queue, their finished attempts kept)');
+        else process.exitCode = INTERRUPTED;
+        void worker.stop(signals > 1);
+      };
+      process.on('SIGINT', stop);
+      process.on('SIGTERM', stop);
+      await worker.stopped;
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+      await client.quit();
+      await otel?.shutdown();
+      console.error('booth worker: stopped');
     });
 
   booth

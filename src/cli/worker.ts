@@ -1,0 +1,201 @@
+import type { Job } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { acheck } from '../acheck.js';
+import type { ConfidenceSource } from '../agreement.js';
+import type { CallRetryPolicy } from '../call-retries.js';
+import type { CheckpointStore } from '../checkpoints.js';
+import type { AsyncCallFn } from '../options.js';
+import { redisStore } from '../redis.js';
+import type { AnswerSchema } from '../schema.js';
+import type { TelemetryOptions } from '../telemetry.js';
+import { resultRow } from './batch.js';
+import { QUEUE_PREFIX, type QueueLibraries, type QuestionJob, runKeys } from './queue.js';
+
+/**
+ * `booth worker`: takes the jobs of one run from BullMQ and checks each question with
+ * `acheck`, its checkpoint in Redis under the run and the job. A worker that dies leaves its
+ * jobs locked until the lock lapses; BullMQ's stalled-job check then hands them to another
+ * worker, which resumes each from its checkpoint: finished attempts are not called again.
+ */
+
+export interface WorkerSettings {
+  readonly libraries: QueueLibraries;
+  readonly client: Redis;
+  readonly name: string;
+  readonly concurrency: number;
+  /** Jobs started per `durationMs` by all the run's workers together (BullMQ's limiter); null for no limit. */
+  readonly rate: { readonly max: number; readonly durationMs: number } | null;
+  /** How long a job stays with a worker that stopped renewing its lock (BullMQ's lockDuration). */
+  readonly lockMs: number;
+  readonly callFn: AsyncCallFn;
+  readonly check: {
+    readonly threshold: number;
+    readonly maxRetries: number;
+    readonly timeoutMs?: number | undefined;
+    readonly callRetries?: CallRetryPolicy | undefined;
+    readonly samples?: number | undefined;
+    readonly confidenceFrom?: ConfidenceSource | undefined;
+    readonly schema?: AnswerSchema | undefined;
+    readonly telemetry?: TelemetryOptions | undefined;
+  };
+  /** What every worker of the run must share, by flag: the first worker's is kept in Redis. */
+  readonly shared: Readonly<Record<string, JsonScalar>>;
+  readonly warn: (message: string) => void;
+}
+
+type JsonScalar = string | number | boolean | null;
+
+export interface RunningWorker {
+  /**
+   * Stops taking jobs. Without `now`, the jobs in flight are finished first; with it, they
+   * are stopped where they are and go back to the queue, their checkpoints kept.
+   */
+  stop(now: boolean): Promise<void>;
+  /** Settles once the worker has stopped. */
+  readonly stopped: Promise<void>;
+}
+
+/**
+ * A 429 with Retry-After puts off only its own job: the job goes back to BullMQ's delayed
+ * set and frees its slot, rather than waiting in it. This many times per job, then the
+ * 429 reaches the check as a failed call like any other, so a model that never recovers
+ * cannot keep a question in the queue for ever.
+ */
+export const MAX_DELAYS = 10;
+
+/** Thrown in flight to leave a job: the reason the check was aborted. */
+class Leave extends Error {
+  constructor(readonly until: number | null) {
+    super(until === null ? 'the worker is stopping' : 'the model asked to wait (429 Retry-After)');
+  }
+}
+
+/** A refusal to join a run whose first worker was started with other check flags. */
+export class RunSettingsError extends Error {
+  override readonly name = 'RunSettingsError';
+}
+
+export async function startWorker(settings: WorkerSettings): Promise<RunningWorker> {
+  const { libraries, client, name } = settings;
+  const keys = runKeys(name);
+  await joinRun(client, keys.settings, name, settings.shared);
+  const store = redisStore(client, { prefix: keys.checkpoints });
+  // The worker deletes a checkpoint itself, in the transaction that writes the result: deleted
+  // earlier, a kill between the two would leave neither, and the question would start over.
+  const checkpoint: CheckpointStore = { load: store.load, save: store.save, locate: store.locate, delete: () => undefined };
+  const inFlight = new Set<AbortController>();
+
+  const processJob = async (job: Job<QuestionJob>, token: string | undefined): Promise<void> => {
+    const jobId = job.id as string;
+    // Written before a kill that came just before BullMQ heard the job was done: nothing to do again.
+    if ((await client.hexists(keys.results, jobId)) === 1) return;
+    const question = job.data;
+    const controller = new AbortController();
+    inFlight.add(controller);
+    const callFn: AsyncCallFn = async (prompt, info) => {
+      try {
+        return await settings.callFn(prompt, info);
+      } catch (error) {
+        const waitMs = retryAfterOf429(error);
+        if (waitMs !== null && (question.delays ?? 0) < MAX_DELAYS) controller.abort(new Leave(Date.now() + waitMs));
+        throw error;
+      }
+    };
+    const started = performance.now();
+    try {
+      const result = await acheck(callFn, question.prompt, {
+        threshold: settings.check.threshold,
+        maxRetries: settings.check.maxRetries,
+        timeoutMs: settings.check.timeoutMs,
+        callRetries: settings.check.callRetries,
+        samples: settings.check.samples,
+        confidenceFrom: settings.check.confidenceFrom,
+        schema: settings.check.schema,
+        telemetry: settings.check.telemetry,
+        checkpoint,
+        key: jobId,
+        signal: controller.signal,
+      });
+      // The prompts stay in Redis: the batch that collects the line decides whether to keep them.
+      const row = resultRow(question, Math.round(performance.now() - started), result, true);
+      const replies = await client
+        .multi()
+        .hset(keys.results, jobId, JSON.stringify(row))
+        .xadd(keys.finished, '*', 'job', jobId)
+        .del(`${keys.checkpoints}${jobId}`)
+        .exec();
+      const failed = replies?.find(([error]) => error !== null)?.[0];
+      if (failed) throw failed;
+    } catch (error) {
+      const reason: unknown = controller.signal.reason;
+      if (!controller.signal.aborted || !(reason instanceof Leave)) throw error;
+      if (reason.until === null) {
+        await job.moveToWait(token);
+        throw new libraries.WaitingError();
+      }
+      await job.updateData({ ...question, delays: (question.delays ?? 0) + 1 });
+      await job.moveToDelayed(reason.until, token);
+      throw new libraries.DelayedError();
+    } finally {
+      inFlight.delete(controller);
+    }
+  };
+
+  const worker = new libraries.Worker<QuestionJob, void>(name, processJob, {
+    connection: client,
+    prefix: QUEUE_PREFIX,
+    concurrency: settings.concurrency,
+    ...(settings.rate ? { limiter: { max: settings.rate.max, duration: settings.rate.durationMs } } : {}),
+    lockDuration: settings.lockMs,
+    stalledInterval: settings.lockMs,
+    // BullMQ fails a job after one stall by default, taking it for the job that killed its worker.
+    // Here a stall costs at most the call in flight, and one dead machine can stall a job once
+    // per restart: a few are allowed before the job is given up.
+    maxStalledCount: 5,
+  });
+  const stopped = new Promise<void>((resolve) => worker.once('closed', () => resolve()));
+  worker.on('failed', (job, error) => {
+    if (job) settings.warn(`question ${JSON.stringify(job.data.id)} failed: ${error.message}`);
+  });
+  // Connection errors are said once by the client; anything else here is BullMQ's own trouble.
+  worker.on('error', (error) => {
+    if (!/ECONNREFUSED|Connection is closed|ECONNRESET/.test(error.message)) settings.warn(`worker: ${error.message}`);
+  });
+  await worker.waitUntilReady();
+  return {
+    stopped,
+    stop: async (now) => {
+      if (now) for (const controller of inFlight) controller.abort(new Leave(null));
+      await worker.close();
+    },
+  };
+}
+
+/** The wait a 429 asks for with Retry-After; null for any other error. */
+function retryAfterOf429(error: unknown): number | null {
+  const { status, retryAfterMs } = (error ?? {}) as { status?: unknown; retryAfterMs?: unknown };
+  return status === 429 && typeof retryAfterMs === 'number' && Number.isFinite(retryAfterMs) && retryAfterMs >= 0 ? retryAfterMs : null;
+}
+
+/**
+ * Keeps the first worker's check flags as the run's, and refuses a worker started with
+ * others: its checkpoints would not resume theirs, and its results would not be the run's.
+ */
+async function joinRun(client: Redis, key: string, name: string, shared: Readonly<Record<string, JsonScalar>>): Promise<void> {
+  const mine = JSON.stringify(shared);
+  await client.set(key, mine, 'NX');
+  const theirs = await client.get(key);
+  if (theirs === null || theirs === mine) return;
+  let run: Record<string, unknown>;
+  try {
+    run = JSON.parse(theirs) as Record<string, unknown>;
+  } catch {
+    run = {};
+  }
+  const differing = Object.keys({ ...run, ...shared }).filter((flag) => JSON.stringify(run[flag] ?? null) !== JSON.stringify(shared[flag] ?? null));
+  const show = (flags: Readonly<Record<string, unknown>>) => differing.map((flag) => `${flag} ${flags[flag] ?? '(not given)'}`).join(', ');
+  throw new RunSettingsError(
+    `run ${name} is checked with ${show(run)}, as its first worker was started; this worker has ${show(shared)}. ` +
+      `Start it with the same flags, or give the batch another --name.`,
+  );
+}

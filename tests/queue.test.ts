@@ -1,0 +1,365 @@
+import type { ChildProcess } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MAX_DELAYS } from '../src/cli/worker.js';
+import { envelope } from './helpers.js';
+import { booth, dir, linesIn, resultsIn, type Run, spawnBooth, useProvider } from './fixtures/booth-process.js';
+import { type RedisServer, startRedis } from './fixtures/redis-server.js';
+
+// `booth batch --queue` and `booth worker` as real processes, on a real redis-server of this
+// file's own and the loopback model provider: no part of the queue is simulated.
+
+const server = useProvider();
+let redis: RedisServer;
+let client: Redis;
+let runs = 0;
+
+beforeAll(async () => {
+  redis = await startRedis();
+  client = new Redis(redis.url, { maxRetriesPerRequest: null });
+  client.on('error', () => undefined); // the restart test takes the server away on purpose
+}, 30_000);
+
+afterAll(async () => {
+  client.disconnect();
+  await redis.close();
+});
+
+/** A fresh run name per test: the tests share the server, never a run. */
+const newRun = () => `run-${++runs}`;
+
+/** The prompt's first line: "question 17" for every attempt of question 17. */
+const questionOf = (body: Record<string, unknown>) => ((body['messages'] as Array<{ content: string }>)[0]?.content ?? '').split('\n')[0] ?? '';
+const promptOf = (body: Record<string, unknown>) => (body['messages'] as Array<{ content: string }>)[0]?.content ?? '';
+
+/** FNV-1a: the same prompt always gets the same reply, wherever and however often it is asked. */
+function hash(text: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193) >>> 0;
+  return h;
+}
+
+/**
+ * The scripted model: its reply is a function of the prompt alone (prose, low or high
+ * confidence), so a local and a distributed batch of the same file get the same results; its
+ * delay is random, so the workers finish in no particular order.
+ */
+function scriptedModel(maxDelayMs: number) {
+  return (body: Record<string, unknown>) => {
+    const prompt = promptOf(body);
+    const n = /question (\d+)/.exec(prompt)?.[1];
+    const roll = hash(prompt) % 10;
+    const text = roll === 0 ? 'I would rather not say.' : envelope(`answer ${n}`, roll <= 3 ? 0.3 : 0.9);
+    return { text, delayMs: Math.random() * maxDelayMs };
+  };
+}
+
+function questions(count: number): string {
+  const file = join(dir(), 'questions.jsonl');
+  writeFileSync(file, Array.from({ length: count }, (_, i) => JSON.stringify({ id: i, prompt: `question ${i}`, expected: `answer ${i}` })).join('\n'));
+  return file;
+}
+
+interface Worker {
+  readonly child: ChildProcess;
+  readonly done: Promise<Run>;
+}
+
+/**
+ * A `booth worker` of `run`, once it says it is taking jobs. Its lock lapses 2 s after it
+ * dies (30 s by default): long enough that a worker slowed by this busy machine keeps its jobs.
+ */
+async function worker(run: string, flags: string[] = [], label = 'worker'): Promise<Worker> {
+  // The label goes into the path of its calls, so the provider knows which worker made each.
+  const endpoint = ['--base-url', `${server.provider.url}/${label}/v1`, '--model', 'test-model'];
+  const started = spawnBooth(['worker', '--queue', redis.url, '--name', run, ...endpoint, '--lock-ms', '2000', ...flags]);
+  let said = '';
+  started.child.stderr?.on('data', (chunk: Buffer) => (said += chunk));
+  for (const deadline = Date.now() + 20_000; !said.includes('booth worker: checking run'); await sleep(20)) {
+    if (started.child.exitCode !== null || Date.now() > deadline) throw new Error(`worker did not start: ${said}`);
+  }
+  return started;
+}
+
+async function stopped(workers: readonly Worker[]): Promise<Run[]> {
+  for (const { child } of workers) if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+  return Promise.all(workers.map((w) => w.done));
+}
+
+/** A result line without what depends on timing: what a check decided, and from which replies. */
+function decided(row: Record<string, unknown>): unknown {
+  return JSON.parse(JSON.stringify(row), (key, value: unknown) => (key === 'latencyMs' || key === 'durationMs' ? undefined : value));
+}
+
+const byId = (rows: ReadonlyArray<{ id: unknown }>) => [...rows].sort((a, b) => Number(a.id) - Number(b.id));
+
+describe('booth batch --queue with booth worker', () => {
+  it('1 000 questions over three workers, one killed with SIGKILL and another started: one line per question, no finished attempt called twice, the same lines as a local batch', async () => {
+    server.provider.fallback = scriptedModel(30);
+    const input = questions(1_000);
+    const flags = ['--max-retries', '2', '--concurrency', '8'];
+
+    // The same file checked here first, by one process, with the same model: the calls an uninterrupted run makes.
+    const local = join(dir(), 'local.jsonl');
+    const here = await booth(['batch', input, '-o', local, ...server.endpoint, ...flags]);
+    expect(here.code, here.stderr).toBe(0);
+    const callsOf = () => {
+      // Attempts may send the same prompt (a reconsideration after the same answer): count per prompt.
+      const calls = new Map<string, string[]>();
+      for (const { body, path } of server.provider.received) calls.set(promptOf(body), [...(calls.get(promptOf(body)) ?? []), path]);
+      return calls;
+    };
+    const uninterrupted = callsOf();
+    server.provider.received.length = 0;
+
+    const output = join(dir(), 'results.jsonl');
+    const run = newRun();
+    const workers = await Promise.all([worker(run, flags, 'killed'), worker(run, flags), worker(run, flags)]);
+    let killedAt = 0;
+    let replacement: Promise<Worker> | null = null;
+    const batch = await booth(['batch', input, '--queue', redis.url, '--name', run, '-o', output], () => {
+      if (killedAt === 0 && linesIn(output) >= 300) {
+        workers[0]?.child.kill('SIGKILL');
+        killedAt = performance.now();
+        replacement = worker(run, flags);
+      }
+    });
+    expect(batch.code, batch.stderr).toBe(0);
+    expect(killedAt).toBeGreaterThan(0);
+    const ended = await stopped([...workers.slice(1), await (replacement as unknown as Promise<Worker>)]);
+    for (const w of ended) expect(w.code, w.stderr).toBe(0);
+
+    const rows = resultsIn(output);
+    expect(rows).toHaveLength(1_000);
+    expect(new Set(rows.map((r) => r.id)).size).toBe(1_000);
+    expect(batch.stdout).toContain('questions 1000, already done 0, checked now 1000');
+
+    // Only calls in flight in the killed worker were made again, each once, by another worker.
+    const extra = [...callsOf()].flatMap(([prompt, paths]) => {
+      const expected = uninterrupted.get(prompt)?.length ?? 0;
+      expect(paths.length, prompt).toBeGreaterThanOrEqual(expected);
+      return paths.length > expected ? [{ paths, again: paths.length - expected }] : [];
+    });
+    expect(extra.length).toBeLessThanOrEqual(8); // the killed worker's concurrency
+    for (const { paths, again } of extra) {
+      expect(again).toBe(1);
+      // (A question may send one prompt twice, when it reconsiders the same answer again.)
+      expect(paths.some((path) => path.startsWith('/killed/')), paths.join(' ')).toBe(true);
+      expect(paths.some((path) => !path.startsWith('/killed/')), paths.join(' ')).toBe(true);
+    }
+
+    expect(byId(rows).map(decided)).toEqual(byId(resultsIn(local)).map(decided));
+    expect(new Set(rows.map((r) => r.status))).toEqual(new Set(['VERIFIED', 'REPAIRED', 'UNCERTAIN']));
+    // The summary's counts are a local batch's.
+    const summary = (text: string) => text.slice(text.indexOf('status ')).replace(/latency.*\n/, '');
+    expect(summary(batch.stdout)).toBe(summary(here.stdout));
+  }, 180_000);
+
+  it('Redis restarted mid-run, losing what it held: the workers and the waiting batch reconnect and finish, one line per question', async () => {
+    server.provider.fallback = scriptedModel(20);
+    const input = questions(300);
+    const output = join(dir(), 'results.jsonl');
+    const run = newRun();
+    const workers = await Promise.all([worker(run), worker(run)]);
+    let restarted: Promise<void> | null = null;
+    const batch = await booth(['batch', input, '--queue', redis.url, '--name', run, '-o', output], () => {
+      if (restarted === null && linesIn(output) >= 100) restarted = redis.stop().then(() => sleep(500)).then(() => redis.start());
+    });
+    await restarted;
+    expect(batch.code, batch.stderr).toBe(0);
+    expect(batch.stderr).toContain('lost the connection to Redis');
+    expect(batch.stderr).toContain('reconnected to Redis');
+    const rows = resultsIn(output);
+    expect(rows).toHaveLength(300);
+    expect(new Set(rows.map((r) => r.id)).size).toBe(300);
+    for (const w of await stopped(workers)) expect(w.code, w.stderr).toBe(0);
+  }, 120_000);
+
+  it('enqueuing twice is harmless: a batch stopped with Ctrl-C and run again, then --collect into another file, give one line per question', async () => {
+    server.provider.fallback = scriptedModel(20);
+    const input = questions(200);
+    const output = join(dir(), 'results.jsonl');
+    const run = newRun();
+    // No worker yet: the batch queues the questions, shows its bar, and waits; Ctrl-C stops the waiting.
+    const waiting = spawnBooth(['batch', input, '--queue', redis.url, '--name', run, '-o', output]);
+    let said = '';
+    waiting.child.stderr?.on('data', (chunk: Buffer) => (said += chunk));
+    while (!said.includes('booth batch |')) await sleep(20);
+    waiting.child.kill('SIGINT');
+    const first = await waiting.done;
+    expect(first.code).toBe(130);
+    expect(first.stderr).toContain('the workers go on');
+    const workers = [await worker(run)];
+    const again = await booth(['batch', input, '--queue', redis.url, '--name', run, '-o', output]);
+    expect(again.code, again.stderr).toBe(0);
+    expect(resultsIn(output)).toHaveLength(200);
+    expect(new Set(resultsIn(output).map((r) => r.id)).size).toBe(200);
+    const calledOnce = new Set(server.provider.received.map((r) => promptOf(r.body)));
+    expect(calledOnce.size).toBe(server.provider.received.length);
+
+    // --collect needs neither the file nor a model: the run's questions are in Redis, its results too.
+    const elsewhere = join(dir(), 'collected.jsonl');
+    const collected = await booth(['batch', '--queue', redis.url, '--name', run, '--collect', '-o', elsewhere]);
+    expect(collected.code, collected.stderr).toBe(0);
+    expect(collected.stdout).toContain('questions 200, already done 0, checked now 200');
+    expect(byId(resultsIn(elsewhere))).toEqual(byId(resultsIn(output)));
+    expect(server.provider.received.length).toBe(calledOnce.size); // collecting called nothing
+    for (const w of await stopped(workers)) expect(w.code, w.stderr).toBe(0);
+  }, 120_000);
+
+  it('a 429 with Retry-After puts off only its own question; the others go on meanwhile', async () => {
+    const refused = { n: 0 };
+    server.provider.fallback = (body) => {
+      if (questionOf(body) === 'question 0' && refused.n < 2) {
+        refused.n += 1;
+        return { status: 429, headers: { 'retry-after': '1' }, body: { error: { message: 'slow down' } } };
+      }
+      return scriptedModel(10)(body);
+    };
+    const input = questions(40);
+    const output = join(dir(), 'results.jsonl');
+    const run = newRun();
+    const workers = [await worker(run, ['--concurrency', '1'])];
+    const batch = await booth(['batch', input, '--queue', redis.url, '--name', run, '-o', output]);
+    expect(batch.code, batch.stderr).toBe(0);
+    const rows = resultsIn(output);
+    expect(rows).toHaveLength(40);
+    // With one slot, a question waiting in it would hold up every other for two seconds: here it was the last done.
+    expect(rows.at(-1)?.id).toBe(0);
+    const zero = server.provider.received.filter((r) => questionOf(r.body) === 'question 0').map((r) => r.at);
+    expect(zero[2]! - zero[1]!).toBeGreaterThanOrEqual(950); // Retry-After: 1 s, twice
+    expect(zero[1]! - zero[0]!).toBeGreaterThanOrEqual(950);
+    // The refused calls were put off, not failed: the result has no trace of them.
+    expect((rows.at(-1)?.['attempts'] as Array<{ callTries: Array<{ error: unknown }> }>)[0]?.callTries).toEqual([{ error: null, delayMs: null }]);
+    for (const w of await stopped(workers)) expect(w.code, w.stderr).toBe(0);
+  }, 60_000);
+
+  it(`after ${MAX_DELAYS} put-offs a 429 reaches the check as a failed call`, async () => {
+    server.provider.fallback = () => ({ status: 429, headers: { 'retry-after': '0' }, body: { error: { message: 'slow down' } } });
+    const input = questions(1);
+    const output = join(dir(), 'results.jsonl');
+    const run = newRun();
+    const workers = [await worker(run, ['--max-retries', '0'])];
+    const batch = await booth(['batch', input, '--queue', redis.url, '--name', run, '-o', output]);
+    expect(batch.code, batch.stderr).toBe(0);
+    expect(server.provider.received).toHaveLength(MAX_DELAYS + 1);
+    expect(resultsIn(output)[0]).toMatchObject({ status: 'UNCERTAIN', attempts: [{ callFailed: true }] });
+    for (const w of await stopped(workers)) expect(w.code, w.stderr).toBe(0);
+  }, 60_000);
+
+  it('--rate is shared by the run\'s workers: two workers at 10/s start no more than 10 questions a second together', async () => {
+    server.provider.fallback = () => ({ text: envelope('yes', 0.9) });
+    const input = questions(40);
+    const output = join(dir(), 'results.jsonl');
+    const run = newRun();
+    const workers = await Promise.all([worker(run, ['--rate', '10/s']), worker(run, ['--rate', '10/s'])]);
+    const batch = await booth(['batch', input, '--queue', redis.url, '--name', run, '-o', output]);
+    expect(batch.code, batch.stderr).toBe(0);
+    const times = server.provider.received.map((r) => r.at).sort((a, b) => a - b);
+    expect(times).toHaveLength(40);
+    // Any 11 calls in a row span more than a second's window (BullMQ's limiter counts fixed windows, hence the slack).
+    for (let i = 0; i + 20 < times.length; i++) expect(times[i + 20]! - times[i]!).toBeGreaterThan(1_000);
+    expect(times.at(-1)! - times[0]!).toBeGreaterThan(2_500);
+    for (const w of await stopped(workers)) expect(w.code, w.stderr).toBe(0);
+  }, 60_000);
+
+  it('SIGTERM finishes the checks in flight before the worker exits; a second stops them, and they resume elsewhere without repeating a finished attempt', async () => {
+    // Every first attempt is unsure and slow, so a check is two calls with time between them.
+    server.provider.fallback = (body) => ({ text: envelope('yes', promptOf(body).includes('previous') ? 0.9 : 0.3), delayMs: 400 });
+    const input = questions(4);
+    const output = join(dir(), 'results.jsonl');
+    const run = newRun();
+    const first = await worker(run, ['--concurrency', '2']);
+    const batch = booth(['batch', input, '--queue', redis.url, '--name', run, '-o', output]);
+    while (server.provider.received.length < 2) await sleep(10);
+    first.child.kill('SIGTERM');
+    const graceful = await first.done;
+    expect(graceful.code, graceful.stderr).toBe(0);
+    expect(graceful.stderr).toContain('finishing the checks in flight');
+    // Its two questions were finished, and it took no other.
+    expect(server.provider.received).toHaveLength(4);
+    await sleep(200);
+    expect(linesIn(output)).toBe(2);
+
+    const second = await worker(run, ['--concurrency', '2']);
+    while (server.provider.received.length < 8) await sleep(10);
+    await sleep(50); // the second calls are in flight; the first attempts are saved
+    second.child.kill('SIGTERM');
+    await sleep(50);
+    second.child.kill('SIGTERM');
+    const forced = await second.done;
+    expect(forced.code, forced.stderr).toBe(130);
+
+    const third = await worker(run, ['--concurrency', '2']);
+    expect((await batch).code).toBe(0);
+    expect(resultsIn(output)).toHaveLength(4);
+    // The first attempts of the questions stopped were not asked again; their second were.
+    const asked = server.provider.received.map((r) => promptOf(r.body));
+    expect(asked.filter((p) => !p.includes('previous'))).toHaveLength(4);
+    expect(asked.filter((p) => p.includes('previous'))).toHaveLength(6);
+    for (const w of await stopped([third])) expect(w.code, w.stderr).toBe(0);
+  }, 60_000);
+
+  it('a worker started with other check flags than the run\'s first worker is refused, naming the flags', async () => {
+    const run = newRun();
+    const first = await worker(run, ['--threshold', '0.7']);
+    const other = await booth(['worker', '--queue', redis.url, '--name', run, ...server.endpoint, '--threshold', '0.8']);
+    expect(other.code).toBe(2);
+    expect(other.stderr).toContain(`error: run ${run} is checked with --threshold 0.7, as its first worker was started; this worker has --threshold 0.8.`);
+    for (const w of await stopped([first])) expect(w.code).toBe(0);
+  }, 60_000);
+
+  it('a question whose job fails is reported with its reason, and the batch ends with exit 1 once nothing else is left', async () => {
+    server.provider.fallback = scriptedModel(5);
+    const input = questions(3);
+    const output = join(dir(), 'results.jsonl');
+    const run = newRun();
+    await client.set(`booth:run:${run}:checkpoint:q-1`, 'not json');
+    const workers = [await worker(run)];
+    const batch = await booth(['batch', input, '--queue', redis.url, '--name', run, '-o', output]);
+    expect(batch.code).toBe(1);
+    expect(batch.stderr).toContain('warning: question 1 failed in a worker: Booth checkpoint for key "q-1" in redis key booth:run:');
+    expect(batch.stderr).toContain('error: 1 question failed in the workers and no other is left to check');
+    expect(resultsIn(output).map((r) => r.id).sort()).toEqual([0, 2]);
+
+    // Once the cause is gone, the same command tries it again.
+    await client.del(`booth:run:${run}:checkpoint:q-1`);
+    const again = await booth(['batch', input, '--queue', redis.url, '--name', run, '-o', output]);
+    expect(again.code, again.stderr).toBe(0);
+    expect(resultsIn(output).map((r) => r.id).sort()).toEqual([0, 1, 2]);
+    for (const w of await stopped(workers)) expect(w.code).toBe(0);
+  }, 60_000);
+});
+
+describe('booth batch --queue and booth worker: usage', () => {
+  it('bad flags exit 2 naming the flag and the fix, before touching Redis', async () => {
+    const input = questions(1);
+    const cases: Array<[string[], string]> = [
+      [['batch', input, '--queue', redis.url, '-o', 'x.jsonl'], "error: option '--queue <url>' needs --name <run>"],
+      [['batch', input, '--queue', redis.url, '--name', 'r', '-o', 'x.jsonl', '--threshold', '0.8', ...server.endpoint], 'give --base-url, --model, --threshold to booth worker instead'],
+      [['batch', input, '--name', 'r', '-o', 'x.jsonl', ...server.endpoint], "error: option '--name' goes with --queue <url>"],
+      [['batch', input, '-o', 'x.jsonl'], "error: required option '--base-url <url>' not specified"],
+      [['batch', '--queue', redis.url, '--name', 'r', '-o', 'x.jsonl'], "error: missing required argument 'questions' (or --collect"],
+      [['batch', input, '--queue', 'http://127.0.0.1:6379', '--name', 'r', '-o', 'x.jsonl'], 'expected a Redis URL such as redis://127.0.0.1:6379/0'],
+      [['batch', input, '--queue', redis.url, '--name', 'run:1', '-o', 'x.jsonl'], 'expected a name of letters, digits'],
+      [['worker', '--queue', redis.url, '--name', 'r', ...server.endpoint, '--rate', 'fast'], 'expected a rate such as 10/s, 300/m or 1000/h'],
+      [['worker', '--queue', redis.url, ...server.endpoint], "error: required option '--name <run>' not specified"],
+    ];
+    for (const [args, message] of cases) {
+      const run = await booth(args);
+      expect(run.code, args.join(' ')).toBe(2);
+      expect(run.stderr, args.join(' ')).toContain(message);
+    }
+  }, 120_000);
+
+  it('a Redis that cannot be reached is exit 1 naming the URL, without its password', async () => {
+    const closed = `redis://:secret@127.0.0.1:${redis.port + 1}/0`;
+    const run = await booth(['batch', questions(1), '--queue', closed, '--name', 'r', '-o', join(dir(), 'x.jsonl')]);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain(`error: cannot reach Redis at redis://:***@127.0.0.1:${redis.port + 1}/0 (--queue)`);
+    expect(run.stderr).not.toContain('secret');
+  }, 60_000);
+});
