@@ -24,11 +24,8 @@ export interface Question {
   readonly expected?: JsonValue;
 }
 
-export interface BatchSettings {
-  readonly input: string;
-  readonly output: string;
-  readonly concurrency: number;
-  readonly callFn: AsyncCallFn;
+/** The options of every check of a batch, from the endpoint flags: a local batch's, or a worker's. */
+export interface BatchCheckOptions {
   readonly threshold: number;
   readonly maxRetries: number;
   readonly timeoutMs?: number | undefined;
@@ -41,6 +38,13 @@ export interface BatchSettings {
   readonly schema?: AnswerSchema | undefined;
   /** Spans for each check (`--otel`). */
   readonly telemetry?: TelemetryOptions | undefined;
+}
+
+export interface BatchSettings extends BatchCheckOptions {
+  readonly input: string;
+  readonly output: string;
+  readonly concurrency: number;
+  readonly callFn: AsyncCallFn;
   /** Check again the questions whose every call failed in an earlier run. Default true. */
   readonly retryFailed?: boolean | undefined;
   /** Keep the prompts sent in each result line. Default false: they repeat the question at length. */

@@ -1,14 +1,10 @@
 import type { Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { acheck } from '../acheck.js';
-import type { ConfidenceSource } from '../agreement.js';
-import type { CallRetryPolicy } from '../call-retries.js';
 import type { CheckpointStore } from '../checkpoints.js';
 import type { AsyncCallFn } from '../options.js';
 import { redisStore } from '../redis.js';
-import type { AnswerSchema } from '../schema.js';
-import type { TelemetryOptions } from '../telemetry.js';
-import { resultRow } from './batch.js';
+import { type BatchCheckOptions, resultRow } from './batch.js';
 import { QUEUE_PREFIX, type QueueLibraries, type QuestionJob, runKeys } from './queue.js';
 
 /**
@@ -28,16 +24,7 @@ export interface WorkerSettings {
   /** How long a job stays with a worker that stopped renewing its lock (BullMQ's lockDuration). */
   readonly lockMs: number;
   readonly callFn: AsyncCallFn;
-  readonly check: {
-    readonly threshold: number;
-    readonly maxRetries: number;
-    readonly timeoutMs?: number | undefined;
-    readonly callRetries?: CallRetryPolicy | undefined;
-    readonly samples?: number | undefined;
-    readonly confidenceFrom?: ConfidenceSource | undefined;
-    readonly schema?: AnswerSchema | undefined;
-    readonly telemetry?: TelemetryOptions | undefined;
-  };
+  readonly check: BatchCheckOptions;
   /** What every worker of the run must share, by flag: the first worker's is kept in Redis. */
   readonly shared: Readonly<Record<string, JsonScalar>>;
   readonly warn: (message: string) => void;
