@@ -3,10 +3,12 @@
  *
  * `JSON.parse` cannot read a prefix ("the object that starts here, ignore what follows"),
  * and cannot tell where each nested object started, so this is a small strict validator.
- * Every object it opens is remembered by start position, valid or failed, so no text is
- * read twice: objects nested in a valid object come from that reading, objects still open
- * where a reading failed fail too, and only a `{` that sat inside a JSON string is read
- * afresh. Of each object it keeps only the members under a few chosen keys, what a caller
+ * Every object it opens inside the one a read starts at is remembered by start position,
+ * valid or failed, so text is read at most twice: objects nested in a valid object come
+ * from that reading, objects still open where a reading failed fail too, and only a `{`
+ * that sat inside a JSON string is read afresh. The object a read starts at is the
+ * caller's, by id: a caller reads forward, so only a candidate read out of turn (a reply's
+ * last line) is read again. Of each object it keeps only the members under a few chosen keys, what a caller
  * needs to judge it; `build` then leaves the object itself to `JSON.parse`, once its text
  * is known to be valid, so a reply of a million rejected objects builds none of them. It
  * never recurses (deep nesting cannot overflow the stack) and never uses regular
@@ -59,7 +61,7 @@ export const NO_MEMBERS: JsonObject = Object.freeze({});
 const FAILED_SLOT = -1;
 
 /**
- * Records are rows of four int32 fields in a typed array grown by doubling: a plain array
+ * Records are rows of four int32 fields in a typed array (see `#grown`): a plain array
  * costs tens of nanoseconds a push once it is large, more than reading a small object.
  * An object row holds start, end, depth and its chosen members (index + 1 in
  * `#memberSets`, or 0); an open container's row holds start, depth so far (itself
@@ -77,13 +79,22 @@ export class JsonObjectReader {
   readonly #text: string;
   readonly #keys: readonly string[];
   /**
-   * What is known about each position holding a `{`, in one typed array: a Map would hit
-   * V8's limit of 2^24 entries on a reply of `{}{}{}…`, and most braces in prose open
-   * nothing and cost one slot, not an entry. Allocated after the first read, which needs
-   * no memo and settles most replies.
+   * What is known about each position holding a `{` inside an object a read started
+   * elsewhere, in one typed array: a Map would hit V8's limit of 2^24 entries on a reply of
+   * `{}{}{}…`, and most braces in prose open nothing and cost one slot, not an entry. Made
+   * for the first such object or failure: a reply of objects side by side, and most replies,
+   * need none, and one as large as a large reply costs more to touch than reading it.
    */
   #slots: Int32Array | null = null;
-  #reads = 0;
+  /**
+   * The last position read and what was found there. The object a read starts at is not in
+   * the memo (the caller has its id), so a position read twice in a row (a one-line reply
+   * is its own last line) is answered here.
+   */
+  #lastStart = -1;
+  #lastId = -1;
+  /** The text's `{` and `[`, counted when a table first grows large. */
+  #openers: number | null = null;
   /**
    * The valid objects by id, in the order they closed. Both tables start at 64 bytes, the
    * most V8 keeps inside the heap: a larger typed array costs a microsecond to allocate.
@@ -113,16 +124,16 @@ export class JsonObjectReader {
     // Most braces in text open nothing, and the character after them says so.
     const next = this.#text.charCodeAt(skipSpace(this.#text, start + 1));
     if (next !== Code.Quote && next !== Code.CloseBrace) return -1;
-    // Stryker disable next-line UpdateOperator,ConditionalExpression: only the first read may skip the memo, and reading through it instead gives the same ids
-    if (this.#reads++ === 0) {
-      if (this.#decode(start, null)) return this.#count - 1;
-      this.#failOpen(this.#memo());
-      return -1;
+    if (start === this.#lastStart) return this.#lastId;
+    const slot = this.#slots === null ? 0 : this.#slots[start]!;
+    let id = slot - 1;
+    if (slot === 0) {
+      if (this.#decode(start)) id = this.#count - 1;
+      else this.#failOpen();
     }
-    const slots = this.#memo();
-    if (slots[start] === 0 && !this.#decode(start, slots)) this.#failOpen(slots);
-    const slot = slots[start]!;
-    return slot > 0 ? slot - 1 : -1;
+    this.#lastStart = start;
+    this.#lastId = id < 0 ? -1 : id;
+    return this.#lastId;
   }
 
   /** Where object `id` starts (its `{`). */
@@ -149,6 +160,19 @@ export class JsonObjectReader {
     return set === 0 ? NO_MEMBERS : this.#memberSets[set - 1]!;
   }
 
+  /**
+   * Says that object `id` will never be asked about again, nor its start read again: when
+   * it is the latest object, its row is reused. A scan that rejects object after object
+   * (`{}{}{}…`) then keeps a few rows, not one per object: on a large reply the table's
+   * fresh memory costs more than reading the text.
+   */
+  forget(id: number): void {
+    if (id < 0 || id !== this.#count - 1) return;
+    this.#count = id;
+    const set = this.#objects[id * ROW + MEMBERS]!;
+    if (set !== 0 && set === this.#memberSets.length) this.#memberSets.pop();
+  }
+
   /** Object `id` itself, as `JSON.parse` builds it from its text, frozen all through. */
   build(id: number): JsonObject {
     return freezeDeep(JSON.parse(this.#text.slice(this.start(id), this.end(id))) as JsonObject);
@@ -162,16 +186,34 @@ export class JsonObjectReader {
     return this.#slots;
   }
 
-  /** Marks the objects still open where a read failed: each would have failed there too. */
-  #failOpen(slots: Int32Array): void {
-    for (let row = 0; row < this.#open * ROW; row += ROW) {
+  /**
+   * A copy of a full table with more room; called only when full, so the check stays inline.
+   * Small tables double. A large one gets, once, a row for every container the text holds:
+   * a large typed array's pages are touched only as rows are written, so room never used
+   * costs nothing, while each doubling would leave behind a copy as large as the table, fresh
+   * memory that costs more to touch than the text costs to read.
+   */
+  #grown(table: Int32Array): Int32Array {
+    const rows = table.length / ROW;
+    const room = rows < LARGE_TABLE ? rows * 2 : Math.max((this.#openers ??= countOpeners(this.#text)), rows * 2);
+    const copy = new Int32Array(room * ROW);
+    copy.set(table);
+    return copy;
+  }
+
+  /**
+   * Marks the objects still open where a read failed, inside the one it started at: each
+   * would have failed there too.
+   */
+  #failOpen(): void {
+    for (let row = ROW; row < this.#open * ROW; row += ROW) {
       const start = this.#frames[row + START]!;
-      if (this.#text.charCodeAt(start) === Code.OpenBrace) slots[start] = FAILED_SLOT;
+      if (this.#text.charCodeAt(start) === Code.OpenBrace) this.#memo()[start] = FAILED_SLOT;
     }
   }
 
   /** Reads the value at `start`; false when the text there is not standard JSON. */
-  #decode(start: number, slots: Int32Array | null): boolean {
+  #decode(start: number): boolean {
     const text = this.#text;
     this.#open = 0;
     let i = start;
@@ -184,6 +226,7 @@ export class JsonObjectReader {
       if (c === Code.OpenBrace || c === Code.OpenBracket) {
         value = c === Code.OpenBrace ? OBJECT_STAND_IN : ARRAY_STAND_IN;
         // Only an object's `{` ever holds a mark, so an array's slot reads 0.
+        const slots = this.#slots;
         const slot = slots !== null ? slots[i]! : 0;
         if (slot < 0) return false;
         if (slot > 0) {
@@ -192,7 +235,7 @@ export class JsonObjectReader {
         } else {
           const row = this.#open++ * ROW;
           let frames = this.#frames;
-          if (row === frames.length) frames = this.#frames = doubled(frames);
+          if (row === frames.length) frames = this.#frames = this.#grown(frames);
           frames[row + START] = i;
           frames[row + FRAME_DEPTH] = 1;
           frames[row + FRAME_KEY] = 0;
@@ -205,7 +248,7 @@ export class JsonObjectReader {
           }
           i += 1;
           depth = 1;
-          this.#close(i, slots);
+          this.#close(i);
         }
       } else {
         const kept = this.#open > 0 && this.#frames[(this.#open - 1) * ROW + FRAME_KEY]! > 0;
@@ -234,7 +277,7 @@ export class JsonObjectReader {
         i += 1;
         depth = frames[row + FRAME_DEPTH]!;
         value = opener === Code.OpenBrace ? OBJECT_STAND_IN : ARRAY_STAND_IN;
-        this.#close(i, slots);
+        this.#close(i);
       }
     }
   }
@@ -297,26 +340,33 @@ export class JsonObjectReader {
   }
 
   /** Closes the innermost open container, which ends at `end`, remembering it if it is an object. */
-  #close(end: number, slots: Int32Array | null): void {
+  #close(end: number): void {
     const frame = (this.#open -= 1) * ROW;
     const start = this.#frames[frame + START]!;
     if (this.#text.charCodeAt(start) !== Code.OpenBrace) return;
     const row = this.#count++ * ROW;
     let objects = this.#objects;
-    if (row === objects.length) objects = this.#objects = doubled(objects);
+    if (row === objects.length) objects = this.#objects = this.#grown(objects);
     objects[row + START] = start;
     objects[row + OBJECT_END] = end;
     objects[row + OBJECT_DEPTH] = this.#frames[frame + FRAME_DEPTH]!;
     objects[row + MEMBERS] = this.#frames[frame + MEMBERS]!;
-    if (slots !== null) slots[start] = this.#count;
+    // The object the read started at (frame 0) is the caller's by its id, never the memo's.
+    if (frame > 0) this.#memo()[start] = this.#count;
   }
 }
 
-/** A copy of a full table with room for as many rows again; called only when full, so the check stays inline. */
-function doubled(array: Int32Array): Int32Array {
-  const copy = new Int32Array(array.length * 2);
-  copy.set(array);
-  return copy;
+/** Past this many rows a table stops doubling and takes the room the whole text can need. */
+const LARGE_TABLE = 4_096;
+
+/** How many `{` and `[` the text holds: no more containers can be open at once, nor objects be kept. */
+function countOpeners(text: string): number {
+  let count = 0;
+  for (let i = 0; i < text.length; i += 1) {
+    const c = text.charCodeAt(i);
+    if (c === Code.OpenBrace || c === Code.OpenBracket) count += 1;
+  }
+  return count;
 }
 
 /** Containers waiting for `freezeDeep`, shared by every call: a freeze calls no code that could start another. */
