@@ -61,19 +61,25 @@ export const NO_MEMBERS: JsonObject = Object.freeze({});
 const FAILED_SLOT = -1;
 
 /**
- * Records are rows of four int32 fields in a typed array (see `#grown`): a plain array
- * costs tens of nanoseconds a push once it is large, more than reading a small object.
- * An object row holds start, end, depth and its chosen members (index + 1 in
- * `#memberSets`, or 0); an open container's row holds start, depth so far (itself
- * included), the chosen key naming the value read next (index + 1, or 0) and its members.
+ * Records are rows of int32 fields in typed arrays (see `#grown`): a plain array costs
+ * tens of nanoseconds a push once it is large, more than reading a small object. An object
+ * row holds start, end, depth and its chosen members (index + 1 in `#memberSets`, or 0).
+ * An open container's row holds only its start and its depth so far (itself included): a
+ * reply can open millions, and few of them are objects with a chosen key. Those few have a
+ * note, on a stack of their own: the container's level, the chosen key naming the value
+ * read next (index + 1, or 0) and its members.
  */
 const ROW = 4;
 const START = 0;
 const MEMBERS = 3;
 const OBJECT_END = 1;
 const OBJECT_DEPTH = 2;
+const FRAME = 2;
 const FRAME_DEPTH = 1;
-const FRAME_KEY = 2;
+const NOTE = 3;
+const NOTE_LEVEL = 0;
+const NOTE_KEY = 1;
+const NOTE_MEMBERS = 2;
 
 export class JsonObjectReader {
   readonly #text: string;
@@ -96,14 +102,18 @@ export class JsonObjectReader {
   /** The text's `{` and `[`, counted when a table first grows large. */
   #openers: number | null = null;
   /**
-   * The valid objects by id, in the order they closed. Both tables start at 64 bytes, the
-   * most V8 keeps inside the heap: a larger typed array costs a microsecond to allocate.
+   * The valid objects by id, in the order they closed. Every table starts at 64 bytes or
+   * less, the most V8 keeps inside the heap: a larger typed array costs a microsecond to
+   * allocate.
    */
   #objects: Int32Array = new Int32Array(ROW * 4);
   #count = 0;
   /** The containers still open, innermost last, shared by every read. */
-  #frames: Int32Array = new Int32Array(ROW * 4);
+  #frames: Int32Array = new Int32Array(FRAME * 8);
   #open = 0;
+  /** The notes of the open objects that met a chosen key, innermost last. */
+  #notes: Int32Array = new Int32Array(NOTE * 4);
+  #noted = 0;
   readonly #memberSets: Array<Record<string, JsonValue>> = [];
   /** The last string, literal or number decoded; saves allocating a tuple per value. */
   #scalar: JsonValue = null;
@@ -193,10 +203,10 @@ export class JsonObjectReader {
    * costs nothing, while each doubling would leave behind a copy as large as the table, fresh
    * memory that costs more to touch than the text costs to read.
    */
-  #grown(table: Int32Array): Int32Array {
-    const rows = table.length / ROW;
+  #grown(table: Int32Array, row: number): Int32Array {
+    const rows = table.length / row;
     const room = rows < LARGE_TABLE ? rows * 2 : Math.max((this.#openers ??= countOpeners(this.#text)), rows * 2);
-    const copy = new Int32Array(room * ROW);
+    const copy = new Int32Array(room * row);
     copy.set(table);
     return copy;
   }
@@ -206,7 +216,7 @@ export class JsonObjectReader {
    * would have failed there too.
    */
   #failOpen(): void {
-    for (let row = ROW; row < this.#open * ROW; row += ROW) {
+    for (let row = FRAME; row < this.#open * FRAME; row += FRAME) {
       const start = this.#frames[row + START]!;
       if (this.#text.charCodeAt(start) === Code.OpenBrace) this.#memo()[start] = FAILED_SLOT;
     }
@@ -216,6 +226,7 @@ export class JsonObjectReader {
   #decode(start: number): boolean {
     const text = this.#text;
     this.#open = 0;
+    this.#noted = 0;
     let i = start;
     for (;;) {
       // Read one value at i, opening containers as needed.
@@ -233,17 +244,16 @@ export class JsonObjectReader {
           depth = this.depth(slot - 1);
           i = this.end(slot - 1);
         } else {
-          const row = this.#open++ * ROW;
+          const level = this.#open++;
+          const row = level * FRAME;
           let frames = this.#frames;
-          if (row === frames.length) frames = this.#frames = this.#grown(frames);
+          if (row === frames.length) frames = this.#frames = this.#grown(frames, FRAME);
           frames[row + START] = i;
           frames[row + FRAME_DEPTH] = 1;
-          frames[row + FRAME_KEY] = 0;
-          frames[row + MEMBERS] = 0;
           i = skipSpace(text, i + 1);
           // `}` and `]` each come two code units after their opener.
           if (text.charCodeAt(i) !== c + 2) {
-            if (c === Code.OpenBrace && (i = this.#readKey(i, row)) < 0) return false;
+            if (c === Code.OpenBrace && (i = this.#readKey(i, level)) < 0) return false;
             continue;
           }
           i += 1;
@@ -251,7 +261,7 @@ export class JsonObjectReader {
           this.#close(i);
         }
       } else {
-        const kept = this.#open > 0 && this.#frames[(this.#open - 1) * ROW + FRAME_KEY]! > 0;
+        const kept = this.#keyOf(this.#open - 1) > 0;
         i = c === Code.Quote ? this.#readString(i, kept) : this.#readScalar(i, kept);
         if (i < 0) return false;
         value = this.#scalar;
@@ -261,15 +271,16 @@ export class JsonObjectReader {
       for (;;) {
         if (this.#open === 0) return true;
         const frames = this.#frames;
-        const row = (this.#open - 1) * ROW;
+        const level = this.#open - 1;
+        const row = level * FRAME;
         if (depth >= frames[row + FRAME_DEPTH]!) frames[row + FRAME_DEPTH] = depth + 1;
-        const key = frames[row + FRAME_KEY]!;
-        if (key > 0) this.#keep(row, this.#keys[key - 1]!, value);
+        const key = this.#keyOf(level);
+        if (key > 0) this.#keep(this.#keys[key - 1]!, value);
         i = skipSpace(text, i);
         const next = text.charCodeAt(i);
         const opener = text.charCodeAt(frames[row + START]!);
         if (next === Code.Comma) {
-          i = opener === Code.OpenBrace ? this.#readKey(skipSpace(text, i + 1), row) : i + 1;
+          i = opener === Code.OpenBrace ? this.#readKey(skipSpace(text, i + 1), level) : i + 1;
           if (i < 0) return false;
           break;
         }
@@ -282,23 +293,46 @@ export class JsonObjectReader {
     }
   }
 
-  /** Sets a chosen member of the object open in frame `row`. */
-  #keep(row: number, key: string, value: JsonValue): void {
-    let set = this.#frames[row + MEMBERS]!;
-    if (set === 0) set = this.#frames[row + MEMBERS] = this.#memberSets.push(Object.create(null) as Record<string, JsonValue>);
+  /** The row of the note of the container open at `level`, or -1 when it has none: only the innermost note can be its. */
+  #noteOf(level: number): number {
+    const row = (this.#noted - 1) * NOTE;
+    return row >= 0 && this.#notes[row + NOTE_LEVEL] === level ? row : -1;
+  }
+
+  /** The chosen key naming the value read next in the container open at `level` (index + 1), or 0. */
+  #keyOf(level: number): number {
+    const note = this.#noteOf(level);
+    return note < 0 ? 0 : this.#notes[note + NOTE_KEY]!;
+  }
+
+  /** Sets a chosen member of the innermost open container, an object whose note names the key. */
+  #keep(key: string, value: JsonValue): void {
+    const note = (this.#noted - 1) * NOTE;
+    let set = this.#notes[note + NOTE_MEMBERS]!;
+    if (set === 0) set = this.#notes[note + NOTE_MEMBERS] = this.#memberSets.push(Object.create(null) as Record<string, JsonValue>);
     // No prototype, so that even a chosen key "__proto__" stays a plain member.
     this.#memberSets[set - 1]![key] = value;
   }
 
-  /** Reads `"key" :` at i for the object open in frame `row`; returns where the value starts, or -1. */
-  #readKey(i: number, row: number): number {
+  /** Reads `"key" :` at i for the object open at `level`; returns where the value starts, or -1. */
+  #readKey(i: number, level: number): number {
     const text = this.#text;
     if (text.charCodeAt(i) !== Code.Quote) return -1;
     const after = this.#readString(i, false);
     if (after < 0) return -1;
     const colon = skipSpace(text, after);
     if (text.charCodeAt(colon) !== Code.Colon) return -1;
-    this.#frames[row + FRAME_KEY] = this.#chosenKey(i, after);
+    const key = this.#chosenKey(i, after);
+    const note = this.#noteOf(level);
+    if (note >= 0) this.#notes[note + NOTE_KEY] = key;
+    else if (key > 0) {
+      const row = this.#noted++ * NOTE;
+      let notes = this.#notes;
+      if (row === notes.length) notes = this.#notes = this.#grown(notes, NOTE);
+      notes[row + NOTE_LEVEL] = level;
+      notes[row + NOTE_KEY] = key;
+      notes[row + NOTE_MEMBERS] = 0;
+    }
     return colon + 1;
   }
 
@@ -341,16 +375,19 @@ export class JsonObjectReader {
 
   /** Closes the innermost open container, which ends at `end`, remembering it if it is an object. */
   #close(end: number): void {
-    const frame = (this.#open -= 1) * ROW;
+    const level = (this.#open -= 1);
+    const frame = level * FRAME;
     const start = this.#frames[frame + START]!;
     if (this.#text.charCodeAt(start) !== Code.OpenBrace) return;
+    const note = this.#noteOf(level);
+    if (note >= 0) this.#noted -= 1;
     const row = this.#count++ * ROW;
     let objects = this.#objects;
-    if (row === objects.length) objects = this.#objects = this.#grown(objects);
+    if (row === objects.length) objects = this.#objects = this.#grown(objects, ROW);
     objects[row + START] = start;
     objects[row + OBJECT_END] = end;
     objects[row + OBJECT_DEPTH] = this.#frames[frame + FRAME_DEPTH]!;
-    objects[row + MEMBERS] = this.#frames[frame + MEMBERS]!;
+    objects[row + MEMBERS] = note < 0 ? 0 : this.#notes[note + NOTE_MEMBERS]!;
     // The object the read started at (frame 0) is the caller's by its id, never the memo's.
     if (frame > 0) this.#memo()[start] = this.#count;
   }
