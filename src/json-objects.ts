@@ -59,6 +59,10 @@ export const NO_MEMBERS: JsonObject = Object.freeze({});
 
 /** Slot marks: 0 is "not read yet", a positive number n is object n - 1. */
 const FAILED_SLOT = -1;
+/** Positions per page of the memo, 16 KB of marks. */
+const PAGE_BITS = 12;
+const PAGE = 1 << PAGE_BITS;
+const PAGE_MASK = PAGE - 1;
 
 /**
  * Records are rows of int32 fields in typed arrays (see `#grown`): a plain array costs
@@ -86,12 +90,13 @@ export class JsonObjectReader {
   readonly #keys: readonly string[];
   /**
    * What is known about each position holding a `{` inside an object a read started
-   * elsewhere, in one typed array: a Map would hit V8's limit of 2^24 entries on a reply of
-   * `{}{}{}…`, and most braces in prose open nothing and cost one slot, not an entry. Made
-   * for the first such object or failure: a reply of objects side by side, and most replies,
-   * need none, and one as large as a large reply costs more to touch than reading it.
+   * elsewhere, in typed arrays of PAGE positions each: a Map would hit V8's limit of 2^24
+   * entries on a reply of `{}{}{}…`, and most braces in prose open nothing and cost one
+   * slot, not an entry. Made for the first such object or failure, a page when a mark is
+   * written in it: a reply of objects side by side, and most replies, need none, and marks
+   * for the whole of a large reply cost more to touch than reading it.
    */
-  #slots: Int32Array | null = null;
+  #pages: Array<Int32Array | undefined> | null = null;
   /**
    * The last position read and what was found there. The object a read starts at is not in
    * the memo (the caller has its id), so a position read twice in a row (a one-line reply
@@ -135,7 +140,7 @@ export class JsonObjectReader {
     const next = this.#text.charCodeAt(skipSpace(this.#text, start + 1));
     if (next !== Code.Quote && next !== Code.CloseBrace) return -1;
     if (start === this.#lastStart) return this.#lastId;
-    const slot = this.#slots === null ? 0 : this.#slots[start]!;
+    const slot = this.#slot(start);
     let id = slot - 1;
     if (slot === 0) {
       if (this.#decode(start)) id = this.#count - 1;
@@ -188,12 +193,21 @@ export class JsonObjectReader {
     return freezeDeep(JSON.parse(this.#text.slice(this.start(id), this.end(id))) as JsonObject);
   }
 
-  #memo(): Int32Array {
-    if (this.#slots === null) {
-      this.#slots = new Int32Array(this.#text.length);
-      for (let id = 0; id < this.#count; id += 1) this.#slots[this.start(id)] = id + 1;
+  /** The memo's mark at position i: 0 while nothing is known there. */
+  #slot(i: number): number {
+    const page = this.#pages?.[i >>> PAGE_BITS];
+    return page === undefined ? 0 : page[i & PAGE_MASK]!;
+  }
+
+  /** Sets the memo's mark at position i; the first mark makes the memo, with the objects read so far. */
+  #mark(i: number, mark: number): void {
+    if (this.#pages === null) {
+      // Filled, so V8 keeps the page list's elements packed.
+      this.#pages = new Array<Int32Array | undefined>((this.#text.length >>> PAGE_BITS) + 1).fill(undefined);
+      for (let id = 0; id < this.#count; id += 1) this.#mark(this.start(id), id + 1);
     }
-    return this.#slots;
+    const page = (this.#pages[i >>> PAGE_BITS] ??= new Int32Array(PAGE));
+    page[i & PAGE_MASK] = mark;
   }
 
   /**
@@ -218,7 +232,7 @@ export class JsonObjectReader {
   #failOpen(): void {
     for (let row = FRAME; row < this.#open * FRAME; row += FRAME) {
       const start = this.#frames[row + START]!;
-      if (this.#text.charCodeAt(start) === Code.OpenBrace) this.#memo()[start] = FAILED_SLOT;
+      if (this.#text.charCodeAt(start) === Code.OpenBrace) this.#mark(start, FAILED_SLOT);
     }
   }
 
@@ -237,8 +251,7 @@ export class JsonObjectReader {
       if (c === Code.OpenBrace || c === Code.OpenBracket) {
         value = c === Code.OpenBrace ? OBJECT_STAND_IN : ARRAY_STAND_IN;
         // Only an object's `{` ever holds a mark, so an array's slot reads 0.
-        const slots = this.#slots;
-        const slot = slots !== null ? slots[i]! : 0;
+        const slot = this.#slot(i);
         if (slot < 0) return false;
         if (slot > 0) {
           depth = this.depth(slot - 1);
@@ -389,7 +402,7 @@ export class JsonObjectReader {
     objects[row + OBJECT_DEPTH] = this.#frames[frame + FRAME_DEPTH]!;
     objects[row + MEMBERS] = note < 0 ? 0 : this.#notes[note + NOTE_MEMBERS]!;
     // The object the read started at (frame 0) is the caller's by its id, never the memo's.
-    if (frame > 0) this.#memo()[start] = this.#count;
+    if (frame > 0) this.#mark(start, this.#count);
   }
 }
 
