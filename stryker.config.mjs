@@ -42,7 +42,7 @@
  *       after it rejects it, and -1 leaves the first rejection unset
  *     src/parse.ts:118 ConditionalExpression — no object read from a position without `{` ends
  *       where the reply ends
- *     src/parse.ts:121 ConditionalExpression — object -1 has no end, so the span test after it
+ *     src/parse.ts:122 ConditionalExpression — object -1 has no end, so the span test after it
  *       rejects it as well
  *
  *   Left as survivors, not disabled (src/json-objects.ts scores 91.1 % with them): mutants of
@@ -51,9 +51,10 @@
  *   that need not be (`kept`, the #escaped compare), early exits removed (a `{` followed by
  *   neither `"` nor `}`, `c > Backslash`), a failed read that a later read repeats, the
  *   field offset START, which is 0, added or subtracted, and the reader's memory savings
- *   undone (parse.ts's call of `forget` and its body, the last read's answer kept, the
- *   object a read starts at left out of the memo, #failOpen skipping frame 0, the bound
- *   #grown takes for large tables). Not rerun since those savings; the score above is older.
+ *   undone (parse.ts's call of `forget` and its body, `read`'s `again` and what it marks,
+ *   the object a read starts at left out of the memo, the level #failOpen starts at, the
+ *   bound #grown takes for large tables, the memo's page size). Not rerun since those
+ *   savings: the score above is older.
  */
 
 /** @type {import('@stryker-mutator/api/core').PartialStrykerOptions} */

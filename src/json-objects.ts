@@ -3,12 +3,11 @@
  *
  * `JSON.parse` cannot read a prefix ("the object that starts here, ignore what follows"),
  * and cannot tell where each nested object started, so this is a small strict validator.
- * Every object it opens inside the one a read starts at is remembered by start position,
- * valid or failed, so text is read at most twice: objects nested in a valid object come
- * from that reading, objects still open where a reading failed fail too, and only a `{`
- * that sat inside a JSON string is read afresh. The object a read starts at is the
- * caller's, by id: a caller reads forward, so only a candidate read out of turn (a reply's
- * last line) is read again. Of each object it keeps only the members under a few chosen keys, what a caller
+ * Every object it opens is remembered by start position, valid or failed, so no text is
+ * read twice: objects nested in a valid object come from that reading, objects still open
+ * where a reading failed fail too, and only a `{` that sat inside a JSON string is read
+ * afresh. (The object a read starts at is remembered only when the caller may read there
+ * again: a caller scanning forward never meets it again.) Of each object it keeps only the members under a few chosen keys, what a caller
  * needs to judge it; `build` then leaves the object itself to `JSON.parse`, once its text
  * is known to be valid, so a reply of a million rejected objects builds none of them. It
  * never recurses (deep nesting cannot overflow the stack) and never uses regular
@@ -89,21 +88,15 @@ export class JsonObjectReader {
   readonly #text: string;
   readonly #keys: readonly string[];
   /**
-   * What is known about each position holding a `{` inside an object a read started
-   * elsewhere, in typed arrays of PAGE positions each: a Map would hit V8's limit of 2^24
+   * What is known about each position holding a `{` that a read may meet again (inside an
+   * object a read started elsewhere, or read with `again`), in typed arrays of PAGE
+   * positions each: a Map would hit V8's limit of 2^24
    * entries on a reply of `{}{}{}…`, and most braces in prose open nothing and cost one
    * slot, not an entry. Made for the first such object or failure, a page when a mark is
    * written in it: a reply of objects side by side, and most replies, need none, and marks
    * for the whole of a large reply cost more to touch than reading it.
    */
   #pages: Array<Int32Array | undefined> | null = null;
-  /**
-   * The last position read and what was found there. The object a read starts at is not in
-   * the memo (the caller has its id), so a position read twice in a row (a one-line reply
-   * is its own last line) is answered here.
-   */
-  #lastStart = -1;
-  #lastId = -1;
   /** The text's `{` and `[`, counted when a table first grows large. */
   #openers: number | null = null;
   /**
@@ -133,22 +126,23 @@ export class JsonObjectReader {
 
   /**
    * Reads the object a standard JSON parser reads from `start` (which holds a `{`) and
-   * returns its id, or -1 when no object starts there.
+   * returns its id, or -1 when no object starts there. What is found at `start` itself is
+   * kept in the memo only when the caller may read there `again`: a caller scanning forward
+   * never does, and a reply of objects side by side then needs no memo at all.
    */
-  read(start: number): number {
+  read(start: number, again = false): number {
     // Most braces in text open nothing, and the character after them says so.
     const next = this.#text.charCodeAt(skipSpace(this.#text, start + 1));
     if (next !== Code.Quote && next !== Code.CloseBrace) return -1;
-    if (start === this.#lastStart) return this.#lastId;
     const slot = this.#slot(start);
-    let id = slot - 1;
-    if (slot === 0) {
-      if (this.#decode(start)) id = this.#count - 1;
-      else this.#failOpen();
+    if (slot !== 0) return slot < 0 ? -1 : slot - 1;
+    if (!this.#decode(start)) {
+      // The object a read starts at is the outermost still open.
+      this.#failOpen(again ? 0 : 1);
+      return -1;
     }
-    this.#lastStart = start;
-    this.#lastId = id < 0 ? -1 : id;
-    return this.#lastId;
+    if (again) this.#mark(start, this.#count);
+    return this.#count - 1;
   }
 
   /** Where object `id` starts (its `{`). */
@@ -206,7 +200,8 @@ export class JsonObjectReader {
       this.#pages = new Array<Int32Array | undefined>((this.#text.length >>> PAGE_BITS) + 1).fill(undefined);
       for (let id = 0; id < this.#count; id += 1) this.#mark(this.start(id), id + 1);
     }
-    const page = (this.#pages[i >>> PAGE_BITS] ??= new Int32Array(PAGE));
+    // A reply shorter than a page gets a page its own length.
+    const page = (this.#pages[i >>> PAGE_BITS] ??= new Int32Array(Math.min(PAGE, this.#text.length)));
     page[i & PAGE_MASK] = mark;
   }
 
@@ -226,11 +221,11 @@ export class JsonObjectReader {
   }
 
   /**
-   * Marks the objects still open where a read failed, inside the one it started at: each
-   * would have failed there too.
+   * Marks the objects still open where a read failed, from level `from` (1 leaves out the
+   * one the read started at): each would have failed there too.
    */
-  #failOpen(): void {
-    for (let row = FRAME; row < this.#open * FRAME; row += FRAME) {
+  #failOpen(from: number): void {
+    for (let row = from * FRAME; row < this.#open * FRAME; row += FRAME) {
       const start = this.#frames[row + START]!;
       if (this.#text.charCodeAt(start) === Code.OpenBrace) this.#mark(start, FAILED_SLOT);
     }
@@ -401,7 +396,7 @@ export class JsonObjectReader {
     objects[row + OBJECT_END] = end;
     objects[row + OBJECT_DEPTH] = this.#frames[frame + FRAME_DEPTH]!;
     objects[row + MEMBERS] = note < 0 ? 0 : this.#notes[note + NOTE_MEMBERS]!;
-    // The object the read started at (frame 0) is the caller's by its id, never the memo's.
+    // The object the read started at (frame 0) is the caller's by its id: `read` marks it if asked to.
     if (frame > 0) this.#mark(start, this.#count);
   }
 }

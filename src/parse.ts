@@ -116,7 +116,8 @@ class Candidates {
   #wholeSpan(from: number): Reading<JsonValue> | undefined {
     // Stryker disable next-line ConditionalExpression: no object read from a position without `{` ends where the reply ends
     if (this.#text.charCodeAt(from) !== OPEN_BRACE) return undefined;
-    const id = this.#reader.read(from);
+    // The scan meets this position again.
+    const id = this.#reader.read(from, true);
     // Stryker disable next-line ConditionalExpression: object -1 has no end, so the test below rejects it as well
     if (id < 0) return undefined;
     if (this.#reader.end(id) !== this.#end) return undefined;
