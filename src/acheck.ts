@@ -50,8 +50,9 @@ async function runAcheck(callFn: AsyncCallFn, prompt: string, settings: CheckSet
       ? readCheckpoint(saved, checkpoint.key, checkpoint.store.locate?.(checkpoint.key) ?? null, prompt, settings)
       : undefined;
   // Booth abandons a call only when it can time out: only then is a call given a signal of
-  // Booth's own, and only then can the machine move on while the call is in flight. Without
-  // timers no controller is made and no change is waited for: a pending acheck() holds less.
+  // Booth's own, and only then can the machine move on while the call is in flight. Without a
+  // timeout or deadline no controller is made and no change is waited for during a call: a
+  // pending acheck() holds less.
   const abandons = settings.timeoutMs !== null || settings.deadlineMs !== null;
   const run = new CheckpointRun(prompt, settings, resumed, telemetry);
   // Sample calls run side by side: each settles into the machine by itself, if it still waits for it.
@@ -67,8 +68,8 @@ async function runAcheck(callFn: AsyncCallFn, prompt: string, settings: CheckSet
           const outcome = await untilAborted(call ? Promise.race([reply, run.changed()]) : reply, signal);
           signal?.throwIfAborted();
           // The machine moved on without this call (it timed out, or the deadline passed): drop its reply.
-          if (outcome === undefined) abort(call!);
-          else run.send(outcome);
+          if (outcome !== undefined) run.send(outcome);
+          else if (call) abort(call);
           break;
         }
         case 'sample': {
