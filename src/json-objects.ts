@@ -38,6 +38,7 @@ const enum Code {
   UpperF = 70,
   OpenBracket = 91,
   Backslash = 92,
+  CloseBracket = 93,
   LowerA = 97,
   LowerB = 98,
   LowerE = 101,
@@ -70,7 +71,9 @@ const PAGE_MASK = PAGE - 1;
  * An open container's row holds only its start and its depth so far (itself included): a
  * reply can open millions, and few of them are objects with a chosen key. Those few have a
  * note, on a stack of their own: the container's level, the chosen key naming the value
- * read next (index + 1, or 0) and its members.
+ * read next (index + 1, or 0) and its members. An array's start is never needed, so its row
+ * holds minus the number of arrays it stands for: arrays opened back to back (`[[[`), none
+ * but the innermost holding a value yet, share one row, which tracks the innermost's depth.
  */
 const ROW = 4;
 const START = 0;
@@ -227,7 +230,7 @@ export class JsonObjectReader {
   #failOpen(from: number): void {
     for (let row = from * FRAME; row < this.#open * FRAME; row += FRAME) {
       const start = this.#frames[row + START]!;
-      if (this.#text.charCodeAt(start) === Code.OpenBrace) this.#mark(start, FAILED_SLOT);
+      if (start >= 0) this.#mark(start, FAILED_SLOT);
     }
   }
 
@@ -251,12 +254,21 @@ export class JsonObjectReader {
         if (slot > 0) {
           depth = this.depth(slot - 1);
           i = this.end(slot - 1);
+        } else if (c === Code.OpenBracket && text.charCodeAt(i - 1) === Code.OpenBracket) {
+          // Right after its `[`, the innermost array holds nothing yet: this one joins its row.
+          const row = (this.#open - 1) * FRAME;
+          this.#frames[row + START] = this.#frames[row + START]! - 1;
+          i = skipSpace(text, i + 1);
+          if (text.charCodeAt(i) !== Code.CloseBracket) continue;
+          i += 1;
+          depth = 1;
+          this.#close(i);
         } else {
           const level = this.#open++;
           const row = level * FRAME;
           let frames = this.#frames;
           if (row === frames.length) frames = this.#frames = this.#grown(frames, FRAME);
-          frames[row + START] = i;
+          frames[row + START] = c === Code.OpenBrace ? i : -1;
           frames[row + FRAME_DEPTH] = 1;
           i = skipSpace(text, i + 1);
           // `}` and `]` each come two code units after their opener.
@@ -286,7 +298,7 @@ export class JsonObjectReader {
         if (key > 0) this.#keep(this.#keys[key - 1]!, value);
         i = skipSpace(text, i);
         const next = text.charCodeAt(i);
-        const opener = text.charCodeAt(frames[row + START]!);
+        const opener = frames[row + START]! >= 0 ? Code.OpenBrace : Code.OpenBracket;
         if (next === Code.Comma) {
           i = opener === Code.OpenBrace ? this.#readKey(skipSpace(text, i + 1), level) : i + 1;
           if (i < 0) return false;
@@ -383,10 +395,17 @@ export class JsonObjectReader {
 
   /** Closes the innermost open container, which ends at `end`, remembering it if it is an object. */
   #close(end: number): void {
-    const level = (this.#open -= 1);
+    const level = this.#open - 1;
     const frame = level * FRAME;
     const start = this.#frames[frame + START]!;
-    if (this.#text.charCodeAt(start) !== Code.OpenBrace) return;
+    if (start < -1) {
+      // The innermost of arrays sharing a row: the next one out holds it, and nothing else yet.
+      this.#frames[frame + START] = start + 1;
+      this.#frames[frame + FRAME_DEPTH] = 1;
+      return;
+    }
+    this.#open = level;
+    if (start < 0) return;
     const note = this.#noteOf(level);
     if (note >= 0) this.#noted -= 1;
     const row = this.#count++ * ROW;

@@ -142,6 +142,21 @@ describe('replies of very many objects', () => {
     expect(nested).toMatchObject({ ok: true, answer: 'inner', confidence: 0.9 });
   });
 
+  // Arrays opened back to back share one row of the reader's stack: their depths must still add up, level by level.
+  it('arrays opened back to back count one level each, closed together or one by one, with or without spaces', () => {
+    const envelopeAfter = (value: string) => parseReply(`{"a": ${value}, "answer": "x", "confidence": 0.9}`);
+    expect(envelopeAfter(arrays(MAX_DEPTH - 1))).toMatchObject({ ok: true, answer: 'x' });
+    const tooDeep = { ok: false, error: `the JSON object nests ${MAX_DEPTH + 1} levels deep; Booth reads objects at most ${MAX_DEPTH} deep` };
+    expect(envelopeAfter(arrays(MAX_DEPTH))).toEqual(tooDeep);
+    expect(envelopeAfter(`[${arrays(MAX_DEPTH - 1, '1')}, [2]]`)).toEqual(tooDeep);
+    expect(envelopeAfter(`[[], [${arrays(MAX_DEPTH - 2)}], 3]`)).toEqual(tooDeep);
+    expect(envelopeAfter(`[ ${arrays(MAX_DEPTH - 1)} , [[ [ ]]]]`)).toEqual(tooDeep);
+    expect(envelopeAfter(`[ ${arrays(MAX_DEPTH - 2)} , [[ [ ]]]]`)).toMatchObject({ ok: true });
+    expect(envelopeAfter(`[[[1], [[2, [3]]]], []]`)).toMatchObject({ ok: true, parsed: { a: [[[1], [[2, [3]]]], []] } });
+    expect(parseReply(`{"answer": [[[]], [[{"b": 1}]]], "confidence": 0.9}`, true)).toMatchObject({ ok: true, answer: [[[]], [[{ b: 1 }]]] });
+    expect(parseReply(`{"a": [[[[1] x {"answer": "inner", "confidence": 0.9}]]]}`)).toMatchObject({ ok: true, answer: 'inner' });
+  });
+
   it('a one-line reply read as its own last line is the same object, found or rejected', () => {
     expect(parseReply(`{"a": ${arrays(2_000)}} {"answer": "later", "confidence": 0.9} x`)).toMatchObject({ ok: true, answer: 'later' });
     const deep = { ok: false, error: `the JSON object nests 2001 levels deep; Booth reads objects at most ${MAX_DEPTH} deep` };
