@@ -28,7 +28,7 @@ import { appending, CHILD, cancelling, cancellingBy, raising, remember, schedule
 import { backoffDelay, type CallRetryPolicy, type CallTry, isTransient, retryAfterOf } from '../src/call-retries.js';
 import { AMBIGUOUS, DEFAULT_MAX_RETRIES, DEFAULT_THRESHOLD, REPAIRED, UNCERTAIN, VERIFIED } from '../src/constants.js';
 import type { JsonObject } from '../src/json-objects.js';
-import { type AnswerFormat, firstPrompt, type RetryKind, retryPrompt, type SentPrompt } from '../src/prompts.js';
+import { type AnswerFormat, firstPrompt, type PreviousAttempt, type RetryKind, retryPrompt, type SentPrompt } from '../src/prompts.js';
 import {
   type AnswerSchema,
   answerForSchema,
@@ -531,11 +531,18 @@ export const checkpointEffects = {
 /** The prompt of the next attempt; a typed answer is quoted as the model wrote it, whatever the schema made of it. */
 function nextPrompt({ settings, draft }: CheckpointContext, kind: RetryKind): string {
   const { answerFormat } = settings;
-  const previous =
+  // The draft itself, not a spread of it: V8 copies a literal-shaped object several times slower.
+  const previous: PreviousAttempt =
     answerFormat === null
       ? draft
-      : { answer: draft.parsed?.['answer'] ?? null, confidence: draft.confidence, error: draft.error, validationError: draft.validationError };
-  return retryPrompt(settings.prompt, kind, { ...previous, clusters: draft.clusters ?? null }, answerFormat);
+      : {
+          answer: draft.parsed?.['answer'] ?? null,
+          confidence: draft.confidence,
+          error: draft.error,
+          validationError: draft.validationError,
+          clusters: draft.clusters ?? null,
+        };
+  return retryPrompt(settings.prompt, kind, previous, answerFormat);
 }
 
 /** The finished attempts with the draft committed: frozen, so no callback can change what was decided. */

@@ -46,9 +46,10 @@ export type CallOutcome = Extract<CheckpointEvent, { type: 'model.replied' | 'mo
 export class CheckpointRun {
   readonly #engine: Engine;
   #reported = 0;
-  /** The sample calls already handed out, by token: each is made once. */
-  readonly #handedOut = new Set<number>();
-  #waiters: Array<() => void> = [];
+  /** The sample calls already handed out, by token: each is made once. Made by the first sample: most runs have none. */
+  #handedOut: Set<number> | null = null;
+  /** Who waits for the machine to change on its own; null while nobody does, so a pending call holds no array. */
+  #waiters: Array<() => void> | null = null;
   /** True while a usage report is sent: the machine only adds it up, and nobody waiting should wake. */
   #reporting = false;
 
@@ -77,9 +78,9 @@ export class CheckpointRun {
     };
     this.#engine = startEngine(input, snapshot, settings.inspect);
     this.#engine.onChange(() => {
-      if (this.#reporting) return;
+      if (this.#reporting || this.#waiters === null) return;
       const waiters = this.#waiters;
-      this.#waiters = [];
+      this.#waiters = null;
       for (const wake of waiters) wake();
     });
     telemetry?.begin(this.#engine.view().context, snapshot !== undefined);
@@ -103,10 +104,11 @@ export class CheckpointRun {
       return { kind: 'call', prompt: prompt.text, attempt: context.attempt, replySchema: replySchemaOf(context.settings.answerFormat) };
     }
     if (snapshot.value === 'sampling') {
-      const slot = context.slots.findIndex((s) => s.state === 'calling' && !this.#handedOut.has(s.call));
+      const handedOut = (this.#handedOut ??= new Set());
+      const slot = context.slots.findIndex((s) => s.state === 'calling' && !handedOut.has(s.call));
       if (slot < 0) return { kind: 'wait' };
       const { call } = context.slots[slot]!;
-      this.#handedOut.add(call);
+      handedOut.add(call);
       const replySchema = replySchemaOf(context.settings.answerFormat);
       return { kind: 'sample', prompt: prompt!.text, attempt: context.attempt, sample: slot, call, replySchema };
     }
@@ -147,7 +149,7 @@ export class CheckpointRun {
 
   /** Settles when the machine next changes on its own: a timeout, the deadline, the end of a backoff. */
   changed(): Promise<void> {
-    return new Promise((resolve) => this.#waiters.push(resolve));
+    return new Promise((resolve) => (this.#waiters ??= []).push(resolve));
   }
 
   /** The run so far, as a store keeps it. */

@@ -6,7 +6,8 @@
  * Every object it opens is remembered by start position, valid or failed, so no text is
  * read twice: objects nested in a valid object come from that reading, objects still open
  * where a reading failed fail too, and only a `{` that sat inside a JSON string is read
- * afresh. Of each object it keeps only the members under a few chosen keys, what a caller
+ * afresh. (The object a read starts at is remembered only when the caller may read there
+ * again: a caller scanning forward never meets it again.) Of each object it keeps only the members under a few chosen keys, what a caller
  * needs to judge it; `build` then leaves the object itself to `JSON.parse`, once its text
  * is known to be valid, so a reply of a million rejected objects builds none of them. It
  * never recurses (deep nesting cannot overflow the stack) and never uses regular
@@ -37,6 +38,7 @@ const enum Code {
   UpperF = 70,
   OpenBracket = 91,
   Backslash = 92,
+  CloseBracket = 93,
   LowerA = 97,
   LowerB = 98,
   LowerE = 101,
@@ -57,42 +59,62 @@ export const NO_MEMBERS: JsonObject = Object.freeze({});
 
 /** Slot marks: 0 is "not read yet", a positive number n is object n - 1. */
 const FAILED_SLOT = -1;
+/** Positions per page of the memo, 16 KB of marks. */
+const PAGE_BITS = 12;
+const PAGE = 1 << PAGE_BITS;
+const PAGE_MASK = PAGE - 1;
 
 /**
- * Records are rows of four int32 fields in a typed array grown by doubling: a plain array
- * costs tens of nanoseconds a push once it is large, more than reading a small object.
- * An object row holds start, end, depth and its chosen members (index + 1 in
- * `#memberSets`, or 0); an open container's row holds start, depth so far (itself
- * included), the chosen key naming the value read next (index + 1, or 0) and its members.
+ * Records are rows of int32 fields in typed arrays (see `#grown`): a plain array costs
+ * tens of nanoseconds a push once it is large, more than reading a small object. An object
+ * row holds start, end, depth and its chosen members (index + 1 in `#memberSets`, or 0).
+ * An open container's row holds only its start and its depth so far (itself included): a
+ * reply can open millions, and few of them are objects with a chosen key. Those few have a
+ * note, on a stack of their own: the container's level, the chosen key naming the value
+ * read next (index + 1, or 0) and its members. An array's start is never needed, so its row
+ * holds minus the number of arrays it stands for: arrays opened back to back (`[[[`), none
+ * but the innermost holding a value yet, share one row, which tracks the innermost's depth.
  */
 const ROW = 4;
 const START = 0;
 const MEMBERS = 3;
 const OBJECT_END = 1;
 const OBJECT_DEPTH = 2;
+const FRAME = 2;
 const FRAME_DEPTH = 1;
-const FRAME_KEY = 2;
+const NOTE = 3;
+const NOTE_LEVEL = 0;
+const NOTE_KEY = 1;
+const NOTE_MEMBERS = 2;
 
 export class JsonObjectReader {
   readonly #text: string;
   readonly #keys: readonly string[];
   /**
-   * What is known about each position holding a `{`, in one typed array: a Map would hit
-   * V8's limit of 2^24 entries on a reply of `{}{}{}…`, and most braces in prose open
-   * nothing and cost one slot, not an entry. Allocated after the first read, which needs
-   * no memo and settles most replies.
+   * What is known about each position holding a `{` that a read may meet again (inside an
+   * object a read started elsewhere, or read with `again`), in typed arrays of PAGE
+   * positions each: a Map would hit V8's limit of 2^24
+   * entries on a reply of `{}{}{}…`, and most braces in prose open nothing and cost one
+   * slot, not an entry. Made for the first such object or failure, a page when a mark is
+   * written in it: a reply of objects side by side, and most replies, need none, and marks
+   * for the whole of a large reply cost more to touch than reading it.
    */
-  #slots: Int32Array | null = null;
-  #reads = 0;
+  #pages: Array<Int32Array | undefined> | null = null;
+  /** The text's `{` and `[`, counted when a table first grows large. */
+  #openers: number | null = null;
   /**
-   * The valid objects by id, in the order they closed. Both tables start at 64 bytes, the
-   * most V8 keeps inside the heap: a larger typed array costs a microsecond to allocate.
+   * The valid objects by id, in the order they closed. Every table starts at 64 bytes or
+   * less, the most V8 keeps inside the heap: a larger typed array costs a microsecond to
+   * allocate.
    */
   #objects: Int32Array = new Int32Array(ROW * 4);
   #count = 0;
   /** The containers still open, innermost last, shared by every read. */
-  #frames: Int32Array = new Int32Array(ROW * 4);
+  #frames: Int32Array = new Int32Array(FRAME * 8);
   #open = 0;
+  /** The notes of the open objects that met a chosen key, innermost last. */
+  #notes: Int32Array = new Int32Array(NOTE * 4);
+  #noted = 0;
   readonly #memberSets: Array<Record<string, JsonValue>> = [];
   /** The last string, literal or number decoded; saves allocating a tuple per value. */
   #scalar: JsonValue = null;
@@ -107,22 +129,23 @@ export class JsonObjectReader {
 
   /**
    * Reads the object a standard JSON parser reads from `start` (which holds a `{`) and
-   * returns its id, or -1 when no object starts there.
+   * returns its id, or -1 when no object starts there. What is found at `start` itself is
+   * kept in the memo only when the caller may read there `again`: a caller scanning forward
+   * never does, and a reply of objects side by side then needs no memo at all.
    */
-  read(start: number): number {
+  read(start: number, again = false): number {
     // Most braces in text open nothing, and the character after them says so.
     const next = this.#text.charCodeAt(skipSpace(this.#text, start + 1));
     if (next !== Code.Quote && next !== Code.CloseBrace) return -1;
-    // Stryker disable next-line UpdateOperator,ConditionalExpression: only the first read may skip the memo, and reading through it instead gives the same ids
-    if (this.#reads++ === 0) {
-      if (this.#decode(start, null)) return this.#count - 1;
-      this.#failOpen(this.#memo());
+    const slot = this.#slot(start);
+    if (slot !== 0) return slot < 0 ? -1 : slot - 1;
+    if (!this.#decode(start)) {
+      // The object a read starts at is the outermost still open.
+      this.#failOpen(again ? 0 : 1);
       return -1;
     }
-    const slots = this.#memo();
-    if (slots[start] === 0 && !this.#decode(start, slots)) this.#failOpen(slots);
-    const slot = slots[start]!;
-    return slot > 0 ? slot - 1 : -1;
+    if (again) this.#mark(start, this.#count);
+    return this.#count - 1;
   }
 
   /** Where object `id` starts (its `{`). */
@@ -149,31 +172,73 @@ export class JsonObjectReader {
     return set === 0 ? NO_MEMBERS : this.#memberSets[set - 1]!;
   }
 
+  /**
+   * Says that object `id` will never be asked about again, nor its start read again: when
+   * it is the latest object, its row is reused. A scan that rejects object after object
+   * (`{}{}{}…`) then keeps a few rows, not one per object: on a large reply the table's
+   * fresh memory costs more than reading the text.
+   */
+  forget(id: number): void {
+    if (id < 0 || id !== this.#count - 1) return;
+    this.#count = id;
+    const set = this.#objects[id * ROW + MEMBERS]!;
+    if (set !== 0 && set === this.#memberSets.length) this.#memberSets.pop();
+  }
+
   /** Object `id` itself, as `JSON.parse` builds it from its text, frozen all through. */
   build(id: number): JsonObject {
     return freezeDeep(JSON.parse(this.#text.slice(this.start(id), this.end(id))) as JsonObject);
   }
 
-  #memo(): Int32Array {
-    if (this.#slots === null) {
-      this.#slots = new Int32Array(this.#text.length);
-      for (let id = 0; id < this.#count; id += 1) this.#slots[this.start(id)] = id + 1;
-    }
-    return this.#slots;
+  /** The memo's mark at position i: 0 while nothing is known there. */
+  #slot(i: number): number {
+    const page = this.#pages?.[i >>> PAGE_BITS];
+    return page === undefined ? 0 : page[i & PAGE_MASK]!;
   }
 
-  /** Marks the objects still open where a read failed: each would have failed there too. */
-  #failOpen(slots: Int32Array): void {
-    for (let row = 0; row < this.#open * ROW; row += ROW) {
+  /** Sets the memo's mark at position i; the first mark makes the memo, with the objects read so far. */
+  #mark(i: number, mark: number): void {
+    if (this.#pages === null) {
+      // Filled, so V8 keeps the page list's elements packed.
+      this.#pages = new Array<Int32Array | undefined>((this.#text.length >>> PAGE_BITS) + 1).fill(undefined);
+      for (let id = 0; id < this.#count; id += 1) this.#mark(this.start(id), id + 1);
+    }
+    // A reply shorter than a page gets a page its own length.
+    const page = (this.#pages[i >>> PAGE_BITS] ??= new Int32Array(Math.min(PAGE, this.#text.length)));
+    page[i & PAGE_MASK] = mark;
+  }
+
+  /**
+   * A copy of a full table with more room; called only when full, so the check stays inline.
+   * Small tables double. A large one gets, once, a row for every container the text holds:
+   * a large typed array's pages are touched only as rows are written, so room never used
+   * costs nothing, while each doubling would leave behind a copy as large as the table, fresh
+   * memory that costs more to touch than the text costs to read.
+   */
+  #grown(table: Int32Array, row: number): Int32Array {
+    const rows = table.length / row;
+    const room = rows < LARGE_TABLE ? rows * 2 : Math.max((this.#openers ??= countOpeners(this.#text)), rows * 2);
+    const copy = new Int32Array(room * row);
+    copy.set(table);
+    return copy;
+  }
+
+  /**
+   * Marks the objects still open where a read failed, from level `from` (1 leaves out the
+   * one the read started at): each would have failed there too.
+   */
+  #failOpen(from: number): void {
+    for (let row = from * FRAME; row < this.#open * FRAME; row += FRAME) {
       const start = this.#frames[row + START]!;
-      if (this.#text.charCodeAt(start) === Code.OpenBrace) slots[start] = FAILED_SLOT;
+      if (start >= 0) this.#mark(start, FAILED_SLOT);
     }
   }
 
   /** Reads the value at `start`; false when the text there is not standard JSON. */
-  #decode(start: number, slots: Int32Array | null): boolean {
+  #decode(start: number): boolean {
     const text = this.#text;
     this.#open = 0;
+    this.#noted = 0;
     let i = start;
     for (;;) {
       // Read one value at i, opening containers as needed.
@@ -184,31 +249,39 @@ export class JsonObjectReader {
       if (c === Code.OpenBrace || c === Code.OpenBracket) {
         value = c === Code.OpenBrace ? OBJECT_STAND_IN : ARRAY_STAND_IN;
         // Only an object's `{` ever holds a mark, so an array's slot reads 0.
-        const slot = slots !== null ? slots[i]! : 0;
+        const slot = this.#slot(i);
         if (slot < 0) return false;
         if (slot > 0) {
           depth = this.depth(slot - 1);
           i = this.end(slot - 1);
+        } else if (c === Code.OpenBracket && text.charCodeAt(i - 1) === Code.OpenBracket) {
+          // Right after its `[`, the innermost array holds nothing yet: this one joins its row.
+          const row = (this.#open - 1) * FRAME;
+          this.#frames[row + START] = this.#frames[row + START]! - 1;
+          i = skipSpace(text, i + 1);
+          if (text.charCodeAt(i) !== Code.CloseBracket) continue;
+          i += 1;
+          depth = 1;
+          this.#close(i);
         } else {
-          const row = this.#open++ * ROW;
+          const level = this.#open++;
+          const row = level * FRAME;
           let frames = this.#frames;
-          if (row === frames.length) frames = this.#frames = doubled(frames);
-          frames[row + START] = i;
+          if (row === frames.length) frames = this.#frames = this.#grown(frames, FRAME);
+          frames[row + START] = c === Code.OpenBrace ? i : -1;
           frames[row + FRAME_DEPTH] = 1;
-          frames[row + FRAME_KEY] = 0;
-          frames[row + MEMBERS] = 0;
           i = skipSpace(text, i + 1);
           // `}` and `]` each come two code units after their opener.
           if (text.charCodeAt(i) !== c + 2) {
-            if (c === Code.OpenBrace && (i = this.#readKey(i, row)) < 0) return false;
+            if (c === Code.OpenBrace && (i = this.#readKey(i, level)) < 0) return false;
             continue;
           }
           i += 1;
           depth = 1;
-          this.#close(i, slots);
+          this.#close(i);
         }
       } else {
-        const kept = this.#open > 0 && this.#frames[(this.#open - 1) * ROW + FRAME_KEY]! > 0;
+        const kept = this.#keyOf(this.#open - 1) > 0;
         i = c === Code.Quote ? this.#readString(i, kept) : this.#readScalar(i, kept);
         if (i < 0) return false;
         value = this.#scalar;
@@ -218,15 +291,16 @@ export class JsonObjectReader {
       for (;;) {
         if (this.#open === 0) return true;
         const frames = this.#frames;
-        const row = (this.#open - 1) * ROW;
+        const level = this.#open - 1;
+        const row = level * FRAME;
         if (depth >= frames[row + FRAME_DEPTH]!) frames[row + FRAME_DEPTH] = depth + 1;
-        const key = frames[row + FRAME_KEY]!;
-        if (key > 0) this.#keep(row, this.#keys[key - 1]!, value);
+        const key = this.#keyOf(level);
+        if (key > 0) this.#keep(this.#keys[key - 1]!, value);
         i = skipSpace(text, i);
         const next = text.charCodeAt(i);
-        const opener = text.charCodeAt(frames[row + START]!);
+        const opener = frames[row + START]! >= 0 ? Code.OpenBrace : Code.OpenBracket;
         if (next === Code.Comma) {
-          i = opener === Code.OpenBrace ? this.#readKey(skipSpace(text, i + 1), row) : i + 1;
+          i = opener === Code.OpenBrace ? this.#readKey(skipSpace(text, i + 1), level) : i + 1;
           if (i < 0) return false;
           break;
         }
@@ -234,28 +308,51 @@ export class JsonObjectReader {
         i += 1;
         depth = frames[row + FRAME_DEPTH]!;
         value = opener === Code.OpenBrace ? OBJECT_STAND_IN : ARRAY_STAND_IN;
-        this.#close(i, slots);
+        this.#close(i);
       }
     }
   }
 
-  /** Sets a chosen member of the object open in frame `row`. */
-  #keep(row: number, key: string, value: JsonValue): void {
-    let set = this.#frames[row + MEMBERS]!;
-    if (set === 0) set = this.#frames[row + MEMBERS] = this.#memberSets.push(Object.create(null) as Record<string, JsonValue>);
+  /** The row of the note of the container open at `level`, or -1 when it has none: only the innermost note can be its. */
+  #noteOf(level: number): number {
+    const row = (this.#noted - 1) * NOTE;
+    return row >= 0 && this.#notes[row + NOTE_LEVEL] === level ? row : -1;
+  }
+
+  /** The chosen key naming the value read next in the container open at `level` (index + 1), or 0. */
+  #keyOf(level: number): number {
+    const note = this.#noteOf(level);
+    return note < 0 ? 0 : this.#notes[note + NOTE_KEY]!;
+  }
+
+  /** Sets a chosen member of the innermost open container, an object whose note names the key. */
+  #keep(key: string, value: JsonValue): void {
+    const note = (this.#noted - 1) * NOTE;
+    let set = this.#notes[note + NOTE_MEMBERS]!;
+    if (set === 0) set = this.#notes[note + NOTE_MEMBERS] = this.#memberSets.push(Object.create(null) as Record<string, JsonValue>);
     // No prototype, so that even a chosen key "__proto__" stays a plain member.
     this.#memberSets[set - 1]![key] = value;
   }
 
-  /** Reads `"key" :` at i for the object open in frame `row`; returns where the value starts, or -1. */
-  #readKey(i: number, row: number): number {
+  /** Reads `"key" :` at i for the object open at `level`; returns where the value starts, or -1. */
+  #readKey(i: number, level: number): number {
     const text = this.#text;
     if (text.charCodeAt(i) !== Code.Quote) return -1;
     const after = this.#readString(i, false);
     if (after < 0) return -1;
     const colon = skipSpace(text, after);
     if (text.charCodeAt(colon) !== Code.Colon) return -1;
-    this.#frames[row + FRAME_KEY] = this.#chosenKey(i, after);
+    const key = this.#chosenKey(i, after);
+    const note = this.#noteOf(level);
+    if (note >= 0) this.#notes[note + NOTE_KEY] = key;
+    else if (key > 0) {
+      const row = this.#noted++ * NOTE;
+      let notes = this.#notes;
+      if (row === notes.length) notes = this.#notes = this.#grown(notes, NOTE);
+      notes[row + NOTE_LEVEL] = level;
+      notes[row + NOTE_KEY] = key;
+      notes[row + NOTE_MEMBERS] = 0;
+    }
     return colon + 1;
   }
 
@@ -297,26 +394,43 @@ export class JsonObjectReader {
   }
 
   /** Closes the innermost open container, which ends at `end`, remembering it if it is an object. */
-  #close(end: number, slots: Int32Array | null): void {
-    const frame = (this.#open -= 1) * ROW;
+  #close(end: number): void {
+    const level = this.#open - 1;
+    const frame = level * FRAME;
     const start = this.#frames[frame + START]!;
-    if (this.#text.charCodeAt(start) !== Code.OpenBrace) return;
+    if (start < -1) {
+      // The innermost of arrays sharing a row: the next one out holds it, and nothing else yet.
+      this.#frames[frame + START] = start + 1;
+      this.#frames[frame + FRAME_DEPTH] = 1;
+      return;
+    }
+    this.#open = level;
+    if (start < 0) return;
+    const note = this.#noteOf(level);
+    if (note >= 0) this.#noted -= 1;
     const row = this.#count++ * ROW;
     let objects = this.#objects;
-    if (row === objects.length) objects = this.#objects = doubled(objects);
+    if (row === objects.length) objects = this.#objects = this.#grown(objects, ROW);
     objects[row + START] = start;
     objects[row + OBJECT_END] = end;
     objects[row + OBJECT_DEPTH] = this.#frames[frame + FRAME_DEPTH]!;
-    objects[row + MEMBERS] = this.#frames[frame + MEMBERS]!;
-    if (slots !== null) slots[start] = this.#count;
+    objects[row + MEMBERS] = note < 0 ? 0 : this.#notes[note + NOTE_MEMBERS]!;
+    // The object the read started at (frame 0) is the caller's by its id: `read` marks it if asked to.
+    if (frame > 0) this.#mark(start, this.#count);
   }
 }
 
-/** A copy of a full table with room for as many rows again; called only when full, so the check stays inline. */
-function doubled(array: Int32Array): Int32Array {
-  const copy = new Int32Array(array.length * 2);
-  copy.set(array);
-  return copy;
+/** Past this many rows a table stops doubling and takes the room the whole text can need. */
+const LARGE_TABLE = 4_096;
+
+/** How many `{` and `[` the text holds: no more containers can be open at once, nor objects be kept. */
+function countOpeners(text: string): number {
+  let count = 0;
+  for (let i = 0; i < text.length; i += 1) {
+    const c = text.charCodeAt(i);
+    if (c === Code.OpenBrace || c === Code.OpenBracket) count += 1;
+  }
+  return count;
 }
 
 /** Containers waiting for `freezeDeep`, shared by every call: a freeze calls no code that could start another. */

@@ -90,8 +90,11 @@ class Candidates {
     for (let at = start; at < end; at += 1) {
       // A whole-span candidate met again is read from the memo and rejected again, as before.
       if (text.charCodeAt(at) !== OPEN_BRACE) continue;
-      const verdict = this.#consider(this.#reader.read(at));
+      const id = this.#reader.read(at);
+      const verdict = this.#consider(id);
       if (verdict) return verdict;
+      // Only later positions are read from here on; the first rejection is reported at the end.
+      if (id !== this.#firstRejected) this.#reader.forget(id);
     }
     return reject(this.#firstRejected < 0 ? NO_OBJECT_ERROR : rejection(this.#reader, this.#firstRejected, this.#anyAnswer));
   }
@@ -113,7 +116,8 @@ class Candidates {
   #wholeSpan(from: number): Reading<JsonValue> | undefined {
     // Stryker disable next-line ConditionalExpression: no object read from a position without `{` ends where the reply ends
     if (this.#text.charCodeAt(from) !== OPEN_BRACE) return undefined;
-    const id = this.#reader.read(from);
+    // The scan meets this position again.
+    const id = this.#reader.read(from, true);
     // Stryker disable next-line ConditionalExpression: object -1 has no end, so the test below rejects it as well
     if (id < 0) return undefined;
     if (this.#reader.end(id) !== this.#end) return undefined;

@@ -131,6 +131,39 @@ describe('replies of very many objects', () => {
     const result = once(`${'{}'.repeat(count)}${envelope('last', 0.9)}`);
     expect(result.answer).toBe('last');
   });
+
+  // The scan reuses the row of each object it rejects: these replies check that no id or member set it still needs is lost.
+  it('objects rejected one after another leave the first rejection to report and later objects their own members', () => {
+    const rejectedFirst = parseReply(`{"answer": "x"} ${'{}'.repeat(100)} {"b": 1} {"confidence": 2}`);
+    expect(rejectedFirst).toEqual({ ok: false, error: '"confidence" is missing or null; the object needs both "answer" and "confidence"' });
+    const members = parseReply(`{"x": 1} {"answer": "a", "confidence": 2} {"answer": "b", "confidence": 0.8} {"answer": "c"}`);
+    expect(members).toMatchObject({ ok: true, answer: 'b', confidence: 0.8 });
+    const nested = parseReply(`${'{"a": {"b": {}}} '.repeat(50)}{"a": {"answer": "inner", "confidence": 0.9}} tail`);
+    expect(nested).toMatchObject({ ok: true, answer: 'inner', confidence: 0.9 });
+  });
+
+  // Arrays opened back to back share one row of the reader's stack: their depths must still add up, level by level.
+  it('arrays opened back to back count one level each, closed together or one by one, with or without spaces', () => {
+    const envelopeAfter = (value: string) => parseReply(`{"a": ${value}, "answer": "x", "confidence": 0.9}`);
+    expect(envelopeAfter(arrays(MAX_DEPTH - 1))).toMatchObject({ ok: true, answer: 'x' });
+    const tooDeep = { ok: false, error: `the JSON object nests ${MAX_DEPTH + 1} levels deep; Booth reads objects at most ${MAX_DEPTH} deep` };
+    expect(envelopeAfter(arrays(MAX_DEPTH))).toEqual(tooDeep);
+    expect(envelopeAfter(`[${arrays(MAX_DEPTH - 1, '1')}, [2]]`)).toEqual(tooDeep);
+    expect(envelopeAfter(`[[], [${arrays(MAX_DEPTH - 2)}], 3]`)).toEqual(tooDeep);
+    expect(envelopeAfter(`[ ${arrays(MAX_DEPTH - 1)} , [[ [ ]]]]`)).toEqual(tooDeep);
+    expect(envelopeAfter(`[ ${arrays(MAX_DEPTH - 2)} , [[ [ ]]]]`)).toMatchObject({ ok: true });
+    expect(envelopeAfter(`[[[1], [[2, [3]]]], []]`)).toMatchObject({ ok: true, parsed: { a: [[[1], [[2, [3]]]], []] } });
+    expect(parseReply(`{"answer": [[[]], [[{"b": 1}]]], "confidence": 0.9}`, true)).toMatchObject({ ok: true, answer: [[[]], [[{ b: 1 }]]] });
+    expect(parseReply(`{"a": [[[[1] x {"answer": "inner", "confidence": 0.9}]]]}`)).toMatchObject({ ok: true, answer: 'inner' });
+  });
+
+  it('a one-line reply read as its own last line is the same object, found or rejected', () => {
+    expect(parseReply(`{"a": ${arrays(2_000)}} {"answer": "later", "confidence": 0.9} x`)).toMatchObject({ ok: true, answer: 'later' });
+    const deep = { ok: false, error: `the JSON object nests 2001 levels deep; Booth reads objects at most ${MAX_DEPTH} deep` };
+    expect(parseReply(`{"a": ${arrays(2_000)}}`)).toEqual(deep);
+    expect(parseReply(`{"answer": ${arrays(2_000)}, "confidence": 0.9}`)).toEqual(deep);
+    expect(parseReply(`{"answer": ${arrays(2)}, "confidence": 0.9}`)).toEqual({ ok: false, error: '"answer" must be a string, number or boolean, not an array' });
+  });
 });
 
 describe('README wording says what the reader does', () => {
