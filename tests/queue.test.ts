@@ -362,4 +362,24 @@ describe('booth batch --queue and booth worker: usage', () => {
     expect(run.stderr).toContain(`error: cannot reach Redis at redis://:***@127.0.0.1:${redis.port + 1}/0 (--queue)`);
     expect(run.stderr).not.toContain('secret');
   }, 60_000);
+
+  it('a password or a database that Redis refuses is exit 1 naming the reason, not a wait for ever nor database 0', async () => {
+    await client.call('ACL', 'SETUSER', 'booth-probe', 'on', '>right', '~*', '&*', '+@all');
+    const cases: Array<[string, string]> = [
+      [`redis://booth-probe:wrong@127.0.0.1:${redis.port}/0`, 'WRONGPASS'],
+      [`redis://127.0.0.1:${redis.port}/99`, 'ERR DB index is out of range'],
+    ];
+    for (const [url, reason] of cases) {
+      const name = newRun();
+      const started = performance.now();
+      const run = await booth(['batch', questions(1), '--queue', url, '--name', name, '-o', join(dir(), 'x.jsonl')], (child) => {
+        if (performance.now() - started > 15_000) child.kill('SIGKILL');
+      });
+      expect(run.code, url).toBe(1);
+      expect(run.stderr, url).toContain(`(--queue) refused it: ${reason}`);
+      expect(run.stderr, url).not.toContain(':wrong@');
+      expect(await client.exists(`booth:run:${name}:questions`), url).toBe(0);
+    }
+    await client.call('ACL', 'DELUSER', 'booth-probe');
+  }, 60_000);
 });

@@ -123,11 +123,24 @@ export async function connectRedis(libraries: QueueLibraries, url: string, warn:
     if (lost) warn(`reconnected to Redis at ${shownUrl(url)}`);
     lost = false;
   });
-  const answered = await Promise.race([client.ping().then(() => true), new Promise<false>((resolve) => setTimeout(resolve, CONNECT_TIMEOUT_MS, false).unref())]);
-  if (!answered) {
+  let answered = false;
+  try {
+    answered = await Promise.race([client.ping().then(() => true), new Promise<false>((resolve) => setTimeout(resolve, CONNECT_TIMEOUT_MS, false).unref())]);
+  } catch (error) {
+    lastError = error as Error;
+  }
+  // A reply error before the first answer is Redis refusing the URL's password or database:
+  // reconnecting does not cure it, and ioredis would retry the password for ever, or go on in
+  // database 0 after a SELECT it refused.
+  const refused = (lastError as Error | null)?.name === 'ReplyError';
+  if (!answered || refused) {
     client.disconnect();
     const reason = (lastError as Error | null)?.message ?? `no answer in ${CONNECT_TIMEOUT_MS / 1000} s`;
-    throw new Error(`cannot reach Redis at ${shownUrl(url)} (--queue): ${reason}. Start redis-server there, or give --queue the right address.`);
+    throw new Error(
+      refused
+        ? `Redis at ${shownUrl(url)} (--queue) refused it: ${reason}. Give --queue the right password and database.`
+        : `cannot reach Redis at ${shownUrl(url)} (--queue): ${reason}. Start redis-server there, or give --queue the right address.`,
+    );
   }
   up = true;
   return client;
