@@ -210,6 +210,20 @@ describe('booth batch --queue with booth worker', () => {
     for (const w of await stopped(workers)) expect(w.code, w.stderr).toBe(0);
   }, 120_000);
 
+  it('question ids that are any JSON string or number get their own job and line: a lone surrogate, U+FFFD, ":", "%", "1" beside 2', async () => {
+    server.provider.fallback = scriptedModel(5);
+    const ids: Array<string | number> = ['\ud800', '\ufffd', 'a:b', 'a%3Ab', '%ud800', '1', 2];
+    const input = join(dir(), 'questions.jsonl');
+    writeFileSync(input, ids.map((id, i) => JSON.stringify({ id, prompt: `question ${i}` })).join('\n'));
+    const output = join(dir(), 'results.jsonl');
+    const run = newRun();
+    const workers = [await worker(run)];
+    const batch = await booth(['batch', input, '--queue', redis.url, '--name', run, '-o', output]);
+    expect(batch.code, batch.stderr).toBe(0);
+    expect(resultsIn(output).map((r) => r.id).sort()).toEqual([...ids].sort());
+    for (const w of await stopped(workers)) expect(w.code, w.stderr).toBe(0);
+  }, 60_000);
+
   it('a 429 with Retry-After puts off only its own question; the others go on meanwhile', async () => {
     const refused = { n: 0 };
     server.provider.fallback = (body) => {

@@ -98,9 +98,12 @@ export interface QuestionJob {
 /**
  * The job that checks question `id`. Adding a job whose id exists is a no-op in BullMQ, so
  * enqueuing a question twice is harmless. BullMQ refuses ids that are whole numbers or hold
- * a `:`, which question ids may be: hence the `q-` and the percent-encoding.
+ * a `:`, which question ids may be: hence the `q-` and the percent-encoding. A JSON string
+ * may hold a lone surrogate, which encodeURIComponent refuses: it becomes `%u` and its code,
+ * which no other id encodes to (a `%` of the id is encoded as `%25`).
  */
-export const jobIdOf = (id: string | number): string => `q-${encodeURIComponent(String(id))}`;
+export const jobIdOf = (id: string | number): string =>
+  `q-${Array.from(String(id), (char) => (/^[\ud800-\udfff]$/.test(char) ? `%u${char.charCodeAt(0).toString(16)}` : encodeURIComponent(char))).join('')}`;
 
 /**
  * A connection that has answered, or an Error naming the URL and the fix. Once up it
