@@ -210,6 +210,20 @@ describe('booth batch --queue with booth worker', () => {
     for (const w of await stopped(workers)) expect(w.code, w.stderr).toBe(0);
   }, 120_000);
 
+  it('question ids that are any JSON string or number get their own job and line: a lone surrogate, U+FFFD, ":", "%", "1" beside 2', async () => {
+    server.provider.fallback = scriptedModel(5);
+    const ids: Array<string | number> = ['\ud800', '\ufffd', 'a:b', 'a%3Ab', '%ud800', '1', 2];
+    const input = join(dir(), 'questions.jsonl');
+    writeFileSync(input, ids.map((id, i) => JSON.stringify({ id, prompt: `question ${i}` })).join('\n'));
+    const output = join(dir(), 'results.jsonl');
+    const run = newRun();
+    const workers = [await worker(run)];
+    const batch = await booth(['batch', input, '--queue', redis.url, '--name', run, '-o', output]);
+    expect(batch.code, batch.stderr).toBe(0);
+    expect(resultsIn(output).map((r) => r.id).sort()).toEqual([...ids].sort());
+    for (const w of await stopped(workers)) expect(w.code, w.stderr).toBe(0);
+  }, 60_000);
+
   it('a 429 with Retry-After puts off only its own question; the others go on meanwhile', async () => {
     const refused = { n: 0 };
     server.provider.fallback = (body) => {
@@ -362,5 +376,25 @@ describe('booth batch --queue and booth worker: usage', () => {
     expect(run.code).toBe(1);
     expect(run.stderr).toContain(`error: cannot reach Redis at redis://:***@127.0.0.1:${redis.port + 1}/0 (--queue)`);
     expect(run.stderr).not.toContain('secret');
+  }, 60_000);
+
+  it('a password or a database that Redis refuses is exit 1 naming the reason, not a wait for ever nor database 0', async () => {
+    await client.call('ACL', 'SETUSER', 'booth-probe', 'on', '>right', '~*', '&*', '+@all');
+    const cases: Array<[string, string]> = [
+      [`redis://booth-probe:wrong@127.0.0.1:${redis.port}/0`, 'WRONGPASS'],
+      [`redis://127.0.0.1:${redis.port}/99`, 'ERR DB index is out of range'],
+    ];
+    for (const [url, reason] of cases) {
+      const name = newRun();
+      const started = performance.now();
+      const run = await booth(['batch', questions(1), '--queue', url, '--name', name, '-o', join(dir(), 'x.jsonl')], (child) => {
+        if (performance.now() - started > 15_000) child.kill('SIGKILL');
+      });
+      expect(run.code, url).toBe(1);
+      expect(run.stderr, url).toContain(`(--queue) refused it: ${reason}`);
+      expect(run.stderr, url).not.toContain(':wrong@');
+      expect(await client.exists(`booth:run:${name}:questions`), url).toBe(0);
+    }
+    await client.call('ACL', 'DELUSER', 'booth-probe');
   }, 60_000);
 });

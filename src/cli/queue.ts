@@ -98,9 +98,12 @@ export interface QuestionJob {
 /**
  * The job that checks question `id`. Adding a job whose id exists is a no-op in BullMQ, so
  * enqueuing a question twice is harmless. BullMQ refuses ids that are whole numbers or hold
- * a `:`, which question ids may be: hence the `q-` and the percent-encoding.
+ * a `:`, which question ids may be: hence the `q-` and the percent-encoding. A JSON string
+ * may hold a lone surrogate, which encodeURIComponent refuses: it becomes `%u` and its code,
+ * which no other id encodes to (a `%` of the id is encoded as `%25`).
  */
-export const jobIdOf = (id: string | number): string => `q-${encodeURIComponent(String(id))}`;
+export const jobIdOf = (id: string | number): string =>
+  `q-${Array.from(String(id), (char) => (/^[\ud800-\udfff]$/.test(char) ? `%u${char.charCodeAt(0).toString(16)}` : encodeURIComponent(char))).join('')}`;
 
 /**
  * A connection that has answered, or an Error naming the URL and the fix. Once up it
@@ -123,11 +126,24 @@ export async function connectRedis(libraries: QueueLibraries, url: string, warn:
     if (lost) warn(`reconnected to Redis at ${shownUrl(url)}`);
     lost = false;
   });
-  const answered = await Promise.race([client.ping().then(() => true), new Promise<false>((resolve) => setTimeout(resolve, CONNECT_TIMEOUT_MS, false).unref())]);
-  if (!answered) {
+  let answered = false;
+  try {
+    answered = await Promise.race([client.ping().then(() => true), new Promise<false>((resolve) => setTimeout(resolve, CONNECT_TIMEOUT_MS, false).unref())]);
+  } catch (error) {
+    lastError = error as Error;
+  }
+  // A reply error before the first answer is Redis refusing the URL's password or database:
+  // reconnecting does not cure it, and ioredis would retry the password for ever, or go on in
+  // database 0 after a SELECT it refused.
+  const refused = (lastError as Error | null)?.name === 'ReplyError';
+  if (!answered || refused) {
     client.disconnect();
     const reason = (lastError as Error | null)?.message ?? `no answer in ${CONNECT_TIMEOUT_MS / 1000} s`;
-    throw new Error(`cannot reach Redis at ${shownUrl(url)} (--queue): ${reason}. Start redis-server there, or give --queue the right address.`);
+    throw new Error(
+      refused
+        ? `Redis at ${shownUrl(url)} (--queue) refused it: ${reason}. Give --queue the right password and database.`
+        : `cannot reach Redis at ${shownUrl(url)} (--queue): ${reason}. Start redis-server there, or give --queue the right address.`,
+    );
   }
   up = true;
   return client;
