@@ -318,6 +318,37 @@ describe('booth batch --queue with booth worker', () => {
     for (const w of await stopped([third])) expect(w.code, w.stderr).toBe(0);
   }, 60_000);
 
+  it('a worker paused past its lock (SIGSTOP) finds its jobs taken over when it wakes: it calls nothing more and overwrites nothing', async () => {
+    // Every first attempt is unsure and slow, so a check is two calls with time between them.
+    server.provider.fallback = (body) => ({ text: envelope('yes', promptOf(body).includes('previous') ? 0.9 : 0.3), delayMs: 300 });
+    const input = questions(4);
+    const output = join(dir(), 'results.jsonl');
+    const run = newRun();
+    const paused = await worker(run, ['--concurrency', '4'], 'paused');
+    let said = '';
+    paused.child.stderr?.on('data', (chunk: Buffer) => (said += chunk));
+    const batch = booth(['batch', input, '--queue', redis.url, '--name', run, '-o', output]);
+    while (server.provider.received.length < 4) await sleep(10);
+    paused.child.kill('SIGSTOP'); // its four first calls are in flight
+    const other = await worker(run, ['--concurrency', '4']);
+    expect((await batch).code).toBe(0); // the other worker took the jobs over once their locks lapsed
+    const answered = resultsIn(output);
+    paused.child.kill('SIGCONT');
+    for (const deadline = Date.now() + 10_000; (said.match(/lost its lock/g) ?? []).length < 4 && Date.now() < deadline; ) await sleep(50);
+    expect(said.match(/lost its lock/g)).toHaveLength(4);
+
+    const asked = server.provider.received.map((r) => [r.path.split('/')[1], promptOf(r.body).includes('previous') ? 'second' : 'first']);
+    // The paused worker's first calls were in flight, so they were made again; nothing after them was made twice.
+    expect(asked.filter(([, attempt]) => attempt === 'first')).toHaveLength(8);
+    expect(asked.filter(([by, attempt]) => by === 'paused' && attempt === 'second')).toEqual([]);
+    expect(asked.filter(([, attempt]) => attempt === 'second')).toHaveLength(4);
+    const stored = await client.hvals(`booth:run:${run}:results`);
+    expect(stored.map((text) => (JSON.parse(text) as { id: number }).id).sort()).toEqual([0, 1, 2, 3]);
+    expect(await client.xlen(`booth:run:${run}:finished`)).toBe(4); // the waking worker added no second result
+    expect(resultsIn(output)).toEqual(answered);
+    for (const w of await stopped([paused, other])) expect(w.code, w.stderr).toBe(0);
+  }, 60_000);
+
   it('a worker started with other check flags than the run\'s first worker is refused, naming the flags', async () => {
     const run = newRun();
     const first = await worker(run, ['--threshold', '0.7']);

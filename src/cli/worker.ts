@@ -50,10 +50,18 @@ export interface RunningWorker {
  */
 export const MAX_DELAYS = 10;
 
-/** Thrown in flight to leave a job: the reason the check was aborted. */
-class Leave extends Error {
-  constructor(readonly until: number | null) {
-    super(until === null ? 'the worker is stopping' : 'the model asked to wait (429 Retry-After)');
+/** Why a worker leaves a job before its check ends: the reason the check is aborted with. */
+type Leave =
+  /** The worker is stopping now: the job goes back to the queue. */
+  | { readonly kind: 'stop' }
+  /** The model answered 429 with Retry-After: the job waits in the delayed set until then. */
+  | { readonly kind: 'delay'; readonly until: number }
+  /** The worker lost the job's lock (paused longer than --lock-ms): another worker has the job. */
+  | { readonly kind: 'lost' };
+
+class Leaving extends Error {
+  constructor(readonly leave: Leave) {
+    super(`left the job (${leave.kind})`);
   }
 }
 
@@ -62,34 +70,69 @@ export class RunSettingsError extends Error {
   override readonly name = 'RunSettingsError';
 }
 
+/** How long a question's checkpoint outlives its last save: redisStore's default, a week. */
+const CHECKPOINT_TTL_SECONDS = 7 * 24 * 60 * 60;
+
+/**
+ * Writes happen only while the writer holds the job's lock (BullMQ's `<job>:lock` key holds
+ * its token): a worker paused past its lock — a long GC pause, a frozen VM — then finds its
+ * job taken over, and must not overwrite the checkpoint or the result of the worker that has it.
+ */
+const SAVE_IF_LOCKED = `if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[2], ARGV[2], 'EX', ARGV[3])
+return 1`;
+/** The result, its place in the stream and the end of the checkpoint: all at once, or nothing. */
+const FINISH_IF_LOCKED = `if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('HSET', KEYS[2], ARGV[2], ARGV[3])
+redis.call('XADD', KEYS[3], '*', 'job', ARGV[2])
+redis.call('DEL', KEYS[4])
+return 1`;
+
 export async function startWorker(settings: WorkerSettings): Promise<RunningWorker> {
   const { libraries, client, name } = settings;
   const keys = runKeys(name);
   await joinRun(client, keys.settings, name, settings.shared);
   const store = redisStore(client, { prefix: keys.checkpoints });
-  // The worker deletes a checkpoint itself, in the transaction that writes the result: deleted
-  // earlier, a kill between the two would leave neither, and the question would start over.
-  const checkpoint: CheckpointStore = { load: store.load, save: store.save, locate: store.locate, delete: () => undefined };
-  const inFlight = new Set<AbortController>();
+  // Job id → the controller of its check, to leave it.
+  const inFlight = new Map<string, AbortController>();
 
   const processJob = async (job: Job<QuestionJob>, token: string | undefined): Promise<void> => {
     const jobId = job.id as string;
-    // Written before a kill that came just before BullMQ heard the job was done: nothing to do again.
-    if ((await client.hexists(keys.results, jobId)) === 1) return;
     const question = job.data;
     const controller = new AbortController();
-    inFlight.add(controller);
+    inFlight.set(jobId, controller);
+    const lockKey = `${QUEUE_PREFIX}:${name}:${jobId}:lock`;
+    const leave = (why: Leave): never => {
+      controller.abort(new Leaving(why));
+      throw controller.signal.reason;
+    };
+    const holdsLock = async () => (await client.get(lockKey)) === token;
+    const checkpoint: CheckpointStore = {
+      load: store.load,
+      locate: store.locate,
+      save: async (key, saved) => {
+        const done = await client.eval(SAVE_IF_LOCKED, 2, lockKey, `${keys.checkpoints}${key}`, token ?? '', JSON.stringify(saved), CHECKPOINT_TTL_SECONDS);
+        if (done !== 1) leave({ kind: 'lost' });
+      },
+      // The worker deletes a checkpoint itself, with the result (FINISH_IF_LOCKED): deleted
+      // earlier, a kill between the two would leave neither, and the question would start over.
+      delete: () => undefined,
+    };
     const callFn: AsyncCallFn = async (prompt, info) => {
+      // A call costs money and may not be idempotent: none is made for a job this worker no longer has.
+      if (!(await holdsLock())) leave({ kind: 'lost' });
       try {
         return await settings.callFn(prompt, info);
       } catch (error) {
         const waitMs = retryAfterOf429(error);
-        if (waitMs !== null && (question.delays ?? 0) < MAX_DELAYS) controller.abort(new Leave(Date.now() + waitMs));
+        if (waitMs !== null && (question.delays ?? 0) < MAX_DELAYS) leave({ kind: 'delay', until: Date.now() + waitMs });
         throw error;
       }
     };
     const started = performance.now();
     try {
+      // Written before a kill that came just before BullMQ heard the job was done: nothing to do again.
+      if ((await client.hexists(keys.results, jobId)) === 1) return;
       const result = await acheck(callFn, question.prompt, {
         threshold: settings.check.threshold,
         maxRetries: settings.check.maxRetries,
@@ -105,26 +148,25 @@ export async function startWorker(settings: WorkerSettings): Promise<RunningWork
       });
       // The prompts stay in Redis: the batch that collects the line decides whether to keep them.
       const row = resultRow(question, Math.round(performance.now() - started), result, true);
-      const replies = await client
-        .multi()
-        .hset(keys.results, jobId, JSON.stringify(row))
-        .xadd(keys.finished, '*', 'job', jobId)
-        .del(`${keys.checkpoints}${jobId}`)
-        .exec();
-      const failed = replies?.find(([error]) => error !== null)?.[0];
-      if (failed) throw failed;
+      const keysOfFinish = [lockKey, keys.results, keys.finished, `${keys.checkpoints}${jobId}`];
+      if ((await client.eval(FINISH_IF_LOCKED, 4, ...keysOfFinish, token ?? '', jobId, JSON.stringify(row))) !== 1) leave({ kind: 'lost' });
     } catch (error) {
       const reason: unknown = controller.signal.reason;
-      if (!controller.signal.aborted || !(reason instanceof Leave)) throw error;
-      if (reason.until === null) {
-        await job.moveToWait(token);
-        throw new libraries.WaitingError();
+      if (!controller.signal.aborted || !(reason instanceof Leaving)) throw error;
+      switch (reason.leave.kind) {
+        case 'stop':
+          await job.moveToWait(token);
+          throw new libraries.WaitingError();
+        case 'delay':
+          await job.updateData({ ...question, delays: (question.delays ?? 0) + 1 });
+          await job.moveToDelayed(reason.leave.until, token);
+          throw new libraries.DelayedError();
+        case 'lost':
+          settings.warn(`question ${JSON.stringify(question.id)}: this worker lost its lock on the job (paused longer than --lock-ms?) and left it to the worker that took it over`);
+          throw error;
       }
-      await job.updateData({ ...question, delays: (question.delays ?? 0) + 1 });
-      await job.moveToDelayed(reason.until, token);
-      throw new libraries.DelayedError();
     } finally {
-      inFlight.delete(controller);
+      inFlight.delete(jobId);
     }
   };
 
@@ -142,17 +184,21 @@ export async function startWorker(settings: WorkerSettings): Promise<RunningWork
   });
   const stopped = new Promise<void>((resolve) => worker.once('closed', () => resolve()));
   worker.on('failed', (job, error) => {
-    if (job) settings.warn(`question ${JSON.stringify(job.data.id)} failed: ${error.message}`);
+    if (job && !(error instanceof Leaving)) settings.warn(`question ${JSON.stringify(job.data.id)} failed: ${error.message}`);
   });
-  // Connection errors are said once by the client; anything else here is BullMQ's own trouble.
+  // A check whose lock could not be renewed stops at once: its next call would be another worker's to make.
+  worker.on('lockRenewalFailed', (jobIds) => {
+    for (const jobId of jobIds) inFlight.get(jobId)?.abort(new Leaving({ kind: 'lost' }));
+  });
+  // Connection errors are said once by the client, and a lost lock by the job; anything else here is BullMQ's own trouble.
   worker.on('error', (error) => {
-    if (!/ECONNREFUSED|Connection is closed|ECONNRESET/.test(error.message)) settings.warn(`worker: ${error.message}`);
+    if (!/ECONNREFUSED|Connection is closed|ECONNRESET|Missing lock|Missing key/.test(error.message)) settings.warn(`worker: ${error.message}`);
   });
   await worker.waitUntilReady();
   return {
     stopped,
     stop: async (now) => {
-      if (now) for (const controller of inFlight) controller.abort(new Leave(null));
+      if (now) for (const controller of inFlight.values()) controller.abort(new Leaving({ kind: 'stop' }));
       await worker.close();
     },
   };
