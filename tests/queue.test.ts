@@ -23,7 +23,11 @@ beforeAll(async () => {
   client.on('error', () => undefined); // the restart test takes the server away on purpose
 }, 30_000);
 
+// Every worker a test starts, so that one failing midway leaves no process behind.
+const started: ChildProcess[] = [];
+
 afterAll(async () => {
+  for (const child of started) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   client.disconnect();
   await redis.close();
 });
@@ -75,13 +79,14 @@ interface Worker {
 async function worker(run: string, flags: string[] = [], label = 'worker'): Promise<Worker> {
   // The label goes into the path of its calls, so the provider knows which worker made each.
   const endpoint = ['--base-url', `${server.provider.url}/${label}/v1`, '--model', 'test-model'];
-  const started = spawnBooth(['worker', '--queue', redis.url, '--name', run, ...endpoint, '--lock-ms', '2000', ...flags]);
+  const spawned = spawnBooth(['worker', '--queue', redis.url, '--name', run, ...endpoint, '--lock-ms', '2000', ...flags]);
+  started.push(spawned.child);
   let said = '';
-  started.child.stderr?.on('data', (chunk: Buffer) => (said += chunk));
+  spawned.child.stderr?.on('data', (chunk: Buffer) => (said += chunk));
   for (const deadline = Date.now() + 20_000; !said.includes('booth worker: checking run'); await sleep(20)) {
-    if (started.child.exitCode !== null || Date.now() > deadline) throw new Error(`worker did not start: ${said}`);
+    if (spawned.child.exitCode !== null || Date.now() > deadline) throw new Error(`worker did not start: ${said}`);
   }
-  return started;
+  return spawned;
 }
 
 async function stopped(workers: readonly Worker[]): Promise<Run[]> {
@@ -355,6 +360,13 @@ describe('booth batch --queue with booth worker', () => {
     const other = await booth(['worker', '--queue', redis.url, '--name', run, ...server.endpoint, '--threshold', '0.8']);
     expect(other.code).toBe(2);
     expect(other.stderr).toContain(`error: run ${run} is checked with --threshold 0.7, as its first worker was started; this worker has --threshold 0.8.`);
+    expect(other.stderr).toContain(`delete booth:run:${run}:settings in Redis`);
+    // Flags that mean what the defaults mean are the same flags.
+    const same = spawnBooth(['worker', '--queue', redis.url, '--name', run, ...server.endpoint, '--threshold', '0.7', '--confidence-from', 'self']);
+    let said = '';
+    same.child.stderr?.on('data', (chunk: Buffer) => (said += chunk));
+    while (!said.includes('booth worker: checking run') && same.child.exitCode === null) await sleep(20);
+    for (const w of await stopped([same])) expect(w.code, w.stderr).toBe(0);
     for (const w of await stopped([first])) expect(w.code).toBe(0);
   }, 60_000);
 
@@ -380,6 +392,100 @@ describe('booth batch --queue with booth worker', () => {
   }, 60_000);
 });
 
+describe('booth batch --queue: one writer, one run, one set of questions', () => {
+  it('a second batch or --collect on the same output is refused while the first writes it; a lock left by a dead process is taken over', async () => {
+    const input = questions(2);
+    const output = join(dir(), 'results.jsonl');
+    const run = newRun();
+    const first = spawnBooth(['batch', input, '--queue', redis.url, '--name', run, '-o', output]);
+    let said = '';
+    first.child.stderr?.on('data', (chunk: Buffer) => (said += chunk));
+    while (!said.includes('booth batch |')) await sleep(20);
+    const second = await booth(['batch', '--queue', redis.url, '--name', run, '--collect', '-o', output]);
+    expect(second.code).toBe(1);
+    expect(second.stderr).toContain(`error: ${output} is being written by another booth batch (process ${first.child.pid}); wait for it to end, or give -o another file.`);
+    first.child.kill('SIGKILL'); // leaves its lock behind
+    await first.done;
+    server.provider.fallback = scriptedModel(5);
+    const workers = [await worker(run)];
+    const after = await booth(['batch', '--queue', redis.url, '--name', run, '--collect', '-o', output]);
+    expect(after.code, after.stderr).toBe(0);
+    expect(resultsIn(output)).toHaveLength(2);
+    for (const w of await stopped(workers)) expect(w.code).toBe(0);
+  }, 60_000);
+
+  it('a run name used again for other questions is refused before anything is queued; the same questions under ids written otherwise keep the file\'s ids', async () => {
+    server.provider.fallback = scriptedModel(5);
+    const run = newRun();
+    const workers = [await worker(run)];
+    const first = join(dir(), 'first.jsonl');
+    expect((await booth(['batch', questions(2), '--queue', redis.url, '--name', run, '-o', first])).code).toBe(0);
+
+    const changed = join(dir(), 'changed.jsonl');
+    writeFileSync(changed, [{ id: 0, prompt: 'question 0', expected: 'answer 0' }, { id: 1, prompt: 'question 1, reworded', expected: 'answer 1' }].map((q) => JSON.stringify(q)).join('\n'));
+    const refused = await booth(['batch', changed, '--queue', redis.url, '--name', run, '-o', join(dir(), 'x.jsonl')]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain(`error: run ${run} already has question 1 with another prompt or expected answer`);
+
+    const asStrings = join(dir(), 'strings.jsonl');
+    writeFileSync(asStrings, [0, 1].map((i) => JSON.stringify({ id: String(i), prompt: `question ${i}`, expected: `answer ${i}` })).join('\n'));
+    const calls = server.provider.received.length;
+    const output = join(dir(), 'results.jsonl');
+    const again = await booth(['batch', asStrings, '--queue', redis.url, '--name', run, '-o', output]);
+    expect(again.code, again.stderr).toBe(0);
+    expect(resultsIn(output).map((r) => r.id).sort()).toEqual(['0', '1']);
+    expect(server.provider.received.length).toBe(calls); // the results in Redis were the answers
+    for (const w of await stopped(workers)) expect(w.code).toBe(0);
+  }, 60_000);
+
+  it('--collect says when questions have neither a result nor a job, and keeps the failed lines it cannot check again', async () => {
+    const input = questions(3);
+    const run = newRun();
+    const output = join(dir(), 'results.jsonl');
+    const queued = spawnBooth(['batch', input, '--queue', redis.url, '--name', run, '-o', output]);
+    let said = '';
+    queued.child.stderr?.on('data', (chunk: Buffer) => (said += chunk));
+    while (!said.includes('booth batch |')) await sleep(20);
+    queued.child.kill('SIGINT');
+    expect((await queued.done).code).toBe(130);
+    await client.del(...(await client.keys(`booth:queue:${run}:*`))); // as if Redis had lost the jobs
+
+    const collecting = spawnBooth(['batch', '--queue', redis.url, '--name', run, '--collect', '-o', output]);
+    let told = '';
+    collecting.child.stderr?.on('data', (chunk: Buffer) => (told += chunk));
+    for (const deadline = Date.now() + 15_000; !told.includes('have no result and no job') && Date.now() < deadline; ) await sleep(50);
+    collecting.child.kill('SIGINT');
+    await collecting.done;
+    expect(told).toContain('warning: 3 of the run\'s questions have no result and no job in Redis (did it lose its data?); run the batch with its questions file to queue them again');
+
+    // A failed line (every call failed) is kept by --collect: only a batch with the questions checks it again.
+    server.provider.fallback = () => ({ status: 500, body: { error: { message: 'down' } } });
+    const workers = [await worker(run, ['--max-retries', '0'])];
+    expect((await booth(['batch', input, '--queue', redis.url, '--name', run, '-o', output])).code).toBe(0);
+    const collected = await booth(['batch', '--queue', redis.url, '--name', run, '--collect', '-o', output]);
+    expect(collected.code, collected.stderr).toBe(0);
+    expect(collected.stderr).not.toContain('checked again');
+    expect(collected.stdout).toContain('questions 3, already done 3, checked now 0');
+    for (const w of await stopped(workers)) expect(w.code).toBe(0);
+  }, 60_000);
+
+  it('a worker whose Redis is gone stops at the second signal, at once', async () => {
+    const run = newRun();
+    const alone = await worker(run);
+    await redis.stop();
+    try {
+      alone.child.kill('SIGTERM');
+      await sleep(200);
+      alone.child.kill('SIGTERM');
+      const ended = await alone.done;
+      expect(ended.code).toBe(130);
+      expect(ended.stderr).toContain('booth worker: stopped at once');
+    } finally {
+      await redis.start();
+    }
+  }, 60_000);
+});
+
 describe('booth batch --queue and booth worker: usage', () => {
   it('bad flags exit 2 naming the flag and the fix, before touching Redis', async () => {
     const input = questions(1);
@@ -390,6 +496,7 @@ describe('booth batch --queue and booth worker: usage', () => {
       [['batch', input, '-o', 'x.jsonl'], "error: required option '--base-url <url>' not specified"],
       [['batch', '--queue', redis.url, '--name', 'r', '-o', 'x.jsonl'], "error: missing required argument 'questions' (or --collect"],
       [['batch', input, '--queue', 'http://127.0.0.1:6379', '--name', 'r', '-o', 'x.jsonl'], 'expected a Redis URL such as redis://127.0.0.1:6379/0'],
+      [['worker', '--queue', 'http://:s3cret@127.0.0.1:6379', '--name', 'r', ...server.endpoint], "argument 'http://***@127.0.0.1:6379' is invalid"],
       [['batch', input, '--queue', redis.url, '--name', 'run:1', '-o', 'x.jsonl'], 'expected a name of letters, digits'],
       [['worker', '--queue', redis.url, '--name', 'r', ...server.endpoint, '--rate', 'fast'], 'expected a rate such as 10/s, 300/m or 1000/h'],
       [['worker', '--queue', redis.url, ...server.endpoint], "error: required option '--name <run>' not specified"],
@@ -398,6 +505,7 @@ describe('booth batch --queue and booth worker: usage', () => {
       const run = await booth(args);
       expect(run.code, args.join(' ')).toBe(2);
       expect(run.stderr, args.join(' ')).toContain(message);
+      expect(run.stderr).not.toContain('s3cret');
     }
   }, 120_000);
 

@@ -1,4 +1,4 @@
-import { closeSync, openSync, readFileSync, renameSync, statSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, renameSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import { acheck } from '../acheck.js';
 import type { ConfidenceSource } from '../agreement.js';
 import type { CallRetryPolicy } from '../call-retries.js';
@@ -343,6 +343,51 @@ export function readEarlierResults(file: string, retryFailed: boolean, wanted: R
     }
   }
   return { done, tallies, redone, redoneIds };
+}
+
+/**
+ * Makes this process the only writer of the output until the returned function is called:
+ * two batches (or a batch and a `--collect`) on one file would each write every line, and one
+ * rewriting it would lose the other's. The lock is `<output>.lock`, holding the writer's pid;
+ * one left by a process that died is taken over. Anything but a regular file (`/dev/stdout`,
+ * a pipe) is not locked. Processes on other machines sharing the file are not seen.
+ */
+export function lockOutput(file: string): () => void {
+  const lock = `${file}.lock`;
+  let stats;
+  try {
+    stats = statSync(file, { throwIfNoEntry: false });
+  } catch (error) {
+    throw new CliFileError('results', file, 'read', error);
+  }
+  if (stats !== undefined && !stats.isFile()) return () => undefined;
+  for (;;) {
+    try {
+      writeFileSync(lock, String(process.pid), { flag: 'wx' });
+      return () => rmSync(lock, { force: true });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw new CliFileError('results', file, 'write', error);
+    }
+    let holder = Number.NaN;
+    try {
+      holder = Number(readFileSync(lock, 'utf8'));
+    } catch {
+      // Released between our attempt and this read: try again.
+    }
+    if (Number.isInteger(holder) && holder > 0 && isRunning(holder)) {
+      throw new Error(`${file} is being written by another booth batch (process ${holder}); wait for it to end, or give -o another file. If no such process runs, delete ${lock}.`);
+    }
+    rmSync(lock, { force: true });
+  }
+}
+
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }
 
 export function openOutput(file: string): number {

@@ -14,7 +14,7 @@ import { CONFIDENCE_SOURCES, type ConfidenceSource } from '../agreement.js';
 import { MAX_SAMPLES } from '../options.js';
 import type { Sample } from '../attempt.js';
 import type { AnswerSchema } from '../schema.js';
-import { type BatchSummary, CliFileError, readText, runBatch } from './batch.js';
+import { type BatchSummary, CliFileError, lockOutput, readText, runBatch } from './batch.js';
 import { calibrate, calibrateBySource, confidenceBySource, type Labelled, loadChartLibraries, reliabilitySvg, sameAnswer, type SourceCalibrations } from './calibrate.js';
 import { runDemo } from './demo.js';
 import { askSpentLines, batchSpentLines } from './spent.js';
@@ -182,6 +182,15 @@ function callFnFrom(flags: EndpointFlags) {
 
 const warn = (message: string) => console.error(`warning: ${message}`);
 
+/** `--queue`, checked here rather than by Commander, whose message would repeat the URL with its password. */
+function checkQueueUrl(command: Command, value: string): void {
+  try {
+    redisUrl(value);
+  } catch (error) {
+    usageError(command, `error: option '--queue <url>' argument '${value.replace(/\/\/[^@/]*@/, '//***@')}' is invalid. ${(error as Error).message}`);
+  }
+}
+
 /** Ends the command with a usage error: the message, then the command's help. */
 function usageError(command: Command, message: string): never {
   return command.error(message, { exitCode: USAGE_ERROR, code: 'commander.usageError' });
@@ -228,7 +237,8 @@ function sharedFlags(flags: EndpointFlags): Record<string, string | number | boo
     '--timeout-ms': flags.timeoutMs ?? null,
     '--call-retries': flags.callRetries,
     '--samples': flags.samples,
-    '--confidence-from': flags.confidenceFrom ?? null,
+    // As acheck decides it: hybrid by default when sampling, the model's own confidence otherwise.
+    '--confidence-from': flags.confidenceFrom ?? (flags.samples > 1 ? 'hybrid' : 'self'),
     '--schema': flags.schema === undefined ? null : JSON.stringify(JSON.parse(readText('schema', flags.schema))),
   };
 }
@@ -291,8 +301,13 @@ function batchConsole(stoppedNow: string) {
 
 async function localBatch(input: string, flags: BatchFlags): Promise<void> {
   const schema = await schemaFrom(flags);
-  const otel = flags.otel ? await startOtel(flags.model, USAGE_ERROR, warn) : null;
   const callFn = callFnFrom(flags);
+  // Locked before the telemetry starts, so that a refusal leaves nothing to shut down.
+  const release = lockOutput(flags.output);
+  const otel = flags.otel ? await startOtel(flags.model, USAGE_ERROR, warn).catch((error: unknown) => {
+    release();
+    throw error;
+  }) : null;
   const terminal = batchConsole(`stopped at once: the results written so far are in ${flags.output}; run the same command again to go on.`);
   let summary: BatchSummary;
   try {
@@ -312,6 +327,7 @@ async function localBatch(input: string, flags: BatchFlags): Promise<void> {
     });
   } finally {
     terminal.close();
+    release();
     await otel?.shutdown();
   }
   printSummary(summary, input, flags.output);
@@ -324,7 +340,11 @@ async function localBatch(input: string, flags: BatchFlags): Promise<void> {
 /** `batch --queue`: the questions go to Redis, the workers check them, and this writes their lines. */
 async function queuedBatch(input: string | null, flags: BatchFlags & { queue: string; name: string }): Promise<void> {
   const libraries = await loadQueueLibraries('--queue', USAGE_ERROR);
-  const client = await connectRedis(libraries, flags.queue, warn);
+  const release = lockOutput(flags.output);
+  const client = await connectRedis(libraries, flags.queue, warn).catch((error: unknown) => {
+    release();
+    throw error;
+  });
   const goOn = `the workers go on; the same command, or --collect, writes the rest to ${flags.output}.`;
   const terminal = batchConsole(`stopped waiting at once: ${goOn}`);
   let summary: BatchSummary;
@@ -344,6 +364,7 @@ async function queuedBatch(input: string | null, flags: BatchFlags & { queue: st
     });
   } finally {
     terminal.close();
+    release();
     client.disconnect();
   }
   printSummary(summary, input ?? `run ${flags.name}`, flags.output);
@@ -391,7 +412,7 @@ export function program(): Command {
     .option('--concurrency <n>', 'checks in flight at once', wholeNumber(1), 8)
     .option('--no-retry-failed', 'on a rerun, keep the results whose every call failed instead of checking them again')
     .option('--with-prompts', 'keep the prompts sent in each result line')
-    .option('--queue <url>', 'Redis to queue the questions in (needs npm i bullmq ioredis); `booth worker`s check them', redisUrl)
+    .option('--queue <url>', 'Redis to queue the questions in (needs npm i bullmq ioredis); `booth worker`s check them')
     .option('--name <run>', 'with --queue: the run, as its workers are started with', runName)
     .option('--collect', 'with --queue: queue nothing, only write the run\'s results')
     .action(async (input: string | undefined, flags: BatchFlags, command: Command) => {
@@ -406,6 +427,7 @@ export function program(): Command {
         return localBatch(input, flags);
       }
       if (flags.name === undefined) usageError(command, "error: option '--queue <url>' needs --name <run>: the run's name, which its workers are started with.");
+      checkQueueUrl(command, flags.queue);
       const modelFlags = WORKER_FLAGS.filter(([key]) => command.getOptionValueSource(key) === 'cli').map(([, flag]) => flag);
       if (modelFlags.length > 0) {
         usageError(command, `error: with --queue the workers call the model and check the answers: give ${modelFlags.join(', ')} to booth worker instead.`);
@@ -416,12 +438,13 @@ export function program(): Command {
 
   withEndpointFlags(booth.command('worker'))
     .description('check the questions of a queued batch (booth batch --queue) until stopped; start one on each machine')
-    .requiredOption('--queue <url>', 'the Redis the batch was queued in (needs npm i bullmq ioredis)', redisUrl)
+    .requiredOption('--queue <url>', 'the Redis the batch was queued in (needs npm i bullmq ioredis)')
     .requiredOption('--name <run>', 'the run, as given to booth batch --name', runName)
     .option('--concurrency <n>', 'checks in flight at once in this worker', wholeNumber(1), 8)
     .option('--rate <n/s>', 'questions started per second by all the run\'s workers together (n/s, n/m or n/h)', rateLimit)
     .option('--lock-ms <ms>', 'how long a question stays with a worker that stopped answering before another takes it', wholeNumber(1_000), 30_000)
-    .action(async (flags: WorkerFlags) => {
+    .action(async (flags: WorkerFlags, command: Command) => {
+      checkQueueUrl(command, flags.queue);
       const libraries = await loadQueueLibraries('booth worker', USAGE_ERROR);
       const schema = await schemaFrom(flags);
       const otel = flags.otel ? await startOtel(flags.model, USAGE_ERROR, warn) : null;
@@ -453,6 +476,12 @@ export function program(): Command {
         signals += 1;
         if (signals === 1) console.error('booth worker: finishing the checks in flight; signal again to stop them now (they go back to the queue, their finished attempts kept)');
         else process.exitCode = INTERRUPTED;
+        // Putting jobs back needs Redis: without it (or at a third signal) the worker ends now, and
+        // its jobs come back once their locks lapse, resumed from the checkpoints already saved.
+        if (signals === 3 || (signals === 2 && client.status !== 'ready')) {
+          console.error('booth worker: stopped at once; its jobs go back to the queue when their locks lapse');
+          process.exit(INTERRUPTED);
+        }
         void worker.stop(signals > 1);
       };
       process.on('SIGINT', stop);

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { closeSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Queue } from 'bullmq';
@@ -50,7 +51,8 @@ export async function runQueueBatch(settings: QueueBatchSettings): Promise<Batch
   const keys = runKeys(name);
   const questions = settings.input === null ? await questionsOfRun(client, keys.questions, name) : readQuestions(settings.input, warn);
   const wanted = new Set(questions.map((q) => String(q.id)));
-  const earlier = readEarlierResults(settings.output, settings.retryFailed, wanted, warn);
+  // Collecting checks nothing, so there is nothing to check again: failed lines stay.
+  const earlier = readEarlierResults(settings.output, settings.retryFailed && !settings.collect, wanted, warn);
   const pending = questions.filter((q) => !earlier.done.has(String(q.id)));
   const queue = new settings.libraries.Queue<QuestionJob>(name, { connection: client, prefix: QUEUE_PREFIX });
   const fd = openOutput(settings.output);
@@ -59,11 +61,14 @@ export async function runQueueBatch(settings: QueueBatchSettings): Promise<Batch
   // Job id → question, for the questions still without a line.
   const waiting = new Map(pending.map((q) => [jobIdOf(q.id), q]));
   const toldFailed = new Set<string>();
+  let toldLost = false;
   let checked = 0;
   try {
     if (!settings.collect) {
+      await recordQuestions(client, keys.questions, name, questions, earlier.redoneIds);
       await forget(queue, client, keys.results, [...earlier.redoneIds].map((id) => jobIdOf(id)));
-      await enqueue(queue, client, keys.questions, questions, pending);
+      await queue.retryJobs({ state: 'failed' });
+      await addJobs(queue, pending);
     }
     if (pending.length > 0) settings.progress({ done: 0, total: pending.length, counts });
     let cursor = '0';
@@ -78,6 +83,8 @@ export async function runQueueBatch(settings: QueueBatchSettings): Promise<Batch
         const text = rows[index];
         if (text === null || text === undefined) return;
         const row = JSON.parse(text) as Record<string, unknown>;
+        // As the file writes it: "1" and 1 are one question (one job), but the line keeps the file's.
+        row['id'] = (waiting.get(jobId) as Question).id;
         if (!settings.withPrompts) delete row['prompts'];
         writeLine(fd, settings.output, `${JSON.stringify(row)}\n`);
         waiting.delete(jobId);
@@ -94,7 +101,12 @@ export async function runQueueBatch(settings: QueueBatchSettings): Promise<Batch
       if (performance.now() - lastLook >= LOOK_MS) {
         lastLook = performance.now();
         const lost = await lookForTrouble(queue, waiting, toldFailed, warn);
+        if (lost.length > 0 && settings.collect && !toldLost) {
+          toldLost = true;
+          warn(`${lost.length} of the run's questions have no result and no job in Redis (did it lose its data?); run the batch with its questions file to queue them again`);
+        }
         if (lost.length > 0 && !settings.collect) {
+          await recordQuestions(client, keys.questions, name, lost, new Set());
           await requeue(queue, lost);
           // Lost jobs mean Redis lost data: results written since may sit before the cursor.
           cursor = '0';
@@ -110,20 +122,35 @@ export async function runQueueBatch(settings: QueueBatchSettings): Promise<Batch
 }
 
 /**
- * Puts a job in the queue for each question without a line, recording the run's questions
- * for `--collect`; jobs that failed are tried again. Adding a job that exists changes
- * nothing, and a worker given a question whose result is already in Redis only confirms
- * it; so this is safe at any time, and after a Redis restart that lost data it puts back
- * exactly what was lost.
+ * Records the run's questions in Redis, for `--collect` and to see a run name used again for
+ * other questions: a result already in Redis stands for its question's id, so an id whose
+ * prompt or expected answer changed would be given the old question's result. That is
+ * refused, before anything is queued — except for the questions to be checked again anyway.
  */
-async function enqueue(queue: Queue<QuestionJob>, client: Redis, questionsKey: string, all: readonly Question[], pending: readonly Question[]): Promise<void> {
-  for (let start = 0; start < all.length; start += CHUNK) {
-    const chunk = all.slice(start, start + CHUNK);
-    await client.hset(questionsKey, Object.fromEntries(chunk.map((q) => [jobIdOf(q.id), JSON.stringify(q.id)])));
+async function recordQuestions(client: Redis, questionsKey: string, name: string, questions: readonly Question[], redone: ReadonlySet<string>): Promise<void> {
+  const changed: Array<string | number> = [];
+  const records: Array<[string, string]> = [];
+  for (let start = 0; start < questions.length; start += CHUNK) {
+    const chunk = questions.slice(start, start + CHUNK);
+    const known = await client.hmget(questionsKey, ...chunk.map((q) => jobIdOf(q.id)));
+    chunk.forEach((q, index) => {
+      const record = JSON.stringify({ id: q.id, digest: digestOf(q) });
+      const before = known[index];
+      if (before && JSON.parse(before).digest !== digestOf(q) && !redone.has(String(q.id))) changed.push(q.id);
+      records.push([jobIdOf(q.id), record]);
+    });
   }
-  await queue.retryJobs({ state: 'failed' });
-  await addJobs(queue, pending);
+  if (changed.length > 0) {
+    const shown = changed.slice(0, 3).map((id) => JSON.stringify(id)).join(', ') + (changed.length > 3 ? ` and ${changed.length - 3} more` : '');
+    throw new Error(
+      `run ${name} already has question${changed.length === 1 ? '' : 's'} ${shown} with another prompt or expected answer, whose results would be the old questions'. Give the batch another --name, or forget the run first: delete booth:run:${name}:* and booth:queue:${name}:* in Redis.`,
+    );
+  }
+  for (let start = 0; start < records.length; start += CHUNK) await client.hset(questionsKey, Object.fromEntries(records.slice(start, start + CHUNK)));
 }
+
+/** What makes a question the same question: its prompt and its expected answer. */
+const digestOf = (q: Question): string => createHash('sha256').update(JSON.stringify([q.prompt, q.expected ?? null])).digest('base64url');
 
 async function addJobs(queue: Queue<QuestionJob>, questions: readonly Question[]): Promise<void> {
   for (let start = 0; start < questions.length; start += CHUNK) {
@@ -163,7 +190,7 @@ async function questionsOfRun(client: Redis, questionsKey: string, name: string)
   if (recorded.length === 0) {
     throw new Error(`run ${name} has no questions in Redis: put them there with booth batch <questions.jsonl> --queue … --name ${name} -o …`);
   }
-  return recorded.map((id) => ({ id: JSON.parse(id) as string | number, prompt: '' }));
+  return recorded.map((record) => ({ id: (JSON.parse(record) as { id: string | number }).id, prompt: '' }));
 }
 
 /**

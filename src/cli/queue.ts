@@ -10,7 +10,8 @@ import type { JsonValue } from '../json-objects.js';
  * Redis, and how a question travels as a job.
  *
  * A run named N keeps, besides BullMQ's own keys (`booth:queue:N:…`, one job per question):
- * - `booth:run:N:questions`, a hash of job id → question id: the run's questions, for `--collect`;
+ * - `booth:run:N:questions`, a hash of job id → the question's id and a digest of its prompt and
+ *   expected answer: the run's questions, for `--collect` and to refuse a name used again for others;
  * - `booth:run:N:results`, a hash of job id → result line: written once per question, in the
  *   same transaction that deletes the question's checkpoint;
  * - `booth:run:N:finished`, a stream of job ids in the order their results were written,

@@ -229,6 +229,6 @@ async function joinRun(client: Redis, key: string, name: string, shared: Readonl
   const show = (flags: Readonly<Record<string, unknown>>) => differing.map((flag) => `${flag} ${flags[flag] ?? '(not given)'}`).join(', ');
   throw new RunSettingsError(
     `run ${name} is checked with ${show(run)}, as its first worker was started; this worker has ${show(shared)}. ` +
-      `Start it with the same flags, or give the batch another --name.`,
+      `Start it with the same flags, or give the batch another --name; if the first worker's were a mistake, stop the workers and delete ${key} in Redis.`,
   );
 }
