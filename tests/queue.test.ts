@@ -469,6 +469,18 @@ describe('booth batch --queue: one writer, one run, one set of questions', () =>
     for (const w of await stopped(workers)) expect(w.code).toBe(0);
   }, 60_000);
 
+  it('a result in Redis that is not a result line ends the batch naming the key, the field and the fix', async () => {
+    const run = newRun();
+    await client.hset(`booth:run:${run}:questions`, 'q-0', JSON.stringify({ id: 0, digest: 'x' }));
+    await client.hset(`booth:run:${run}:results`, 'q-0', '{"id": 0, "stat');
+    await client.xadd(`booth:run:${run}:finished`, '*', 'job', 'q-0');
+    const collected = await booth(['batch', '--queue', redis.url, '--name', run, '--collect', '-o', join(dir(), 'x.jsonl')]);
+    expect(collected.code).toBe(1);
+    expect(collected.stderr).toContain(
+      `error: the result of job q-0 in Redis (field q-0 of booth:run:${run}:results) is not a result line: delete that field, and the batch with its questions file checks the question again.`,
+    );
+  }, 60_000);
+
   it('a worker whose Redis is gone stops at the second signal, at once', async () => {
     const run = newRun();
     const alone = await worker(run);

@@ -82,7 +82,7 @@ export async function runQueueBatch(settings: QueueBatchSettings): Promise<Batch
       jobIds.forEach((jobId, index) => {
         const text = rows[index];
         if (text === null || text === undefined) return;
-        const row = JSON.parse(text) as Record<string, unknown>;
+        const row = resultOf(text, jobId, keys.results);
         // As the file writes it: "1" and 1 are one question (one job), but the line keeps the file's.
         row['id'] = (waiting.get(jobId) as Question).id;
         if (!settings.withPrompts) delete row['prompts'];
@@ -218,4 +218,18 @@ async function lookForTrouble(queue: Queue<QuestionJob>, waiting: ReadonlyMap<st
     );
   }
   return [...waiting].filter(([jobId]) => !failed.has(jobId)).map(([, question]) => question);
+}
+
+/** A result line as a worker stored it; a value that is not one is an error naming the key, the field and the fix. */
+function resultOf(text: string, jobId: string, resultsKey: string): Record<string, unknown> {
+  let row: unknown;
+  try {
+    row = JSON.parse(text);
+  } catch {
+    row = null;
+  }
+  if (typeof row !== 'object' || row === null || Array.isArray(row)) {
+    throw new Error(`the result of job ${jobId} in Redis (field ${jobId} of ${resultsKey}) is not a result line: delete that field, and the batch with its questions file checks the question again.`);
+  }
+  return row as Record<string, unknown>;
 }
