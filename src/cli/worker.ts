@@ -106,33 +106,48 @@ export async function startWorker(settings: WorkerSettings): Promise<RunningWork
       controller.abort(new Leaving(why));
       throw controller.signal.reason;
     };
-    const holdsLock = async () => (await client.get(lockKey)) === token;
-    const checkpoint: CheckpointStore = {
-      load: store.load,
-      locate: store.locate,
-      save: async (key, saved) => {
-        const done = await client.eval(SAVE_IF_LOCKED, 2, lockKey, `${keys.checkpoints}${key}`, token ?? '', JSON.stringify(saved), CHECKPOINT_TTL_SECONDS);
-        if (done !== 1) leave({ kind: 'lost' });
-      },
-      // The worker deletes a checkpoint itself, with the result (FINISH_IF_LOCKED): deleted
-      // earlier, a kill between the two would leave neither, and the question would start over.
-      delete: () => undefined,
-    };
-    const callFn: AsyncCallFn = async (prompt, info) => {
-      // A call costs money and may not be idempotent: none is made for a job this worker no longer has.
-      if (!(await holdsLock())) leave({ kind: 'lost' });
-      try {
-        return await settings.callFn(prompt, info);
-      } catch (error) {
-        const waitMs = retryAfterOf429(error);
-        if (waitMs !== null && (question.delays ?? 0) < MAX_DELAYS) leave({ kind: 'delay', until: Date.now() + waitMs });
-        throw error;
-      }
-    };
     const started = performance.now();
     try {
+      const checkpointKey = `${keys.checkpoints}${jobId}`;
+      // What the job starts from, in one round trip: its result if it has one, its checkpoint, its lock.
+      const [finished, savedText, holder] = ((await client.pipeline().hexists(keys.results, jobId).get(checkpointKey).get(lockKey).exec()) ?? []).map(
+        ([error, value]) => {
+          if (error) throw error;
+          return value;
+        },
+      );
+      // The lock was just read: the first call needs no second look.
+      let lockChecked = holder === token;
+      const holdsLock = async () => lockChecked || (await client.get(lockKey)) === token;
+      const checkpoint: CheckpointStore = {
+        // The checkpoint already read, judged as redisStore judges what it reads.
+        load: (key) => redisStore({ get: async () => savedText as string | null, set: client.set.bind(client), del: client.del.bind(client) }, { prefix: keys.checkpoints }).load(key),
+        locate: store.locate,
+        save: async (key, saved) => {
+          // A run that has ended is saved by FINISH_IF_LOCKED, with its result: one write instead of two,
+          // and the same promise as every other attempt's, durable once written.
+          if ((saved.snapshot as { status?: unknown }).status === 'done') return;
+          const done = await client.eval(SAVE_IF_LOCKED, 2, lockKey, `${keys.checkpoints}${key}`, token ?? '', JSON.stringify(saved), CHECKPOINT_TTL_SECONDS);
+          if (done !== 1) leave({ kind: 'lost' });
+        },
+        // The worker deletes a checkpoint itself, with the result (FINISH_IF_LOCKED): deleted
+        // earlier, a kill between the two would leave neither, and the question would start over.
+        delete: () => undefined,
+      };
+      const callFn: AsyncCallFn = async (prompt, info) => {
+        // A call costs money and may not be idempotent: none is made for a job this worker no longer has.
+        if (!(await holdsLock())) leave({ kind: 'lost' });
+        lockChecked = false;
+        try {
+          return await settings.callFn(prompt, info);
+        } catch (error) {
+          const waitMs = retryAfterOf429(error);
+          if (waitMs !== null && (question.delays ?? 0) < MAX_DELAYS) leave({ kind: 'delay', until: Date.now() + waitMs });
+          throw error;
+        }
+      };
       // Written before a kill that came just before BullMQ heard the job was done: nothing to do again.
-      if ((await client.hexists(keys.results, jobId)) === 1) return;
+      if (finished === 1) return;
       const result = await acheck(callFn, question.prompt, {
         threshold: settings.check.threshold,
         maxRetries: settings.check.maxRetries,
@@ -148,7 +163,7 @@ export async function startWorker(settings: WorkerSettings): Promise<RunningWork
       });
       // The prompts stay in Redis: the batch that collects the line decides whether to keep them.
       const row = resultRow(question, Math.round(performance.now() - started), result, true);
-      const keysOfFinish = [lockKey, keys.results, keys.finished, `${keys.checkpoints}${jobId}`];
+      const keysOfFinish = [lockKey, keys.results, keys.finished, checkpointKey];
       if ((await client.eval(FINISH_IF_LOCKED, 4, ...keysOfFinish, token ?? '', jobId, JSON.stringify(row))) !== 1) leave({ kind: 'lost' });
     } catch (error) {
       const reason: unknown = controller.signal.reason;
