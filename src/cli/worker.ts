@@ -1,6 +1,7 @@
 import type { Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { acheck } from '../acheck.js';
+import { retryAfterOf } from '../call-retries.js';
 import type { CheckpointStore } from '../checkpoints.js';
 import type { AsyncCallFn } from '../options.js';
 import { redisStore } from '../redis.js';
@@ -70,9 +71,6 @@ export class RunSettingsError extends Error {
   override readonly name = 'RunSettingsError';
 }
 
-/** How long a question's checkpoint outlives its last save: redisStore's default, a week. */
-const CHECKPOINT_TTL_SECONDS = 7 * 24 * 60 * 60;
-
 /**
  * Writes happen only while the writer holds the job's lock (BullMQ's `<job>:lock` key holds
  * its token): a worker paused past its lock — a long GC pause, a frozen VM — then finds its
@@ -92,7 +90,6 @@ export async function startWorker(settings: WorkerSettings): Promise<RunningWork
   const { libraries, client, name } = settings;
   const keys = runKeys(name);
   await joinRun(client, keys.settings, name, settings.shared);
-  const store = redisStore(client, { prefix: keys.checkpoints });
   // Job id → the controller of its check, to leave it.
   const inFlight = new Map<string, AbortController>();
 
@@ -119,17 +116,25 @@ export async function startWorker(settings: WorkerSettings): Promise<RunningWork
       // The lock was just read: the first call needs no second look.
       let lockChecked = holder === token;
       const holdsLock = async () => lockChecked || (await client.get(lockKey)) === token;
-      const checkpoint: CheckpointStore = {
-        // The checkpoint already read, judged as redisStore judges what it reads.
-        load: (key) => redisStore({ get: async () => savedText as string | null, set: client.set.bind(client), del: client.del.bind(client) }, { prefix: keys.checkpoints }).load(key),
-        locate: store.locate,
-        save: async (key, saved) => {
-          // A run that has ended is saved by FINISH_IF_LOCKED, with its result: one write instead of two,
-          // and the same promise as every other attempt's, durable once written.
-          if ((saved.snapshot as { status?: unknown }).status === 'done') return;
-          const done = await client.eval(SAVE_IF_LOCKED, 2, lockKey, `${keys.checkpoints}${key}`, token ?? '', JSON.stringify(saved), CHECKPOINT_TTL_SECONDS);
-          if (done !== 1) leave({ kind: 'lost' });
+      // redisStore keeps the job's checkpoint, over a client that serves the checkpoint already
+      // read and writes only while this worker holds the job's lock.
+      const store = redisStore(
+        {
+          get: async () => savedText as string | null,
+          // With its default expiry (a week), redisStore always saves with EX and the seconds.
+          set: async (key: string, value: string, _ex?: 'EX', seconds?: number) => {
+            if ((await client.eval(SAVE_IF_LOCKED, 2, lockKey, key, token ?? '', value, seconds ?? 0)) !== 1) leave({ kind: 'lost' });
+          },
+          del: async () => undefined,
         },
+        { prefix: keys.checkpoints },
+      );
+      const checkpoint: CheckpointStore = {
+        load: store.load,
+        locate: store.locate,
+        // A run that has ended is saved by FINISH_IF_LOCKED, with its result: one write instead of
+        // two, and the same promise as every other attempt's, durable once written.
+        save: (key, saved) => ((saved.snapshot as { status?: unknown }).status === 'done' ? undefined : store.save(key, saved)),
         // The worker deletes a checkpoint itself, with the result (FINISH_IF_LOCKED): deleted
         // earlier, a kill between the two would leave neither, and the question would start over.
         delete: () => undefined,
@@ -219,10 +224,9 @@ export async function startWorker(settings: WorkerSettings): Promise<RunningWork
   };
 }
 
-/** The wait a 429 asks for with Retry-After; null for any other error. */
+/** The wait a 429 asks for with Retry-After, read as call retries read it; null for any other error. */
 function retryAfterOf429(error: unknown): number | null {
-  const { status, retryAfterMs } = (error ?? {}) as { status?: unknown; retryAfterMs?: unknown };
-  return status === 429 && typeof retryAfterMs === 'number' && Number.isFinite(retryAfterMs) && retryAfterMs >= 0 ? retryAfterMs : null;
+  return (error as { status?: unknown } | null)?.status === 429 ? retryAfterOf(error) : null;
 }
 
 /**
