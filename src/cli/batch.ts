@@ -147,17 +147,13 @@ export async function runBatch(settings: BatchSettings): Promise<BatchSummary> {
   const wanted = new Set(questions.map((q) => String(q.id)));
   const earlier = readEarlierResults(settings.output, settings.retryFailed ?? true, wanted, settings.warn);
   const pending = questions.filter((q) => !earlier.done.has(String(q.id)));
-  const fd = openOutput(settings.output);
-
-  const tallies: Tally[] = [...earlier.tallies];
-  const counts: Record<string, number> = {};
-  let checked = 0;
+  const lines = new ResultLines(settings.output, earlier.tallies, pending.length, settings.progress);
   let next = 0;
   let failure: unknown = null;
   // Stops every worker at once: on Ctrl-C (the caller's signal) or on a failure here.
   const halt = new AbortController();
   const signal = AbortSignal.any([settings.signal, halt.signal]);
-  if (pending.length > 0) settings.progress({ done: 0, total: pending.length, counts });
+  lines.showProgress();
 
   const worker = async () => {
     try {
@@ -182,14 +178,7 @@ export async function runBatch(settings: BatchSettings): Promise<BatchSummary> {
           throw error;
         }
         if (halt.signal.aborted) return;
-        const row = resultRow(question, Math.round(performance.now() - started), result, settings.withPrompts ?? false);
-        writeLine(fd, settings.output, `${JSON.stringify(row)}\n`);
-        const tally = tallyOf(row);
-        if (tally) tallies.push(tally);
-        checked += 1;
-        counts[result.status] = (counts[result.status] ?? 0) + 1;
-        sortByStatus(counts);
-        settings.progress({ done: checked, total: pending.length, counts });
+        lines.write(resultRow(question, Math.round(performance.now() - started), result, settings.withPrompts ?? false));
       }
     } catch (error) {
       failure ??= error;
@@ -199,10 +188,54 @@ export async function runBatch(settings: BatchSettings): Promise<BatchSummary> {
   try {
     await Promise.all(Array.from({ length: Math.min(Math.max(1, settings.concurrency), Math.max(1, pending.length)) }, worker));
   } finally {
-    closeSync(fd);
+    lines.close();
   }
   if (failure !== null) throw failure;
-  return summarize(questions.length, questions.length - pending.length, earlier.redone, checked, settings.signal.aborted, tallies);
+  return summarize(questions.length, questions.length - pending.length, earlier.redone, lines.written, settings.signal.aborted, lines.tallies);
+}
+
+/**
+ * The output as a batch writes it, local or queued: each result line appended whole, tallied
+ * for the summary after the lines of earlier runs, and counted by status for the progress bar.
+ */
+export class ResultLines {
+  readonly tallies: Tally[];
+  /** Lines written by this run. */
+  written = 0;
+  readonly #fd: number;
+  readonly #file: string;
+  readonly #total: number;
+  readonly #progress: BatchSettings['progress'];
+  readonly #counts: Record<string, number> = {};
+
+  /** Opens `file` to append; `total` is the lines this run is to write. */
+  constructor(file: string, earlier: readonly Tally[], total: number, progress: BatchSettings['progress']) {
+    this.#fd = openOutput(file);
+    this.#file = file;
+    this.tallies = [...earlier];
+    this.#total = total;
+    this.#progress = progress;
+  }
+
+  /** Shows the bar as it stands; at the start, once there is something to do. */
+  showProgress(): void {
+    if (this.#total > 0) this.#progress({ done: this.written, total: this.#total, counts: this.#counts });
+  }
+
+  write(row: Record<string, unknown>): void {
+    writeLine(this.#fd, this.#file, `${JSON.stringify(row)}\n`);
+    const tally = tallyOf(row);
+    if (tally) this.tallies.push(tally);
+    this.written += 1;
+    const status = String(row['status']);
+    this.#counts[status] = (this.#counts[status] ?? 0) + 1;
+    sortByStatus(this.#counts);
+    this.showProgress();
+  }
+
+  close(): void {
+    closeSync(this.#fd);
+  }
 }
 
 /** A result line: the question's id and expected answer, the time the check took, then the result. */
@@ -390,7 +423,7 @@ function isRunning(pid: number): boolean {
   }
 }
 
-export function openOutput(file: string): number {
+function openOutput(file: string): number {
   try {
     return openSync(file, 'a');
   } catch (error) {
@@ -399,7 +432,7 @@ export function openOutput(file: string): number {
 }
 
 /** One line in one go: with O_APPEND a line is never interleaved with another, and a kill between lines never cuts one. */
-export function writeLine(fd: number, file: string, line: string): void {
+function writeLine(fd: number, file: string, line: string): void {
   const bytes = Buffer.from(line);
   try {
     for (let written = 0; written < bytes.length; ) written += writeSync(fd, bytes, written);
@@ -409,7 +442,7 @@ export function writeLine(fd: number, file: string, line: string): void {
 }
 
 /** The summary's view of a result line; null for a line that is not a result. */
-export function tallyOf(row: Record<string, unknown>): Tally | null {
+function tallyOf(row: Record<string, unknown>): Tally | null {
   const { status, method, attempts, latencyMs, usage } = row;
   if (typeof status !== 'string' || typeof method !== 'string' || !Array.isArray(attempts)) return null;
   let failedCalls = 0;
@@ -457,7 +490,7 @@ function usageOfRow(value: unknown): Usage | null {
 const STATUS_ORDER = ['VERIFIED', 'REPAIRED', 'AMBIGUOUS', 'UNCERTAIN', 'BLOCKED'];
 
 /** Keeps the counts in the order statuses are documented, whatever came first. */
-export function sortByStatus(counts: Record<string, number>): void {
+function sortByStatus(counts: Record<string, number>): void {
   const entries = Object.entries(counts).sort(([a], [b]) => STATUS_ORDER.indexOf(a) - STATUS_ORDER.indexOf(b));
   for (const [status] of entries) delete counts[status];
   for (const [status, n] of entries) counts[status] = n;

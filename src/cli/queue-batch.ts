@@ -1,20 +1,8 @@
 import { createHash } from 'node:crypto';
-import { closeSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
-import {
-  type BatchSummary,
-  openOutput,
-  type Question,
-  readEarlierResults,
-  readQuestions,
-  sortByStatus,
-  summarize,
-  type Tally,
-  tallyOf,
-  writeLine,
-} from './batch.js';
+import { type BatchSummary, type Question, readEarlierResults, readQuestions, ResultLines, summarize } from './batch.js';
 import { jobIdOf, QUEUE_PREFIX, type QueueLibraries, type QuestionJob, runKeys } from './queue.js';
 
 /**
@@ -55,14 +43,11 @@ export async function runQueueBatch(settings: QueueBatchSettings): Promise<Batch
   const earlier = readEarlierResults(settings.output, settings.retryFailed && !settings.collect, wanted, warn);
   const pending = questions.filter((q) => !earlier.done.has(String(q.id)));
   const queue = new settings.libraries.Queue<QuestionJob>(name, { connection: client, prefix: QUEUE_PREFIX });
-  const fd = openOutput(settings.output);
-  const tallies: Tally[] = [...earlier.tallies];
-  const counts: Record<string, number> = {};
+  const lines = new ResultLines(settings.output, earlier.tallies, pending.length, settings.progress);
   // Job id → question, for the questions still without a line.
   const waiting = new Map(pending.map((q) => [jobIdOf(q.id), q]));
   const toldFailed = new Set<string>();
   let toldLost = false;
-  let checked = 0;
   try {
     if (!settings.collect) {
       await recordQuestions(client, keys.questions, name, questions, earlier.redoneIds);
@@ -70,7 +55,7 @@ export async function runQueueBatch(settings: QueueBatchSettings): Promise<Batch
       await queue.retryJobs({ state: 'failed' });
       await addJobs(queue, pending);
     }
-    if (pending.length > 0) settings.progress({ done: 0, total: pending.length, counts });
+    lines.showProgress();
     let cursor = '0';
     let lastLook = performance.now();
     while (waiting.size > 0 && !settings.signal.aborted) {
@@ -86,17 +71,9 @@ export async function runQueueBatch(settings: QueueBatchSettings): Promise<Batch
         // As the file writes it: "1" and 1 are one question (one job), but the line keeps the file's.
         row['id'] = (waiting.get(jobId) as Question).id;
         if (!settings.withPrompts) delete row['prompts'];
-        writeLine(fd, settings.output, `${JSON.stringify(row)}\n`);
+        lines.write(row);
         waiting.delete(jobId);
-        const tally = tallyOf(row);
-        if (tally) tallies.push(tally);
-        checked += 1;
-        counts[String(row['status'])] = (counts[String(row['status'])] ?? 0) + 1;
       });
-      if (jobIds.length > 0) {
-        sortByStatus(counts);
-        settings.progress({ done: checked, total: pending.length, counts });
-      }
       if (entries.length > 0) continue;
       if (performance.now() - lastLook >= LOOK_MS) {
         lastLook = performance.now();
@@ -115,10 +92,10 @@ export async function runQueueBatch(settings: QueueBatchSettings): Promise<Batch
       await sleep(POLL_MS, undefined, { signal: settings.signal }).catch(() => undefined);
     }
   } finally {
-    closeSync(fd);
+    lines.close();
     await queue.close();
   }
-  return summarize(questions.length, questions.length - pending.length, earlier.redone, checked, settings.signal.aborted, tallies);
+  return summarize(questions.length, questions.length - pending.length, earlier.redone, lines.written, settings.signal.aborted, lines.tallies);
 }
 
 /**
