@@ -32,9 +32,7 @@ async function questionsPerSecond(workers: number): Promise<number> {
   const endpoint = ['--base-url', `${provider.url}/v1`, '--model', 'm', '--max-retries', '0', '--concurrency', String(CONCURRENCY)];
   const started = Array.from({ length: workers }, () => {
     const worker = spawnBooth(['worker', '--queue', redis.url, '--name', run, ...endpoint]);
-    let said = '';
-    worker.child.stderr?.on('data', (chunk: Buffer) => (said += chunk));
-    return { ...worker, ready: async () => { while (!said.includes('booth worker: checking run')) await sleep(20); } };
+    return { ...worker, ready: async () => { while (!worker.said().includes('booth worker: checking run')) await sleep(20); } };
   });
   await Promise.all(started.map((w) => w.ready()));
   provider.received.length = 0;

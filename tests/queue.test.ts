@@ -67,10 +67,7 @@ function questions(count: number): string {
   return file;
 }
 
-interface Worker {
-  readonly child: ChildProcess;
-  readonly done: Promise<Run>;
-}
+type Worker = ReturnType<typeof spawnBooth>;
 
 /**
  * A `booth worker` of `run`, once it says it is taking jobs. Its lock lapses 2 s after it
@@ -81,10 +78,8 @@ async function worker(run: string, flags: string[] = [], label = 'worker'): Prom
   const endpoint = ['--base-url', `${server.provider.url}/${label}/v1`, '--model', 'test-model'];
   const spawned = spawnBooth(['worker', '--queue', redis.url, '--name', run, ...endpoint, '--lock-ms', '2000', ...flags]);
   started.push(spawned.child);
-  let said = '';
-  spawned.child.stderr?.on('data', (chunk: Buffer) => (said += chunk));
-  for (const deadline = Date.now() + 20_000; !said.includes('booth worker: checking run'); await sleep(20)) {
-    if (spawned.child.exitCode !== null || Date.now() > deadline) throw new Error(`worker did not start: ${said}`);
+  for (const deadline = Date.now() + 20_000; !spawned.said().includes('booth worker: checking run'); await sleep(20)) {
+    if (spawned.child.exitCode !== null || Date.now() > deadline) throw new Error(`worker did not start: ${spawned.said()}`);
   }
   return spawned;
 }
@@ -190,9 +185,7 @@ describe('booth batch --queue with booth worker', () => {
     const run = newRun();
     // No worker yet: the batch queues the questions, shows its bar, and waits; Ctrl-C stops the waiting.
     const waiting = spawnBooth(['batch', input, '--queue', redis.url, '--name', run, '-o', output]);
-    let said = '';
-    waiting.child.stderr?.on('data', (chunk: Buffer) => (said += chunk));
-    while (!said.includes('booth batch |')) await sleep(20);
+    while (!waiting.said().includes('booth batch |')) await sleep(20);
     waiting.child.kill('SIGINT');
     const first = await waiting.done;
     expect(first.code).toBe(130);
@@ -330,8 +323,6 @@ describe('booth batch --queue with booth worker', () => {
     const output = join(dir(), 'results.jsonl');
     const run = newRun();
     const paused = await worker(run, ['--concurrency', '4'], 'paused');
-    let said = '';
-    paused.child.stderr?.on('data', (chunk: Buffer) => (said += chunk));
     const batch = booth(['batch', input, '--queue', redis.url, '--name', run, '-o', output]);
     while (server.provider.received.length < 4) await sleep(10);
     paused.child.kill('SIGSTOP'); // its four first calls are in flight
@@ -339,8 +330,8 @@ describe('booth batch --queue with booth worker', () => {
     expect((await batch).code).toBe(0); // the other worker took the jobs over once their locks lapsed
     const answered = resultsIn(output);
     paused.child.kill('SIGCONT');
-    for (const deadline = Date.now() + 10_000; (said.match(/lost its lock/g) ?? []).length < 4 && Date.now() < deadline; ) await sleep(50);
-    expect(said.match(/lost its lock/g)).toHaveLength(4);
+    for (const deadline = Date.now() + 10_000; (paused.said().match(/lost its lock/g) ?? []).length < 4 && Date.now() < deadline; ) await sleep(50);
+    expect(paused.said().match(/lost its lock/g)).toHaveLength(4);
 
     const asked = server.provider.received.map((r) => [r.path.split('/')[1], promptOf(r.body).includes('previous') ? 'second' : 'first']);
     // The paused worker's first calls were in flight, so they were made again; nothing after them was made twice.
@@ -363,9 +354,7 @@ describe('booth batch --queue with booth worker', () => {
     expect(other.stderr).toContain(`delete booth:run:${run}:settings in Redis`);
     // Flags that mean what the defaults mean are the same flags.
     const same = spawnBooth(['worker', '--queue', redis.url, '--name', run, ...server.endpoint, '--threshold', '0.7', '--confidence-from', 'self']);
-    let said = '';
-    same.child.stderr?.on('data', (chunk: Buffer) => (said += chunk));
-    while (!said.includes('booth worker: checking run') && same.child.exitCode === null) await sleep(20);
+    while (!same.said().includes('booth worker: checking run') && same.child.exitCode === null) await sleep(20);
     for (const w of await stopped([same])) expect(w.code, w.stderr).toBe(0);
     for (const w of await stopped([first])) expect(w.code).toBe(0);
   }, 60_000);
@@ -398,9 +387,7 @@ describe('booth batch --queue: one writer, one run, one set of questions', () =>
     const output = join(dir(), 'results.jsonl');
     const run = newRun();
     const first = spawnBooth(['batch', input, '--queue', redis.url, '--name', run, '-o', output]);
-    let said = '';
-    first.child.stderr?.on('data', (chunk: Buffer) => (said += chunk));
-    while (!said.includes('booth batch |')) await sleep(20);
+    while (!first.said().includes('booth batch |')) await sleep(20);
     const second = await booth(['batch', '--queue', redis.url, '--name', run, '--collect', '-o', output]);
     expect(second.code).toBe(1);
     expect(second.stderr).toContain(`error: ${output} is being written by another booth batch (process ${first.child.pid}); wait for it to end, or give -o another file.`);
@@ -443,20 +430,16 @@ describe('booth batch --queue: one writer, one run, one set of questions', () =>
     const run = newRun();
     const output = join(dir(), 'results.jsonl');
     const queued = spawnBooth(['batch', input, '--queue', redis.url, '--name', run, '-o', output]);
-    let said = '';
-    queued.child.stderr?.on('data', (chunk: Buffer) => (said += chunk));
-    while (!said.includes('booth batch |')) await sleep(20);
+    while (!queued.said().includes('booth batch |')) await sleep(20);
     queued.child.kill('SIGINT');
     expect((await queued.done).code).toBe(130);
     await client.del(...(await client.keys(`booth:queue:${run}:*`))); // as if Redis had lost the jobs
 
     const collecting = spawnBooth(['batch', '--queue', redis.url, '--name', run, '--collect', '-o', output]);
-    let told = '';
-    collecting.child.stderr?.on('data', (chunk: Buffer) => (told += chunk));
-    for (const deadline = Date.now() + 15_000; !told.includes('have no result and no job') && Date.now() < deadline; ) await sleep(50);
+    for (const deadline = Date.now() + 15_000; !collecting.said().includes('have no result and no job') && Date.now() < deadline; ) await sleep(50);
     collecting.child.kill('SIGINT');
     await collecting.done;
-    expect(told).toContain('warning: 3 of the run\'s questions have no result and no job in Redis (did it lose its data?); run the batch with its questions file to queue them again');
+    expect(collecting.said()).toContain('warning: 3 of the run\'s questions have no result and no job in Redis (did it lose its data?); run the batch with its questions file to queue them again');
 
     // A failed line (every call failed) is kept by --collect: only a batch with the questions checks it again.
     server.provider.fallback = () => ({ status: 500, body: { error: { message: 'down' } } });
