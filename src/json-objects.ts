@@ -438,22 +438,26 @@ const unfrozen: object[] = [];
 
 /**
  * Freezes a value and everything in it, without recursing, so callbacks cannot change
- * what was decided on.
+ * what was decided on. `for…in` rather than `Object.values`: no array is made per object,
+ * which is most of the cost for a small envelope.
  */
 export function freezeDeep<T extends JsonObject>(value: T): T {
-  unfrozen.push(value);
-  while (unfrozen.length > 0) {
-    const item = unfrozen.pop()!;
+  let item: object = value;
+  for (;;) {
     Object.freeze(item);
-    // An array's values are its items, in order.
-    const children = Object.values(item) as JsonValue[];
-    // One push a child, not push(...children): spreading a million would overflow the stack.
-    for (let k = 0; k < children.length; k += 1) {
-      const child = children[k];
-      if (typeof child === 'object' && child !== null) unfrozen.push(child);
+    if (Array.isArray(item)) {
+      for (let k = 0; k < item.length; k += 1) keepUnfrozen(item[k]);
+    } else {
+      for (const key in item) if (Object.hasOwn(item, key)) keepUnfrozen((item as JsonObject)[key]);
     }
+    const next = unfrozen.pop();
+    if (next === undefined) return value;
+    item = next;
   }
-  return value;
+}
+
+function keepUnfrozen(child: JsonValue | undefined): void {
+  if (typeof child === 'object' && child !== null) unfrozen.push(child);
 }
 
 /** Which container each level of `isObjectText`'s scan is in, reused by every call. */
