@@ -270,7 +270,7 @@ for (const row of typicalRows()) console.log(`  ${row.name.padEnd(28)}${fmt(row.
 
 for (const size of [2_000_000, 10_000_000]) {
   console.log(`\nWorst reply shapes, ${size / 1e6} MB each, against JSON.parse of a valid document of that size`);
-  for (const { name, ms, ratio } of readerRows(size)) console.log(`  ${name.padEnd(28)}${fmt(ms, 1)} ms ${fmt(ratio, 1)}× JSON.parse`);
+  for (const { name, ms, ratio } of readerRows(size)) console.log(`  ${name.padEnd(36)}${fmt(ms, 1)} ms ${fmt(ratio, 1)}× JSON.parse`);
 }
 
 const perPending = await heapPerPendingCheck(10_000);

@@ -71,6 +71,10 @@ export function worstShapes(size: number): Record<string, string> {
     'many small objects': '{"a":1}'.repeat(Math.floor(size / 7)),
     'deep arrays in an object': `{"a":${'['.repeat(deep)}${']'.repeat(deep)}}`,
     'deep objects {"a":{"a":…': `${'{"a":'.repeat(size / 6)}1${'}'.repeat(size / 6)}`,
+    // Objects holding a key the envelope rules read, so none can be passed over unjudged.
+    'deep envelope keys {"answer":{…': `${'{"answer":'.repeat(size / 11)}1${'}'.repeat(size / 11)}`,
+    'deep envelope keys and arrays': `${'{"answer":['.repeat(size / 13)}1${']}'.repeat(size / 13)}`,
+    'unclosed envelopes {"answer":"x",…': '{"answer":"x",'.repeat(size / 14),
     'unclosed braces {{{…': '{'.repeat(size),
     'prose, no braces': 'Paris is the capital. '.repeat(Math.floor(size / 22)),
     'brace-filled prose': 'weighs {"partial": [1, 2,} and {here: not json} '.repeat(Math.floor(size / 48)),
@@ -103,7 +107,7 @@ function main(sizes: number[]): void {
   }
   for (const size of sizes.map((mb) => mb * 1_000_000)) {
     console.log(`\nWorst shapes, ${size / 1e6} MB, against JSON.parse of a valid document of the same size`);
-    for (const row of readerRows(size)) console.log(`  ${row.name.padEnd(30)}${fmt(row.ms, 1)} ms ${fmt(row.ratio, 1)}× JSON.parse`);
+    for (const row of readerRows(size)) console.log(`  ${row.name.padEnd(36)}${fmt(row.ms, 1)} ms ${fmt(row.ratio, 1)}× JSON.parse`);
   }
 }
 
