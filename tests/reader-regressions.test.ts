@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { acheck, check, type CheckpointStore, fileStore, MAX_DEPTH, memoryStore } from '../src/index.js';
+import { JsonObjectReader } from '../src/json-objects.js';
 import { parseReply } from '../src/parse.js';
 import { envelope } from './helpers.js';
 
@@ -140,6 +141,23 @@ describe('replies of very many objects', () => {
     expect(members).toMatchObject({ ok: true, answer: 'b', confidence: 0.8 });
     const nested = parseReply(`${'{"a": {"b": {}}} '.repeat(50)}{"a": {"answer": "inner", "confidence": 0.9}} tail`);
     expect(nested).toMatchObject({ ok: true, answer: 'inner', confidence: 0.9 });
+  });
+
+  // Every object here holds a chosen key, so each keeps a member set of its own.
+  it('a hundred thousand objects nested under envelope keys are judged each, and the envelope inside is found', () => {
+    const depth = 100_000;
+    const nested = `${'{"answer": '.repeat(depth)}${envelope('inner', 0.9)}${'}'.repeat(depth)}`;
+    expect(parseReply(nested)).toMatchObject({ ok: true, answer: 'inner', confidence: 0.9 });
+    const noEnvelope = `${'{"answer": "x", "confidence": 2, "a": '.repeat(depth)}1${'}'.repeat(depth)}`;
+    // The outermost is rejected first, for its depth, and each one inside for its confidence.
+    expect(parseReply(noEnvelope)).toEqual({ ok: false, error: `the JSON object nests ${depth} levels deep; Booth reads objects at most ${MAX_DEPTH} deep` });
+    expect(parseReply(`${'{"answer": "x", "confidence": 2, "a": '.repeat(100)}1${'}'.repeat(100)}`)).toEqual({ ok: false, error: '"confidence" is out of range: 2, expected 0 to 1' });
+  });
+
+  it('the reader refuses to keep members named "__proto__", which a plain object cannot hold as a member', () => {
+    expect(() => new JsonObjectReader('{}', ['answer', '__proto__'])).toThrow(
+      new RangeError('JsonObjectReader cannot keep members named "__proto__"; choose other keys.'),
+    );
   });
 
   // Arrays opened back to back share one row of the reader's stack: their depths must still add up, level by level.
