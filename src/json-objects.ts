@@ -88,7 +88,7 @@ const NOTE_KEY = 1;
 const NOTE_MEMBERS = 2;
 
 export class JsonObjectReader {
-  readonly #text: string;
+  #text = '';
   readonly #keys: readonly string[];
   /**
    * What is known about each position holding a `{` that a read may meet again (inside an
@@ -121,12 +121,29 @@ export class JsonObjectReader {
   /** Whether the last string read held an escape. */
   #escaped = false;
 
-  /** `keys` name the members kept for `members`; no other value is decoded. */
-  constructor(text: string, keys: readonly string[]) {
+  /** `keys` name the members kept for `members`; no other value is decoded. Call `reset` with a text to read. */
+  constructor(keys: readonly string[]) {
     // Members are kept in plain objects (see `#keep`), where this key would set the prototype.
     if (keys.includes('__proto__')) throw new RangeError('JsonObjectReader cannot keep members named "__proto__"; choose other keys.');
-    this.#text = text;
     this.#keys = keys;
+  }
+
+  /**
+   * Starts on `text`, forgetting all about the last one, so that one reader serves every
+   * reply: its tables are reused while small, and let go once grown large.
+   */
+  reset(text: string): void {
+    this.#text = text;
+    this.#pages = null;
+    this.#openers = null;
+    this.#count = 0;
+    this.#open = 0;
+    this.#noted = 0;
+    this.#memberSets.length = 0;
+    this.#scalar = null;
+    if (this.#objects.length > ROW * LARGE_TABLE) this.#objects = new Int32Array(ROW * 4);
+    if (this.#frames.length > FRAME * LARGE_TABLE) this.#frames = new Int32Array(FRAME * 8);
+    if (this.#notes.length > NOTE * LARGE_TABLE) this.#notes = new Int32Array(NOTE * 4);
   }
 
   /**

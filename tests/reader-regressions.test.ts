@@ -155,7 +155,7 @@ describe('replies of very many objects', () => {
   });
 
   it('the reader refuses to keep members named "__proto__", which a plain object cannot hold as a member', () => {
-    expect(() => new JsonObjectReader('{}', ['answer', '__proto__'])).toThrow(
+    expect(() => new JsonObjectReader(['answer', '__proto__'])).toThrow(
       new RangeError('JsonObjectReader cannot keep members named "__proto__"; choose other keys.'),
     );
   });
