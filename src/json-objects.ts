@@ -158,13 +158,27 @@ export class JsonObjectReader {
     if (next !== Code.Quote && next !== Code.CloseBrace) return -1;
     const slot = this.#slot(start);
     if (slot !== 0) return slot < 0 ? -1 : slot - 1;
+    const count = this.#count;
+    const sets = this.#memberSets.length;
     if (!this.#decode(start)) {
       // The object a read starts at is the outermost still open.
       this.#failOpen(again ? 0 : 1);
+      this.#dropMemberSets(count, sets);
       return -1;
     }
     if (again) this.#mark(start, this.#count);
     return this.#count - 1;
+  }
+
+  /**
+   * After a failed read, lets go of the member sets of the objects it left open: no row
+   * names them. A reply of a million unclosed envelopes (`{"answer": "x",{"answer": …`)
+   * would otherwise keep one each, and the heap they fill costs more than the text.
+   */
+  #dropMemberSets(count: number, sets: number): void {
+    let kept = sets;
+    for (let id = count; id < this.#count; id += 1) kept = Math.max(kept, this.#objects[id * ROW + MEMBERS]!);
+    this.#memberSets.length = kept;
   }
 
   /** Where object `id` starts (its `{`). */

@@ -154,6 +154,15 @@ describe('replies of very many objects', () => {
     expect(parseReply(`${'{"answer": "x", "confidence": 2, "a": '.repeat(100)}1${'}'.repeat(100)}`)).toEqual({ ok: false, error: '"confidence" is out of range: 2, expected 0 to 1' });
   });
 
+  it('a read that fails keeps the members of the objects it closed, and drops those of the ones it left open', () => {
+    const inner = '{"answer": "inner", "confidence": 0.9}';
+    expect(parseReply(`{"answer": "outer", "confidence": 0.5, "b": ${inner}, `)).toMatchObject({ ok: true, answer: 'inner' });
+    expect(parseReply(`{"answer": "x", "b": ${inner.replace('0.9', '2')} ${'{"answer": "x",'.repeat(1000)}`)).toEqual({
+      ok: false,
+      error: '"confidence" is out of range: 2, expected 0 to 1',
+    });
+  });
+
   it('the reader refuses to keep members named "__proto__", which a plain object cannot hold as a member', () => {
     expect(() => new JsonObjectReader(['answer', '__proto__'])).toThrow(
       new RangeError('JsonObjectReader cannot keep members named "__proto__"; choose other keys.'),
