@@ -57,6 +57,14 @@ const ARRAY_STAND_IN: readonly JsonValue[] = Object.freeze([]);
 /** The chosen members of an object holding none, shared by all such objects. */
 export const NO_MEMBERS: JsonObject = Object.freeze({});
 
+/**
+ * What member sets inherit from: nothing. No setter or read-only property an app put on
+ * `Object.prototype` is met when a member is set, and `__proto__` is a plain member. Not
+ * `null` itself: V8 keeps an object made with `Object.create(null)` as a dictionary,
+ * several times slower to make, and a reply can hold a million objects with a chosen key.
+ */
+const MEMBER_SET: object = Object.freeze(Object.create(null) as object);
+
 /** Slot marks: 0 is "not read yet", a positive number n is object n - 1. */
 const FAILED_SLOT = -1;
 /** Positions per page of the memo, 16 KB of marks. */
@@ -123,8 +131,6 @@ export class JsonObjectReader {
 
   /** `keys` name the members kept for `members`; no other value is decoded. Call `reset` with a text to read. */
   constructor(keys: readonly string[]) {
-    // Members are kept in plain objects (see `#keep`), where this key would set the prototype.
-    if (keys.includes('__proto__')) throw new RangeError('JsonObjectReader cannot keep members named "__proto__"; choose other keys.');
     this.#keys = keys;
   }
 
@@ -362,9 +368,7 @@ export class JsonObjectReader {
   #keep(key: string, value: JsonValue): void {
     const note = (this.#noted - 1) * NOTE;
     let set = this.#notes[note + NOTE_MEMBERS]!;
-    // A plain object, not Object.create(null): V8 keeps those as dictionaries, several times
-    // slower to make, and a reply can hold a million objects with a chosen key.
-    if (set === 0) set = this.#notes[note + NOTE_MEMBERS] = this.#memberSets.push({});
+    if (set === 0) set = this.#notes[note + NOTE_MEMBERS] = this.#memberSets.push(Object.create(MEMBER_SET) as Record<string, JsonValue>);
     this.#memberSets[set - 1]![key] = value;
   }
 
