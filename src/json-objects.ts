@@ -178,7 +178,7 @@ export class JsonObjectReader {
 
   /**
    * After a failed read, lets go of the member sets of the objects it left open: no row
-   * names them. A reply of a million unclosed envelopes (`{"answer": "x",{"answer": …`)
+   * names them. (Those below the last set a row names stay, unused: rare, and only memory.) A reply of a million unclosed envelopes (`{"answer": "x",{"answer": …`)
    * would otherwise keep one each, and the heap they fill costs more than the text.
    */
   #dropMemberSets(count: number, sets: number): void {
@@ -476,7 +476,7 @@ const unfrozen: object[] = [];
 
 /**
  * Freezes a value and everything in it, without recursing, so callbacks cannot change
- * what was decided on. `for…in` rather than `Object.values`: no array is made per object,
+ * what was decided on. Made for what `JSON.parse` builds: arrays without holes or extra keys. `for…in` rather than `Object.values`: no array is made per object,
  * which is most of the cost for a small envelope.
  */
 export function freezeDeep<T extends JsonObject>(value: T): T {
