@@ -65,6 +65,15 @@ export const NO_MEMBERS: JsonObject = Object.freeze({});
  */
 const MEMBER_SET: object = Object.freeze(Object.create(null) as object);
 
+/**
+ * The values a lone chosen member can hold without a member set. The object's row then holds
+ * a code, -((key index + 1) × 5 + the value's index here), and `members` makes the set when
+ * asked: a reply nesting a million objects under envelope keys keeps no million objects alive.
+ */
+const LONELY_VALUES: readonly JsonValue[] = [OBJECT_STAND_IN, ARRAY_STAND_IN, true, false, null];
+const lonelyKey = (code: number): number => Math.floor(-code / LONELY_VALUES.length);
+const lonelyValue = (code: number): number => -code % LONELY_VALUES.length;
+
 /** Slot marks: 0 is "not read yet", a positive number n is object n - 1. */
 const FAILED_SLOT = -1;
 /** Positions per page of the memo, 16 KB of marks. */
@@ -75,13 +84,14 @@ const PAGE_MASK = PAGE - 1;
 /**
  * Records are rows of int32 fields in typed arrays (see `#grown`): a plain array costs
  * tens of nanoseconds a push once it is large, more than reading a small object. An object
- * row holds start, end, depth and its chosen members (index + 1 in `#memberSets`, or 0).
- * An open container's row holds only its start and its depth so far (itself included): a
- * reply can open millions, and few of them are objects with a chosen key. Those few have a
- * note, on a stack of their own: the container's level, the chosen key naming the value
- * read next (index + 1, or 0) and its members. An array's start is never needed, so its row
- * holds minus the number of arrays it stands for: arrays opened back to back (`[[[`), none
- * but the innermost holding a value yet, share one row, which tracks the innermost's depth.
+ * row holds start, end, depth and its chosen members: index + 1 in `#memberSets`, 0 for
+ * none, or a lone member's code below 0 (see LONELY_VALUES). An open container's row
+ * holds only its start and its depth so far (itself included): a reply can open millions,
+ * and few of them are objects with a chosen key. Those few have a note, on a stack of their
+ * own: the container's level, the chosen key naming the value read next (index + 1, or 0)
+ * and its members. An array's start is never needed, so its row holds minus the number of
+ * arrays it stands for: arrays opened back to back (`[[[`), none but the innermost holding
+ * a value yet, share one row, which tracks the innermost's depth.
  */
 const ROW = 4;
 const START = 0;
@@ -208,7 +218,8 @@ export class JsonObjectReader {
    */
   members(id: number): JsonObject {
     const set = this.#objects[id * ROW + MEMBERS]!;
-    return set === 0 ? NO_MEMBERS : this.#memberSets[set - 1]!;
+    if (set >= 0) return set === 0 ? NO_MEMBERS : this.#memberSets[set - 1]!;
+    return this.#lonelyMembers(set);
   }
 
   /**
@@ -221,7 +232,7 @@ export class JsonObjectReader {
     if (id < 0 || id !== this.#count - 1) return;
     this.#count = id;
     const set = this.#objects[id * ROW + MEMBERS]!;
-    if (set !== 0 && set === this.#memberSets.length) this.#memberSets.pop();
+    if (set > 0 && set === this.#memberSets.length) this.#memberSets.pop();
   }
 
   /** Object `id` itself, as `JSON.parse` builds it from its text, frozen all through. */
@@ -334,7 +345,7 @@ export class JsonObjectReader {
         const row = level * FRAME;
         if (depth >= frames[row + FRAME_DEPTH]!) frames[row + FRAME_DEPTH] = depth + 1;
         const key = this.#keyOf(level);
-        if (key > 0) this.#keep(this.#keys[key - 1]!, value);
+        if (key > 0) this.#keep(key, value);
         i = skipSpace(text, i);
         const next = text.charCodeAt(i);
         const opener = frames[row + START]! >= 0 ? Code.OpenBrace : Code.OpenBracket;
@@ -364,12 +375,27 @@ export class JsonObjectReader {
     return note < 0 ? 0 : this.#notes[note + NOTE_KEY]!;
   }
 
-  /** Sets a chosen member of the innermost open container, an object whose note names the key. */
-  #keep(key: string, value: JsonValue): void {
+  /** Sets chosen member `key` (index + 1) of the innermost open container, an object whose note names it. */
+  #keep(key: number, value: JsonValue): void {
     const note = (this.#noted - 1) * NOTE;
     let set = this.#notes[note + NOTE_MEMBERS]!;
-    if (set === 0) set = this.#notes[note + NOTE_MEMBERS] = this.#memberSets.push(Object.create(MEMBER_SET) as Record<string, JsonValue>);
-    this.#memberSets[set - 1]![key] = value;
+    const lonely = LONELY_VALUES.indexOf(value);
+    if (lonely >= 0 && (set === 0 || (set < 0 && lonelyKey(set) === key))) {
+      this.#notes[note + NOTE_MEMBERS] = -(key * LONELY_VALUES.length + lonely);
+      return;
+    }
+    if (set <= 0) {
+      const members = set < 0 ? this.#lonelyMembers(set) : (Object.create(MEMBER_SET) as Record<string, JsonValue>);
+      set = this.#notes[note + NOTE_MEMBERS] = this.#memberSets.push(members);
+    }
+    this.#memberSets[set - 1]![this.#keys[key - 1]!] = value;
+  }
+
+  /** The member set a lone member's code stands for. */
+  #lonelyMembers(code: number): Record<string, JsonValue> {
+    const members = Object.create(MEMBER_SET) as Record<string, JsonValue>;
+    members[this.#keys[lonelyKey(code) - 1]!] = LONELY_VALUES[lonelyValue(code)]!;
+    return members;
   }
 
   /** Reads `"key" :` at i for the object open at `level`; returns where the value starts, or -1. */

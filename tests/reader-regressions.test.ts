@@ -163,6 +163,29 @@ describe('replies of very many objects', () => {
     });
   });
 
+  // A lone member holding a container, true, false or null is kept as a code, not an object (see LONELY_VALUES).
+  it('a lone member kept as a code reads as the member itself, and the last of repeated keys wins', () => {
+    // Prose first, so the reader judges each object rather than JSON.parse the whole reply.
+    const read = (object: string) => parseReply(`Here: ${object}`);
+    expect(read('{"answer": {}, "answer": "x", "confidence": 0.9}')).toMatchObject({ ok: true, answer: 'x' });
+    expect(read('{"answer": "x", "answer": [], "confidence": 0.9}')).toEqual({
+      ok: false,
+      error: '"answer" must be a string, number or boolean, not an array',
+    });
+    expect(read('{"answer": true, "answer": null, "confidence": 0.9}')).toEqual({
+      ok: false,
+      error: '"answer" is missing or null; the object needs both "answer" and "confidence"',
+    });
+    expect(read('{"confidence": false, "answer": "x"}')).toEqual({ ok: false, error: '"confidence" must be a number, not a boolean' });
+    expect(read('{"ambiguous": true, "answer": "x", "confidence": 0.4}')).toMatchObject({ ok: true, ambiguous: true });
+    // Two lone members of different keys: the second must not push out the first.
+    expect(read('{"answer": {}, "ambiguous": true, "confidence": 0.5}')).toEqual({
+      ok: false,
+      error: '"answer" must be a string, number or boolean, not an object',
+    });
+    expect(read('{"ambiguous": null, "ambiguous": {}, "answer": "x", "confidence": 0.4}')).toEqual({ ok: false, error: '"ambiguous" must be true or false' });
+  });
+
   it('members are kept apart from Object.prototype: a read-only key or a setter an app put there changes nothing', () => {
     const reply = 'prefix {"b": 1} and {"answer": "A", "confidence": 0.8} trailing';
     const inner: unknown[] = [];
