@@ -188,8 +188,9 @@ export class JsonObjectReader {
 
   /**
    * After a failed read, lets go of the member sets of the objects it left open: no row
-   * names them. (Those below the last set a row names stay, unused: rare, and only memory.) A reply of a million unclosed envelopes (`{"answer": "x",{"answer": …`)
-   * would otherwise keep one each, and the heap they fill costs more than the text.
+   * names them. A reply of a million unclosed envelopes (`{"answer": "x",{"answer": …`)
+   * would otherwise keep one each, and the heap they fill costs more than the text. (Those
+   * below the last set a row names stay, unused: rare, and only memory.)
    */
   #dropMemberSets(count: number, sets: number): void {
     let kept = sets;
@@ -502,8 +503,9 @@ const unfrozen: object[] = [];
 
 /**
  * Freezes a value and everything in it, without recursing, so callbacks cannot change
- * what was decided on. Made for what `JSON.parse` builds: arrays without holes or extra keys. `for…in` rather than `Object.values`: no array is made per object,
- * which is most of the cost for a small envelope.
+ * what was decided on. Made for what `JSON.parse` builds: arrays without holes or extra
+ * keys. `for…in` rather than `Object.values`: no array is made per object, which is most
+ * of the cost for a small envelope.
  */
 export function freezeDeep<T extends JsonObject>(value: T): T {
   let item: object = value;
