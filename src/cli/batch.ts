@@ -40,19 +40,23 @@ export interface BatchCheckOptions {
   readonly telemetry?: TelemetryOptions | undefined;
 }
 
-export interface BatchSettings extends BatchCheckOptions {
-  readonly input: string;
+/** Where a batch, local or queued, writes its result lines, and how it reports. */
+export interface BatchOutput {
   readonly output: string;
+  readonly signal: AbortSignal;
+  /** A line of the input that is not a question, or a result line that will be redone: reported, then skipped. */
+  readonly warn: (message: string) => void;
+  readonly progress: (event: { done: number; total: number; counts: Readonly<Record<string, number>> }) => void;
+}
+
+export interface BatchSettings extends BatchCheckOptions, BatchOutput {
+  readonly input: string;
   readonly concurrency: number;
   readonly callFn: AsyncCallFn;
   /** Check again the questions whose every call failed in an earlier run. Default true. */
   readonly retryFailed?: boolean | undefined;
   /** Keep the prompts sent in each result line. Default false: they repeat the question at length. */
   readonly withPrompts?: boolean | undefined;
-  readonly signal: AbortSignal;
-  /** A line of the input that is not a question, or a result line that will be redone: reported, then skipped. */
-  readonly warn: (message: string) => void;
-  readonly progress: (event: { done: number; total: number; counts: Readonly<Record<string, number>> }) => void;
 }
 
 /** What one result line counts for in the summary. */
@@ -205,11 +209,11 @@ export class ResultLines {
   readonly #fd: number;
   readonly #file: string;
   readonly #total: number;
-  readonly #progress: BatchSettings['progress'];
+  readonly #progress: BatchOutput['progress'];
   readonly #counts: Record<string, number> = {};
 
   /** Opens `file` to append; `total` is the lines this run is to write. */
-  constructor(file: string, earlier: readonly Tally[], total: number, progress: BatchSettings['progress']) {
+  constructor(file: string, earlier: readonly Tally[], total: number, progress: BatchOutput['progress']) {
     this.#fd = openOutput(file);
     this.#file = file;
     this.tallies = [...earlier];

@@ -14,7 +14,7 @@ import { CONFIDENCE_SOURCES, type ConfidenceSource } from '../agreement.js';
 import { MAX_SAMPLES } from '../options.js';
 import type { Sample } from '../attempt.js';
 import type { AnswerSchema } from '../schema.js';
-import { type BatchSummary, CliFileError, lockOutput, readText, runBatch } from './batch.js';
+import { type BatchOutput, type BatchSummary, CliFileError, lockOutput, readText, runBatch } from './batch.js';
 import { calibrate, calibrateBySource, confidenceBySource, type Labelled, loadChartLibraries, reliabilitySvg, sameAnswer, type SourceCalibrations } from './calibrate.js';
 import { runDemo } from './demo.js';
 import { askSpentLines, batchSpentLines } from './spent.js';
@@ -313,7 +313,6 @@ async function localBatch(input: string, flags: BatchFlags): Promise<void> {
   try {
     summary = await runBatch({
       input,
-      output: flags.output,
       concurrency: flags.concurrency,
       callFn,
       ...checkOptions(flags),
@@ -321,20 +320,14 @@ async function localBatch(input: string, flags: BatchFlags): Promise<void> {
       telemetry: otel?.telemetry,
       retryFailed: flags.retryFailed,
       withPrompts: flags.withPrompts ?? false,
-      signal: terminal.signal,
-      warn,
-      progress: terminal.progress,
+      ...batchOutput(flags.output, terminal),
     });
   } finally {
     terminal.close();
     release();
     await otel?.shutdown();
   }
-  printSummary(summary, input, flags.output);
-  if (summary.stopped) {
-    console.error(`stopped: ${summary.checked} results written to ${flags.output}; run the same command again to go on.`);
-    process.exitCode = INTERRUPTED;
-  }
+  reportBatch(summary, input, flags.output, 'stopped', 'run the same command again to go on.');
 }
 
 /** `batch --queue`: the questions go to Redis, the workers check them, and this writes their lines. */
@@ -354,24 +347,17 @@ async function queuedBatch(input: string | null, flags: BatchFlags & { queue: st
       client,
       name: flags.name,
       input,
-      output: flags.output,
       collect: flags.collect ?? false,
       retryFailed: flags.retryFailed,
       withPrompts: flags.withPrompts ?? false,
-      signal: terminal.signal,
-      warn,
-      progress: terminal.progress,
+      ...batchOutput(flags.output, terminal),
     });
   } finally {
     terminal.close();
     release();
     client.disconnect();
   }
-  printSummary(summary, input ?? `run ${flags.name}`, flags.output);
-  if (summary.stopped) {
-    console.error(`stopped waiting: ${summary.checked} results written to ${flags.output}; ${goOn}`);
-    process.exitCode = INTERRUPTED;
-  }
+  reportBatch(summary, input ?? `run ${flags.name}`, flags.output, 'stopped waiting', goOn);
 }
 
 export function program(): Command {
@@ -565,6 +551,20 @@ function printBySource(bySource: SourceCalibrations): void {
       ? `${threshold.value.toFixed(3)} reaches precision ${threshold.precision.toFixed(3)} and accepts ${(threshold.coverage * 100).toFixed(1)}%`
       : 'none reaches the target';
     console.log(`${source.padEnd(12)}${accuracy.toFixed(3).padEnd(10)}${ece.toFixed(4).padEnd(8)}${brier.toFixed(4).padEnd(8)}${fitted}`);
+  }
+}
+
+/** Where a batch writes its lines and how it reports: the output file, and the console's Ctrl-C and progress bar. */
+function batchOutput(output: string, terminal: ReturnType<typeof batchConsole>): BatchOutput {
+  return { output, signal: terminal.signal, warn, progress: terminal.progress };
+}
+
+/** A finished batch's summary; one stopped by Ctrl-C says so (`stopped`, then how to go on) and exits 130. */
+function reportBatch(summary: BatchSummary, input: string, output: string, stopped: string, goOn: string): void {
+  printSummary(summary, input, output);
+  if (summary.stopped) {
+    console.error(`${stopped}: ${summary.checked} results written to ${output}; ${goOn}`);
+    process.exitCode = INTERRUPTED;
   }
 }
 

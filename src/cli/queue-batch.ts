@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { type BatchSummary, type Question, readEarlierResults, readQuestions, ResultLines, summarize } from './batch.js';
+import { type BatchOutput, type BatchSummary, type Question, readEarlierResults, readQuestions, ResultLines, summarize } from './batch.js';
 import { jobIdOf, QUEUE_PREFIX, type QueueLibraries, type QuestionJob, runKeys } from './queue.js';
 
 /**
@@ -12,20 +12,16 @@ import { jobIdOf, QUEUE_PREFIX, type QueueLibraries, type QuestionJob, runKeys }
  * machine, writes only the lines it lacks, so every question gets exactly one.
  */
 
-export interface QueueBatchSettings {
+export interface QueueBatchSettings extends BatchOutput {
   readonly libraries: QueueLibraries;
   readonly client: Redis;
   readonly name: string;
   /** The questions file; null with `--collect` alone, which takes the run's questions from Redis. */
   readonly input: string | null;
-  readonly output: string;
   /** Only collect: put no job in the queue. */
   readonly collect: boolean;
   readonly retryFailed: boolean;
   readonly withPrompts: boolean;
-  readonly signal: AbortSignal;
-  readonly warn: (message: string) => void;
-  readonly progress: (event: { done: number; total: number; counts: Readonly<Record<string, number>> }) => void;
 }
 
 /** How often the batch looks for new results when there were none. */
