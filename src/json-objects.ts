@@ -6,12 +6,12 @@
  * Every object it opens is remembered by start position, valid or failed, so no text is
  * read twice: objects nested in a valid object come from that reading, objects still open
  * where a reading failed fail too, and only a `{` that sat inside a JSON string is read
- * afresh. (The object a read starts at is remembered only when the caller may read there
- * again: a caller scanning forward never meets it again.) Of each object it keeps only the members under a few chosen keys, what a caller
- * needs to judge it; `build` then leaves the object itself to `JSON.parse`, once its text
- * is known to be valid, so a reply of a million rejected objects builds none of them. It
- * never recurses (deep nesting cannot overflow the stack) and never uses regular
- * expressions on model text.
+ * afresh. (A failure where a read started is remembered only when the caller may read there
+ * again: a caller scanning forward never meets it again.) Of each object it keeps only the
+ * members under a few chosen keys, what a caller needs to judge it; `build` then leaves the
+ * object itself to `JSON.parse`, once its text is known to be valid, so a reply of a million
+ * rejected objects builds none of them. It never recurses (deep nesting cannot overflow the
+ * stack) and never uses regular expressions on model text.
  */
 
 export type JsonValue = null | boolean | number | string | readonly JsonValue[] | JsonObject;
@@ -84,14 +84,15 @@ const PAGE_MASK = PAGE - 1;
 /**
  * Records are rows of int32 fields in typed arrays (see `#grown`): a plain array costs
  * tens of nanoseconds a push once it is large, more than reading a small object. An object
- * row holds start, end, depth and its chosen members: index + 1 in `#memberSets`, 0 for
- * none, or a lone member's code below 0 (see LONELY_VALUES). An open container's row
- * holds only its start and its depth so far (itself included): a reply can open millions,
+ * row holds start, end (-1 while open, and for good once failed), depth and its chosen
+ * members: index + 1 in `#memberSets`, 0 for none, or a lone member's code below 0 (see
+ * LONELY_VALUES). An open container's frame holds only its object's id (or, for an array,
+ * a number below 0) and its depth so far (itself included): a reply can open millions,
  * and few of them are objects with a chosen key. Those few have a note, on a stack of their
  * own: the container's level, the chosen key naming the value read next (index + 1, or 0)
- * and its members. An array's start is never needed, so its row holds minus the number of
- * arrays it stands for: arrays opened back to back (`[[[`), none but the innermost holding
- * a value yet, share one row, which tracks the innermost's depth.
+ * and its members. An array's frame holds minus the number of arrays it stands for:
+ * arrays opened back to back (`[[[`), none but the innermost holding a value yet, share one
+ * frame, which tracks the innermost's depth.
  */
 const ROW = 4;
 const START = 0;
@@ -99,6 +100,7 @@ const MEMBERS = 3;
 const OBJECT_END = 1;
 const OBJECT_DEPTH = 2;
 const FRAME = 2;
+const FRAME_ID = 0;
 const FRAME_DEPTH = 1;
 const NOTE = 3;
 const NOTE_LEVEL = 0;
@@ -109,15 +111,17 @@ export class JsonObjectReader {
   #text = '';
   readonly #keys: readonly string[];
   /**
-   * What is known about each position holding a `{` that a read may meet again (inside an
-   * object a read started elsewhere, or read with `again`), in typed arrays of PAGE
-   * positions each: a Map would hit V8's limit of 2^24
-   * entries on a reply of `{}{}{}…`, and most braces in prose open nothing and cost one
-   * slot, not an entry. Made for the first such object or failure, a page when a mark is
-   * written in it: a reply of objects side by side, and most replies, need none, and marks
-   * for the whole of a large reply cost more to touch than reading it.
+   * What is known about each position holding a `{`, in typed arrays of PAGE positions
+   * each: a Map would hit V8's limit of 2^24 entries on a reply of `{}{}{}…`, and most
+   * braces in prose open nothing and cost one slot, not an entry. Needed only once a read
+   * starts before an object already read (at a `{` inside one's string): until then the
+   * rows, in the order their objects start, say all there is to know (see `#known`), and a
+   * read meets nothing known. Most replies never need it, and marks for the whole of a large
+   * reply cost more to touch than reading it.
    */
   #pages: Array<Int32Array | undefined> | null = null;
+  /** The first row starting at or after the position last asked about, while there is no memo. */
+  #cursor = 0;
   /** The text's `{` and `[`, counted when a table first grows large. */
   #openers: number | null = null;
   /**
@@ -151,6 +155,7 @@ export class JsonObjectReader {
   reset(text: string): void {
     this.#text = text;
     this.#pages = null;
+    this.#cursor = 0;
     this.#openers = null;
     this.#count = 0;
     this.#open = 0;
@@ -164,26 +169,63 @@ export class JsonObjectReader {
 
   /**
    * Reads the object a standard JSON parser reads from `start` (which holds a `{`) and
-   * returns its id, or -1 when no object starts there. What is found at `start` itself is
-   * kept in the memo only when the caller may read there `again`: a caller scanning forward
-   * never does, and a reply of objects side by side then needs no memo at all.
+   * returns its id, or -1 when no object starts there. A failure at `start` itself is
+   * remembered only when the caller may read there `again`: a caller scanning forward
+   * never does, and a reply of failures side by side then keeps nothing.
    */
   read(start: number, again = false): number {
     // Most braces in text open nothing, and the character after them says so.
     const next = this.#text.charCodeAt(skipSpace(this.#text, start + 1));
     if (next !== Code.Quote && next !== Code.CloseBrace) return -1;
-    const slot = this.#slot(start);
-    if (slot !== 0) return slot < 0 ? -1 : slot - 1;
-    const count = this.#count;
+    return this.#readAt(start, again);
+  }
+
+  /** `read` past its first check: kept apart so that the check alone is inlined into a caller's scan. */
+  #readAt(start: number, again: boolean): number {
+    // A read that starts after every row, as a forward scan past all it has read does, meets nothing known.
+    if (this.#pages !== null || (this.#count > 0 && start <= this.start(this.#count - 1))) {
+      const known = this.#known(start);
+      if (known !== 0) return known < 0 ? -1 : known - 1;
+      // Rows stay in start order, and reads meet nothing known, only while reads start after every row.
+      if (this.#pages === null) this.#memoize();
+    }
+    const id = this.#count;
     const sets = this.#memberSets.length;
     if (!this.#decode(start)) {
       // The object a read starts at is the outermost still open.
       this.#failOpen(again ? 0 : 1);
-      this.#dropMemberSets(count, sets);
+      if (!again && this.#count === id + 1) this.#count = id;
+      this.#dropMemberSets(id, sets);
       return -1;
     }
-    if (again) this.#mark(start, this.#count);
-    return this.#count - 1;
+    if (again && this.#pages !== null) this.#mark(start, id + 1);
+    return id;
+  }
+
+  /** What is known at position i: object n - 1 for n > 0, a failure below 0, or 0 for nothing. */
+  #known(i: number): number {
+    if (this.#pages !== null) return this.#slot(i);
+    const objects = this.#objects;
+    const count = this.#count;
+    // A forward scan asks about later and later positions: the cursor moves on a row at a time.
+    let row = this.#cursor;
+    if (row > count || (row > 0 && objects[(row - 1) * ROW + START]! >= i)) row = this.#firstRowFrom(i);
+    while (row < count && objects[row * ROW + START]! < i) row += 1;
+    this.#cursor = row;
+    if (row === count || objects[row * ROW + START] !== i) return 0;
+    return objects[row * ROW + OBJECT_END]! < 0 ? FAILED_SLOT : row + 1;
+  }
+
+  /** The first row starting at or after position i, by binary search: rows are in start order while there is no memo. */
+  #firstRowFrom(i: number): number {
+    let low = 0;
+    let high = this.#count;
+    while (low < high) {
+      const middle = (low + high) >>> 1;
+      if (this.#objects[middle * ROW + START]! < i) low = middle + 1;
+      else high = middle;
+    }
+    return low;
   }
 
   /**
@@ -232,6 +274,9 @@ export class JsonObjectReader {
   forget(id: number): void {
     if (id < 0 || id !== this.#count - 1) return;
     this.#count = id;
+    if (this.#cursor > id) this.#cursor = id;
+    // Its id will name another object: a mark left in the memo would lie.
+    if (this.#pages !== null) this.#unmark(this.start(id));
     const set = this.#objects[id * ROW + MEMBERS]!;
     if (set > 0 && set === this.#memberSets.length) this.#memberSets.pop();
   }
@@ -247,15 +292,23 @@ export class JsonObjectReader {
     return page === undefined ? 0 : page[i & PAGE_MASK]!;
   }
 
-  /** Sets the memo's mark at position i; the first mark makes the memo, with the objects read so far. */
+  /** Makes the memo, with what the rows know: from here on, reads may start anywhere. */
+  #memoize(): void {
+    // Filled, so V8 keeps the page list's elements packed.
+    this.#pages = new Array<Int32Array | undefined>((this.#text.length >>> PAGE_BITS) + 1).fill(undefined);
+    for (let id = 0; id < this.#count; id += 1) this.#mark(this.start(id), this.end(id) < 0 ? FAILED_SLOT : id + 1);
+  }
+
+  /** Clears the memo's mark at position i, if it has one. */
+  #unmark(i: number): void {
+    const page = this.#pages![i >>> PAGE_BITS];
+    if (page !== undefined) page[i & PAGE_MASK] = 0;
+  }
+
+  /** Sets the memo's mark at position i. */
   #mark(i: number, mark: number): void {
-    if (this.#pages === null) {
-      // Filled, so V8 keeps the page list's elements packed.
-      this.#pages = new Array<Int32Array | undefined>((this.#text.length >>> PAGE_BITS) + 1).fill(undefined);
-      for (let id = 0; id < this.#count; id += 1) this.#mark(this.start(id), id + 1);
-    }
     // A reply shorter than a page gets a page its own length.
-    const page = (this.#pages[i >>> PAGE_BITS] ??= new Int32Array(Math.min(PAGE, this.#text.length)));
+    const page = (this.#pages![i >>> PAGE_BITS] ??= new Int32Array(Math.min(PAGE, this.#text.length)));
     page[i & PAGE_MASK] = mark;
   }
 
@@ -275,13 +328,15 @@ export class JsonObjectReader {
   }
 
   /**
-   * Marks the objects still open where a read failed, from level `from` (1 leaves out the
-   * one the read started at): each would have failed there too.
+   * Marks in the memo, when there is one, the objects still open where a read failed, from
+   * level `from` (1 leaves out the one the read started at): each would have failed there
+   * too. Their rows say so already, by having no end.
    */
   #failOpen(from: number): void {
+    if (this.#pages === null) return;
     for (let row = from * FRAME; row < this.#open * FRAME; row += FRAME) {
-      const start = this.#frames[row + START]!;
-      if (start >= 0) this.#mark(start, FAILED_SLOT);
+      const id = this.#frames[row + FRAME_ID]!;
+      if (id >= 0) this.#mark(this.start(id), FAILED_SLOT);
     }
   }
 
@@ -308,7 +363,7 @@ export class JsonObjectReader {
         } else if (c === Code.OpenBracket && text.charCodeAt(i - 1) === Code.OpenBracket) {
           // Right after its `[`, the innermost array holds nothing yet: this one joins its row.
           const row = (this.#open - 1) * FRAME;
-          this.#frames[row + START] = this.#frames[row + START]! - 1;
+          this.#frames[row + FRAME_ID] = this.#frames[row + FRAME_ID]! - 1;
           i = skipSpace(text, i + 1);
           if (text.charCodeAt(i) !== Code.CloseBracket) continue;
           i += 1;
@@ -319,7 +374,7 @@ export class JsonObjectReader {
           const row = level * FRAME;
           let frames = this.#frames;
           if (row === frames.length) frames = this.#frames = this.#grown(frames, FRAME);
-          frames[row + START] = c === Code.OpenBrace ? i : -1;
+          frames[row + FRAME_ID] = c === Code.OpenBrace ? this.#opened(i) : -1;
           frames[row + FRAME_DEPTH] = 1;
           i = skipSpace(text, i + 1);
           // `}` and `]` each come two code units after their opener.
@@ -349,7 +404,7 @@ export class JsonObjectReader {
         if (key > 0) this.#keep(key, value);
         i = skipSpace(text, i);
         const next = text.charCodeAt(i);
-        const opener = frames[row + START]! >= 0 ? Code.OpenBrace : Code.OpenBracket;
+        const opener = frames[row + FRAME_ID]! >= 0 ? Code.OpenBrace : Code.OpenBracket;
         if (next === Code.Comma) {
           i = opener === Code.OpenBrace ? this.#readKey(skipSpace(text, i + 1), level) : i + 1;
           if (i < 0) return false;
@@ -458,30 +513,43 @@ export class JsonObjectReader {
     return end;
   }
 
-  /** Closes the innermost open container, which ends at `end`, remembering it if it is an object. */
+  /**
+   * The row of an object opening at `start`, made when it opens so that rows are in the
+   * order objects start: until it closes it has no end, which is what a failed object keeps.
+   */
+  #opened(start: number): number {
+    const id = this.#count++;
+    const row = id * ROW;
+    let objects = this.#objects;
+    if (row === objects.length) objects = this.#objects = this.#grown(objects, ROW);
+    objects[row + START] = start;
+    objects[row + OBJECT_END] = -1;
+    objects[row + MEMBERS] = 0;
+    return id;
+  }
+
+  /** Closes the innermost open container, which ends at `end`, completing its row if it is an object. */
   #close(end: number): void {
     const level = this.#open - 1;
     const frame = level * FRAME;
-    const start = this.#frames[frame + START]!;
-    if (start < -1) {
+    const id = this.#frames[frame + FRAME_ID]!;
+    if (id < -1) {
       // The innermost of arrays sharing a row: the next one out holds it, and nothing else yet.
-      this.#frames[frame + START] = start + 1;
+      this.#frames[frame + FRAME_ID] = id + 1;
       this.#frames[frame + FRAME_DEPTH] = 1;
       return;
     }
     this.#open = level;
-    if (start < 0) return;
+    if (id < 0) return;
     const note = this.#noteOf(level);
     if (note >= 0) this.#noted -= 1;
-    const row = this.#count++ * ROW;
-    let objects = this.#objects;
-    if (row === objects.length) objects = this.#objects = this.#grown(objects, ROW);
-    objects[row + START] = start;
+    const row = id * ROW;
+    const objects = this.#objects;
     objects[row + OBJECT_END] = end;
     objects[row + OBJECT_DEPTH] = this.#frames[frame + FRAME_DEPTH]!;
-    objects[row + MEMBERS] = note < 0 ? 0 : this.#notes[note + NOTE_MEMBERS]!;
+    if (note >= 0) objects[row + MEMBERS] = this.#notes[note + NOTE_MEMBERS]!;
     // The object the read started at (frame 0) is the caller's by its id: `read` marks it if asked to.
-    if (frame > 0) this.#mark(start, this.#count);
+    if (frame > 0 && this.#pages !== null) this.#mark(objects[row + START]!, id + 1);
   }
 }
 

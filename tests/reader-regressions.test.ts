@@ -238,6 +238,35 @@ describe('replies of very many objects', () => {
     expect(parseReply(`{"answer": ${arrays(2_000)}, "confidence": 0.9}`)).toEqual(deep);
     expect(parseReply(`{"answer": ${arrays(2)}, "confidence": 0.9}`)).toEqual({ ok: false, error: '"answer" must be a string, number or boolean, not an array' });
   });
+
+  // Rows are made as objects open, in start order; a memo of every position is made only once a read starts before an object already read.
+  it('an object read once is known by its start to every later read: in order, out of order, and after a read inside a string', () => {
+    const text = '{"s": "{", "x": {"answer": 1, "y": {}}, "z": {"answer": 2}} {"answer": 3, "w": {"a": [';
+    const at = (needle: string) => text.indexOf(needle);
+    const reader = new JsonObjectReader(['answer']);
+    reader.reset(text);
+    const outer = reader.read(0);
+    expect(reader.end(outer)).toBe(at(' {"answer": 3'));
+    const nested = ['{"answer": 1', '{}', '{"answer": 2'].map((needle) => reader.read(at(needle)));
+    expect(nested.map((id) => ({ ...reader.members(id) }))).toEqual([{ answer: 1 }, {}, { answer: 2 }]);
+    expect(nested.map((id) => reader.depth(id))).toEqual([2, 1, 1]);
+    expect(reader.read(at('{"answer": 1'))).toBe(nested[0]);
+    expect(reader.end(reader.read(0))).toBe(reader.end(outer));
+    // The `{` inside "{" opens nothing that closes; the objects after it are still known, by the memo now.
+    expect(reader.read(at('{", "x"'))).toBe(-1);
+    expect(reader.read(at('{}'))).toBe(nested[1]);
+    expect(reader.read(at('{"answer": 2'))).toBe(nested[2]);
+    // A read that fails: the object it left open fails from its own start too.
+    expect(reader.read(at('{"answer": 3'))).toBe(-1);
+    expect(reader.read(at('{"a": ['))).toBe(-1);
+
+    // The same reply read in order, without a read inside the string: no memo, the same answers.
+    reader.reset(text);
+    expect(reader.read(0)).toBe(outer);
+    expect(['{"answer": 1', '{}', '{"answer": 2'].map((needle) => reader.read(at(needle)))).toEqual(nested);
+    expect(reader.read(at('{"answer": 3'))).toBe(-1);
+    expect(reader.read(at('{"a": ['))).toBe(-1);
+  });
 });
 
 describe('README wording says what the reader does', () => {
