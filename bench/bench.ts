@@ -10,7 +10,8 @@
  * 4. Heap bytes per in-flight acheck() with 10 000 pending.
  * 5. A check with telemetry off, and on (OpenTelemetry's no-op tracer; a recording SDK tracer).
  *
- * Figures are best-of-rounds on a shared machine: trust the ratios more than the times.
+ * Figures are best-of-rounds on a shared machine, the contenders of each comparison taking
+ * turns round by round: trust the ratios more than the times.
  */
 import { attemptFromReply, type Attempt } from '../src/attempt.js';
 import { forceEngine } from '../src/engines.js';
@@ -18,7 +19,7 @@ import { acheck, check } from '../src/index.js';
 import { parseReply } from '../src/parse.js';
 import { firstPrompt, INSTRUCTIONS, type RetryKind, retryPrompt } from '../src/prompts.js';
 import { envelope } from '../tests/helpers.js';
-import { readerRows, typicalRows } from './reader.js';
+import { bestMicrosSideBySide, readerRows, typicalRows } from './reader.js';
 import type { Tracer } from '@opentelemetry/api';
 import { BasicTracerProvider, NoopSpanProcessor } from '@opentelemetry/sdk-trace-base';
 
@@ -96,24 +97,10 @@ function replier(replies: readonly string[]) {
   };
 }
 
-function bestMicros(rounds: number, iterations: number, body: () => void): number {
-  let best = Number.POSITIVE_INFINITY;
-  for (let round = 0; round < rounds; round += 1) {
-    const start = process.hrtime.bigint();
-    for (let i = 0; i < iterations; i += 1) body();
-    best = Math.min(best, Number(process.hrtime.bigint() - start) / 1e3 / iterations);
-  }
-  return best;
-}
-
-async function bestMicrosAsync(rounds: number, iterations: number, body: () => Promise<unknown>): Promise<number> {
-  let best = Number.POSITIVE_INFINITY;
-  for (let round = 0; round < rounds; round += 1) {
-    const start = process.hrtime.bigint();
-    for (let i = 0; i < iterations; i += 1) await body();
-    best = Math.min(best, Number(process.hrtime.bigint() - start) / 1e3 / iterations);
-  }
-  return best;
+async function microsAsync(iterations: number, body: () => Promise<unknown>): Promise<number> {
+  const start = process.hrtime.bigint();
+  for (let i = 0; i < iterations; i += 1) await body();
+  return Number(process.hrtime.bigint() - start) / 1e3 / iterations;
 }
 
 async function perCheck(name: string, scenario: Scenario) {
@@ -153,12 +140,26 @@ async function perCheck(name: string, scenario: Scenario) {
     syncActor();
     await async();
   }
-  const tightUs = bestMicros(5, 200_000, tight);
-  const loopUs = bestMicros(5, 50_000, loop);
-  const syncUs = bestMicros(5, 50_000, sync);
-  const actorUs = bestMicros(5, 5_000, syncActor);
-  const asyncUs = await bestMicrosAsync(5, 50_000, async);
-  return { name, tightUs, loopUs, syncUs, actorUs, asyncUs };
+  // Best of 5 rounds, every contender timed in each round: see bestMicrosSideBySide.
+  const best = { tightUs: Infinity, loopUs: Infinity, syncUs: Infinity, actorUs: Infinity, asyncUs: Infinity };
+  for (let round = 0; round < 5; round += 1) {
+    const [tightUs, loopUs, syncUs, actorUs] = bestMicrosSideBySide(
+      1,
+      [
+        { iterations: 200_000, body: tight },
+        { iterations: 50_000, body: loop },
+        { iterations: 50_000, body: sync },
+        { iterations: 5_000, body: syncActor },
+      ],
+      false,
+    );
+    best.tightUs = Math.min(best.tightUs, tightUs!);
+    best.loopUs = Math.min(best.loopUs, loopUs!);
+    best.syncUs = Math.min(best.syncUs, syncUs!);
+    best.actorUs = Math.min(best.actorUs, actorUs!);
+    best.asyncUs = Math.min(best.asyncUs, await microsAsync(50_000, async));
+  }
+  return { name, ...best };
 }
 
 function proseReply(bytes: number): string {
@@ -170,12 +171,13 @@ function proseReply(bytes: number): string {
 }
 
 function parseTimes() {
-  return [10_000, 1_000_000, 10_000_000].map((bytes) => {
+  const sizes = [10_000, 1_000_000, 10_000_000];
+  const contenders = sizes.map((bytes) => {
     const reply = proseReply(bytes);
     if (!parseReply(reply).ok) throw new Error('benchmark reply did not parse');
-    const iterations = bytes >= 10_000_000 ? 3 : bytes >= 1_000_000 ? 10 : 500;
-    return { bytes, ms: bestMicros(5, iterations, () => parseReply(reply)) / 1e3 };
+    return { iterations: bytes >= 10_000_000 ? 3 : bytes >= 1_000_000 ? 10 : 500, body: () => parseReply(reply) };
   });
+  return bestMicrosSideBySide(5, contenders, false).map((micros, k) => ({ bytes: sizes[k]!, ms: micros / 1e3 }));
 }
 
 async function heapPerPendingCheck(count: number): Promise<number> {
@@ -233,8 +235,14 @@ for (const [name, scenario] of Object.entries(SCENARIOS)) {
     onActor();
     run(() => {});
   }
-  const actor = bestMicros(5, 5_000, onActor);
-  const inspected = bestMicros(5, 5_000, () => run(() => {}));
+  const [actor, inspected] = bestMicrosSideBySide(
+    5,
+    [
+      { iterations: 5_000, body: onActor },
+      { iterations: 5_000, body: () => run(() => {}) },
+    ],
+    false,
+  ) as [number, number];
   console.log(`\ncheck(), repaired, on the actor, µs: without inspect ${actor.toFixed(1)}, with a no-op inspect observer ${inspected.toFixed(1)} (${(inspected / actor).toFixed(2)}×)`);
 }
 
@@ -253,7 +261,7 @@ for (const [name, scenario] of Object.entries(SCENARIOS)) {
     noop();
     sdk();
   }
-  const [offUs, noopUs, sdkUs] = [bestMicros(5, 20_000, off), bestMicros(5, 20_000, noop), bestMicros(5, 20_000, sdk)];
+  const [offUs, noopUs, sdkUs] = bestMicrosSideBySide(5, [off, noop, sdk].map((body) => ({ iterations: 20_000, body })), false) as [number, number, number];
   console.log(
     `\ncheck(), repaired, µs: telemetry off ${offUs.toFixed(2)}, on with the no-op global tracer ${noopUs.toFixed(2)} (${(noopUs / offUs).toFixed(1)}×), on with a recording SDK tracer ${sdkUs.toFixed(2)} (${(sdkUs / offUs).toFixed(1)}×)`,
   );

@@ -3,7 +3,8 @@
  * calls these functions; `node --expose-gc --import tsx bench/reader.ts [MB…]` prints them
  * alone, for worst shapes of 2 and 10 MB unless other sizes are given.
  *
- * Figures are best-of-rounds on a shared machine: trust the ratios more than the times.
+ * Figures are best-of-rounds on a shared machine, each comparison's contenders taking turns
+ * round by round (see bestMicrosSideBySide): trust the ratios more than the times.
  */
 import { pathToFileURL } from 'node:url';
 import { parseReply } from '../src/parse.js';
@@ -11,14 +12,28 @@ import { parseReply } from '../src/parse.js';
 export const TYPICAL_REPLY =
   '{"ambiguous": false, "interpretations": [], "chosen_interpretation": null, "answer": "Paris", "confidence": 0.9}';
 
-/** Microseconds per call of the fastest of `rounds` rounds of `iterations` calls. */
-export function bestMicros(rounds: number, iterations: number, body: () => void): number {
-  let best = Number.POSITIVE_INFINITY;
+/** One contender of a side-by-side timing: `iterations` calls of `body` per round. */
+export interface Contender {
+  readonly iterations: number;
+  readonly body: () => unknown;
+}
+
+/**
+ * Microseconds per call of each contender's fastest round, the contenders taking turns
+ * round by round. Taking turns keeps a ratio honest on a machine whose speed moves: here
+ * the same code ran up to twice as fast on one core as on the other, which core changing
+ * over time, and a process can move between them mid-run. Timed one after the other, a
+ * baseline could land on the fast core and what it is compared with on the slow one.
+ */
+export function bestMicrosSideBySide(rounds: number, contenders: readonly Contender[], gc = true): number[] {
+  const best = contenders.map(() => Number.POSITIVE_INFINITY);
   for (let round = 0; round < rounds; round += 1) {
-    globalThis.gc?.();
-    const start = process.hrtime.bigint();
-    for (let i = 0; i < iterations; i += 1) body();
-    best = Math.min(best, Number(process.hrtime.bigint() - start) / 1e3 / iterations);
+    contenders.forEach(({ iterations, body }, k) => {
+      if (gc) globalThis.gc?.();
+      const start = process.hrtime.bigint();
+      for (let i = 0; i < iterations; i += 1) body();
+      best[k] = Math.min(best[k]!, Number(process.hrtime.bigint() - start) / 1e3 / iterations);
+    });
   }
   return best;
 }
@@ -51,7 +66,11 @@ export function typicalRows(): TypicalRow[] {
       read();
       json();
     }
-    return { name, parseReplyUs: bestMicros(7, 100_000, read), jsonParseUs: bestMicros(7, 100_000, json) };
+    const [parseReplyUs, jsonParseUs] = bestMicrosSideBySide(7, [
+      { iterations: 100_000, body: read },
+      { iterations: 100_000, body: json },
+    ]);
+    return { name, parseReplyUs: parseReplyUs!, jsonParseUs: jsonParseUs! };
   });
 }
 
@@ -87,13 +106,16 @@ function validDocument(size: number): string {
   return JSON.stringify({ items: Array.from({ length: Math.floor(size / 29) }, (_, i) => ({ id: i, name: 'abcdef' })) });
 }
 
-/** Each worst shape against `JSON.parse` of a valid document of the same size, timed in this run. */
+/** Each worst shape against `JSON.parse` of a valid document of the same size, the two taking turns. */
 export function readerRows(size = 2_000_000): ShapeRow[] {
   const valid = validDocument(size);
-  const perChar = bestMicros(5, 3, () => JSON.parse(valid)) / 1e3 / valid.length;
   return Object.entries(worstShapes(size)).map(([name, text]) => {
-    const ms = bestMicros(5, 1, () => parseReply(text)) / 1e3;
-    return { name, bytes: text.length, ms, ratio: ms / (perChar * text.length) };
+    const [readUs, parseUs] = bestMicrosSideBySide(5, [
+      { iterations: 1, body: () => parseReply(text) },
+      { iterations: 1, body: () => JSON.parse(valid) },
+    ]);
+    const ms = readUs! / 1e3;
+    return { name, bytes: text.length, ms, ratio: ms / ((parseUs! / 1e3 / valid.length) * text.length) };
   });
 }
 
