@@ -364,17 +364,25 @@ export function readEvidenceOptions(options: unknown): { readonly evidenceThresh
 }
 
 /**
+ * What a copy of the options inherits: nothing, so an option a caller did not give reads
+ * undefined, whatever `Object.prototype` holds. Not `null` itself: V8 keeps an object made
+ * with `Object.create(null)` as a dictionary, slower to fill and to read, and every check
+ * copies its options.
+ */
+const NOTHING_INHERITED: object = Object.freeze(Object.create(null) as object);
+
+/**
  * The options object as a map of its keys, each read once; a key set to undefined reads
  * as absent. Unknown keys fail whatever their value, since a misspelt option silently
  * ignored is a bug the caller cannot see. `entry` names the function whose options these
  * are; without it, unknown keys are reported against `label`.
  */
 export function readShape(options: unknown, known: readonly string[], label: string, entry?: string): Record<string, unknown> {
-  if (options === undefined || options === null) return {};
+  if (options === undefined || options === null) return Object.create(NOTHING_INHERITED) as Record<string, unknown>;
   if (!isPlainObject(options)) {
     throw new TypeError(`Expected ${label} to be a plain object, got ${describeValue(options)}.`);
   }
-  const given: Record<string, unknown> = Object.create(null);
+  const given = Object.create(NOTHING_INHERITED) as Record<string, unknown>;
   for (const key of Object.keys(options)) {
     if (!known.includes(key)) throw new TypeError(unknownOptionMessage(key, known, label, entry));
     given[key] = (options as Record<string, unknown>)[key];

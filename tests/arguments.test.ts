@@ -273,4 +273,21 @@ describe('§2 arguments are checked before any model call, in order', () => {
     check(model, 'q', options);
     expect(reads).toBe(1);
   });
+
+  it('§2 an option is what the caller gave, never something an app put on Object.prototype', async () => {
+    const lowConfidence = () => envelope('Paris', 0.2);
+    const prototype = Object.prototype as Record<string, unknown>;
+    prototype['maxRetries'] = 4;
+    prototype['threshold'] = 0.1;
+    try {
+      for (const options of [undefined, null, {}, { threshold: 0.7 }]) {
+        // The defaults: threshold 0.7, one retry.
+        expect(check(lowConfidence, 'q', options)).toMatchObject({ status: 'UNCERTAIN', nAttempts: 2 });
+        expect(await acheck(lowConfidence, 'q', options)).toMatchObject({ status: 'UNCERTAIN', nAttempts: 2 });
+      }
+    } finally {
+      delete prototype['maxRetries'];
+      delete prototype['threshold'];
+    }
+  });
 });
