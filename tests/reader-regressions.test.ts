@@ -269,6 +269,77 @@ describe('replies of very many objects', () => {
   });
 });
 
+describe('the memo made once a read starts inside a string', () => {
+  // Each reply below makes the memo: the scan reads the `{` inside "{" after the object around it.
+  const answer = { ok: true, answer: 'A', confidence: 0.5, ambiguous: false, interpretations: [], chosenInterpretation: null };
+
+  it('an object a failed read left open is a failure in the memo, not an object', () => {
+    expect(parseReply('{"s": "{", "n": {"m": x}}')).toEqual({ ok: false, error: 'no JSON object was found in the reply' });
+  });
+
+  it('an object nested in one read after the memo is made is found by its own id', () => {
+    expect(parseReply('{"s": "{", "t": {}} {"x": {"answer": "A", "confidence": 0.5}}')).toMatchObject(answer);
+  });
+
+  it('forgetting an object in a page of the memo with no mark yet', () => {
+    const reply = `{"s": "{", "a": {}}${' '.repeat(5_000)}{"b": 1} {"answer": "A", "confidence": 0.5}`;
+    expect(parseReply(reply)).toMatchObject(answer);
+  });
+
+  it('a read with `again` after the memo is made is known there again, by the same id', () => {
+    const text = '{"s": "{", "x": {}} {"a": {"b": {}}}';
+    const reader = new JsonObjectReader(['answer']);
+    reader.reset(text);
+    reader.read(0);
+    expect(reader.read(text.indexOf('"{"') + 1)).toBe(-1);
+    const at = text.indexOf('{"a"');
+    const id = reader.read(at, true);
+    expect(reader.read(at)).toBe(id);
+    expect(reader.end(id)).toBe(text.length);
+  });
+
+  it('an array left open by a failed read marks nothing', () => {
+    const text = '{"s": "{", "x": {}} {"a": [1, x';
+    const reader = new JsonObjectReader(['answer']);
+    reader.reset(text);
+    const outer = reader.read(0);
+    reader.read(text.indexOf('"{"') + 1);
+    expect(reader.read(text.indexOf('{"a"'))).toBe(-1);
+    expect(reader.read(0)).toBe(outer);
+  });
+
+  it('objects read out of start order are still known by their start', () => {
+    // The read inside "{" is a valid object, `{", ": 1}`, starting before the `{}` read already.
+    const text = '{"s": "{", ": 1}": {}}';
+    const reader = new JsonObjectReader(['answer']);
+    reader.reset(text);
+    reader.read(0);
+    const inner = reader.read(text.indexOf('{}'));
+    expect(reader.end(reader.read(text.indexOf('"{"') + 1))).toBe(text.indexOf('}"') + 1);
+    expect(reader.read(text.indexOf('{}'))).toBe(inner);
+  });
+
+  it('forgetting the last object, whose members are not the last set kept, leaves the set of the object before it', () => {
+    // Rows are in start order, sets in the order chosen keys are met: the inner object is the last row, the outer's set the last set.
+    expect(parseReply('{"x": {"answer": "n"}, "answer": "o"}')).toEqual({
+      ok: false,
+      error: '"confidence" is missing or null; the object needs both "answer" and "confidence"',
+    });
+  });
+
+  it('a forgotten object leaves no mark to mislead a read that meets it later', () => {
+    const text = '{"s": "{", "t": {}} {"u": {"v": 1}} {"w": 2}';
+    const reader = new JsonObjectReader(['answer']);
+    reader.reset(text);
+    reader.read(0);
+    reader.read(text.indexOf('"{"') + 1);
+    const v = reader.read(text.indexOf('{"v"'), true);
+    reader.forget(v);
+    reader.read(text.indexOf('{"w"'));
+    expect(reader.end(reader.read(text.indexOf('{"u"')))).toBe(text.indexOf(' {"w"'));
+  });
+});
+
 describe('README wording says what the reader does', () => {
   it('two objects on separate lines: the last line wins', () => {
     expect(once(`${envelope('first', 0.9)}\n${envelope('second', 0.9)}`).answer).toBe('second');
