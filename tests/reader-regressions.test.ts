@@ -319,6 +319,18 @@ describe('the memo made once a read starts inside a string', () => {
     expect(reader.read(text.indexOf('{}'))).toBe(inner);
   });
 
+  it('a read where the latest object starts is that object, and a read that fails keeps no row', () => {
+    // Without the memo: the scan meets a whole-span candidate again, and is not to read it twice.
+    const text = '{"answer": "x"} {"a": x} {}';
+    const reader = new JsonObjectReader(['answer']);
+    reader.reset(text);
+    const first = reader.read(0, true);
+    expect(reader.read(0)).toBe(first);
+    expect(reader.read(text.indexOf('{"a"'))).toBe(-1);
+    // A reply of failures side by side keeps nothing: the next object takes the row after the first.
+    expect(reader.read(text.indexOf('{}'))).toBe(first + 1);
+  });
+
   it('forgetting the last object, whose members are not the last set kept, leaves the set of the object before it', () => {
     // Rows are in start order, sets in the order chosen keys are met: the inner object is the last row, the outer's set the last set.
     expect(parseReply('{"x": {"answer": "n"}, "answer": "o"}')).toEqual({
