@@ -7,11 +7,12 @@
  * read twice: objects nested in a valid object come from that reading, objects still open
  * where a reading failed fail too, and only a `{` that sat inside a JSON string is read
  * afresh. (A failure where a read started is remembered only when the caller may read there
- * again: a caller scanning forward never meets it again.) Of each object it keeps only the
- * members under a few chosen keys, what a caller needs to judge it; `build` then leaves the
- * object itself to `JSON.parse`, once its text is known to be valid, so a reply of a million
- * rejected objects builds none of them. It never recurses (deep nesting cannot overflow the
- * stack) and never uses regular expressions on model text.
+ * again, or it holds objects the read opened: a caller scanning forward never meets it
+ * again.) Of each object it keeps only the members under a few chosen keys, what a caller
+ * needs to judge it; `build` then leaves the object itself to `JSON.parse`, once its text is
+ * known to be valid, so a reply of a million rejected objects builds none of them. It never
+ * recurses (deep nesting cannot overflow the stack) and never uses regular expressions on
+ * model text.
  */
 
 export type JsonValue = null | boolean | number | string | readonly JsonValue[] | JsonObject;
@@ -114,10 +115,11 @@ export class JsonObjectReader {
    * What is known about each position holding a `{`, in typed arrays of PAGE positions
    * each: a Map would hit V8's limit of 2^24 entries on a reply of `{}{}{}…`, and most
    * braces in prose open nothing and cost one slot, not an entry. Needed only once a read
-   * starts before an object already read (at a `{` inside one's string): until then the
-   * rows, in the order their objects start, say all there is to know (see `#known`), and a
-   * read meets nothing known. Most replies never need it, and marks for the whole of a large
-   * reply cost more to touch than reading it.
+   * starts before an object already read (at a `{` inside one's string, or one a scan meets
+   * after reading the reply's last line): until then the rows, in the order their objects
+   * start, say all there is to know (see `#known`), and a read meets nothing known. Most
+   * replies never need it, and marks for the whole of a large reply cost more to touch than
+   * reading it.
    */
   #pages: Array<Int32Array | undefined> | null = null;
   /** The first row starting at or after the position last asked about, while there is no memo. */
@@ -125,9 +127,9 @@ export class JsonObjectReader {
   /** The text's `{` and `[`, counted when a table first grows large. */
   #openers: number | null = null;
   /**
-   * The valid objects by id, in the order they closed. Every table starts at 64 bytes or
-   * less, the most V8 keeps inside the heap: a larger typed array costs a microsecond to
-   * allocate.
+   * Every object a read opened, by id, in the order they opened: closed, still open, or
+   * failed (its end -1). Every table starts at 64 bytes or less, the most V8 keeps inside
+   * the heap: a larger typed array costs a microsecond to allocate.
    */
   #objects: Int32Array = new Int32Array(ROW * 4);
   #count = 0;
@@ -169,9 +171,10 @@ export class JsonObjectReader {
 
   /**
    * Reads the object a standard JSON parser reads from `start` (which holds a `{`) and
-   * returns its id, or -1 when no object starts there. A failure at `start` itself is
-   * remembered only when the caller may read there `again`: a caller scanning forward
-   * never does, and a reply of failures side by side then keeps nothing.
+   * returns its id, or -1 when no object starts there. A failure at `start` itself keeps
+   * its row only when the caller may read there `again`, or the read opened other objects:
+   * a caller scanning forward never meets it again, and a reply of failures side by side
+   * then keeps nothing.
    */
   read(start: number, again = false): number {
     // Most braces in text open nothing, and the character after them says so.

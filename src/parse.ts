@@ -96,7 +96,7 @@ class Candidates {
     // A loop, not indexOf: a reply can be mostly braces, and a call per brace costs more.
     // Stryker disable next-line EqualityOperator: the character at `end` is trailing whitespace or past the text, never a `{`
     for (let at = start; at < end; at += 1) {
-      // A whole-span candidate met again is read from the memo and rejected again, as before.
+      // A whole-span candidate met again is known to the reader, and rejected again, as before.
       if (text.charCodeAt(at) !== OPEN_BRACE) continue;
       const id = this.#reader.read(at);
       const verdict = this.#consider(id);
