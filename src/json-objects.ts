@@ -194,6 +194,16 @@ export class JsonObjectReader {
     }
     const id = this.#count;
     const sets = this.#memberSets.length;
+    const after = skipSpace(this.#text, start + 1);
+    // Stryker disable next-line ConditionalExpression: read like any other object, `{}` gets the same row
+    if (this.#text.charCodeAt(after) === Code.CloseBrace) {
+      // `{}`, which a reply can repeat millions of times: its row alone, without a read.
+      const row = this.#opened(start) * ROW;
+      this.#objects[row + OBJECT_END] = after + 1;
+      this.#objects[row + OBJECT_DEPTH] = 1;
+      if (again && this.#pages !== null) this.#mark(start, id + 1);
+      return id;
+    }
     if (!this.#decode(start)) {
       // The object a read starts at is the outermost still open.
       this.#failOpen(again ? 0 : 1);
