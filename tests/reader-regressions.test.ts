@@ -331,6 +331,21 @@ describe('the memo made once a read starts inside a string', () => {
     expect(reader.read(text.indexOf('{}'))).toBe(first + 1);
   });
 
+  it('`{}` and `{ }`, read without a decode, are objects one deep with no members, known again by their start', () => {
+    const text = '{"s": "{"} {} {\n } {"a": {}}';
+    const reader = new JsonObjectReader(['answer']);
+    reader.reset(text);
+    const empty = [text.indexOf('{}'), text.indexOf('{\n')].map((at) => reader.read(at, true));
+    expect(empty.map((id) => [reader.start(id), reader.end(id), reader.depth(id), reader.members(id)])).toEqual([
+      [text.indexOf('{}'), text.indexOf('{}') + 2, 1, {}],
+      [text.indexOf('{\n'), text.indexOf('{\n') + 4, 1, {}],
+    ]);
+    // Read again after the memo is made, they are the same objects.
+    expect(reader.read(text.indexOf('"{"') + 1)).toBe(-1);
+    expect([text.indexOf('{}'), text.indexOf('{\n')].map((at) => reader.read(at))).toEqual(empty);
+    expect(parseReply(`${text} {"answer": "x", "confidence": 0.9}`)).toMatchObject({ ok: true, answer: 'x' });
+  });
+
   it('forgetting the last object, whose members are not the last set kept, leaves the set of the object before it', () => {
     // Rows are in start order, sets in the order chosen keys are met: the inner object is the last row, the outer's set the last set.
     expect(parseReply('{"x": {"answer": "n"}, "answer": "o"}')).toEqual({
