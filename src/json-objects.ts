@@ -74,6 +74,17 @@ const MEMBER_SET: object = Object.freeze(Object.create(null) as object);
 const LONELY_VALUES: readonly JsonValue[] = [OBJECT_STAND_IN, ARRAY_STAND_IN, true, false, null];
 const lonelyKey = (code: number): number => Math.floor(-code / LONELY_VALUES.length);
 const lonelyValue = (code: number): number => -code % LONELY_VALUES.length;
+/**
+ * A lone chosen member holding a string is a code too, below every LONELY_VALUES code:
+ * -(LONE_STRINGS + the string's start × the number of keys + key index), decoded from the
+ * text when asked. A reply of a million unclosed envelopes (`{"answer": "x",{"answer": …`)
+ * then allocates nothing per object. V8's longest string, 2^29 - 24 code units, keeps the
+ * code within int32 for up to 3 keys.
+ */
+const LONE_STRINGS = 4 * LONELY_VALUES.length;
+const MAX_KEYS = 3;
+/** The value a string read for a chosen key hands on: the string itself is read only if a member set needs it. */
+const STRING_STAND_IN: JsonValue = Object.freeze({});
 
 /** Slot marks: 0 is "not read yet", a positive number n is object n - 1. */
 const FAILED_SLOT = -1;
@@ -144,9 +155,12 @@ export class JsonObjectReader {
   #scalar: JsonValue = null;
   /** Whether the last string read held an escape. */
   #escaped = false;
+  /** Where the last string value read starts: its member is decoded from there. */
+  #stringAt = 0;
 
   /** `keys` name the members kept for `members`; no other value is decoded. Call `reset` with a text to read. */
   constructor(keys: readonly string[]) {
+    if (keys.length > MAX_KEYS) throw new RangeError(`A JsonObjectReader keeps at most ${MAX_KEYS} keys, got ${keys.length}.`);
     this.#keys = keys;
   }
 
@@ -401,9 +415,15 @@ export class JsonObjectReader {
         }
       } else {
         const kept = this.#keyOf(this.#open - 1) > 0;
-        i = c === Code.Quote ? this.#readString(i, kept) : this.#readScalar(i, kept);
+        if (c === Code.Quote) {
+          this.#stringAt = i;
+          i = this.#readString(i, false);
+          value = STRING_STAND_IN;
+        } else {
+          i = this.#readScalar(i, kept);
+          value = this.#scalar;
+        }
         if (i < 0) return false;
-        value = this.#scalar;
       }
 
       // Hand the value to the enclosing containers, closing those that end here.
@@ -448,23 +468,41 @@ export class JsonObjectReader {
   #keep(key: number, value: JsonValue): void {
     const note = (this.#noted - 1) * NOTE;
     let set = this.#notes[note + NOTE_MEMBERS]!;
-    const lonely = LONELY_VALUES.indexOf(value);
-    if (lonely >= 0 && (set === 0 || (set < 0 && lonelyKey(set) === key))) {
-      this.#notes[note + NOTE_MEMBERS] = -(key * LONELY_VALUES.length + lonely);
-      return;
+    if (set === 0 || (set < 0 && this.#loneKey(set) === key)) {
+      if (value === STRING_STAND_IN) {
+        this.#notes[note + NOTE_MEMBERS] = -(LONE_STRINGS + this.#stringAt * MAX_KEYS + key - 1);
+        return;
+      }
+      const lonely = LONELY_VALUES.indexOf(value);
+      if (lonely >= 0) {
+        this.#notes[note + NOTE_MEMBERS] = -(key * LONELY_VALUES.length + lonely);
+        return;
+      }
     }
     if (set <= 0) {
       const members = set < 0 ? this.#lonelyMembers(set) : (Object.create(MEMBER_SET) as Record<string, JsonValue>);
       set = this.#notes[note + NOTE_MEMBERS] = this.#memberSets.push(members);
     }
-    this.#memberSets[set - 1]![this.#keys[key - 1]!] = value;
+    this.#memberSets[set - 1]![this.#keys[key - 1]!] = value === STRING_STAND_IN ? this.#stringFrom(this.#stringAt) : value;
+  }
+
+  /** The key (index + 1) of a lone member's code. */
+  #loneKey(code: number): number {
+    return code > -LONE_STRINGS ? lonelyKey(code) : ((-code - LONE_STRINGS) % MAX_KEYS) + 1;
   }
 
   /** The member set a lone member's code stands for. */
   #lonelyMembers(code: number): Record<string, JsonValue> {
     const members = Object.create(MEMBER_SET) as Record<string, JsonValue>;
-    members[this.#keys[lonelyKey(code) - 1]!] = LONELY_VALUES[lonelyValue(code)]!;
+    members[this.#keys[this.#loneKey(code) - 1]!] =
+      code > -LONE_STRINGS ? LONELY_VALUES[lonelyValue(code)]! : this.#stringFrom(Math.floor((-code - LONE_STRINGS) / MAX_KEYS));
     return members;
+  }
+
+  /** The JSON string whose opening quote is at i, already checked, decoded. */
+  #stringFrom(i: number): string {
+    this.#readString(i, true);
+    return this.#scalar as string;
   }
 
   /** Reads `"key" :` at i for the object open at `level`; returns where the value starts, or -1. */

@@ -186,6 +186,27 @@ describe('replies of very many objects', () => {
     expect(read('{"ambiguous": null, "ambiguous": {}, "answer": "x", "confidence": 0.4}')).toEqual({ ok: false, error: '"ambiguous" must be true or false' });
   });
 
+  // A lone string member is a code naming where the string starts, decoded only when asked (see LONE_STRINGS).
+  it('a lone string member reads as the string the text holds, escapes decoded, wherever it starts', () => {
+    const read = (object: string) => parseReply(`Here: ${object}`);
+    expect(read('{"answer": "say \\"hi\\" \\u00e9", "confidence": 0.9}')).toMatchObject({ ok: true, answer: 'say "hi" é' });
+    expect(read('{"answer": "x", "answer": "y", "confidence": 0.9}')).toMatchObject({ ok: true, answer: 'y' });
+    expect(read('{"answer": "x", "answer": {}, "confidence": 0.9}')).toEqual({
+      ok: false,
+      error: '"answer" must be a string, number or boolean, not an object',
+    });
+    expect(read('{"confidence": "0.8", "answer": "x"}')).toMatchObject({ ok: true, confidence: 0.8 });
+    expect(read('{"confidence": "high", "answer": "x"}')).toEqual({ ok: false, error: '"confidence" must be a number from 0 to 1' });
+    // Lone in every object: the members of the first rejected, far along the reply, make its message.
+    const far = `${' '.repeat(3_000_000)}{"answer": "x", "confidence": "2"}`;
+    expect(parseReply(`${far}${' {"answer": "x",'.repeat(10_000)}`)).toEqual({ ok: false, error: '"confidence" is out of range: 2, expected 0 to 1' });
+    const reader = new JsonObjectReader(['answer', 'confidence', 'ambiguous']);
+    const text = `${' '.repeat(5_000_000)}{"ambiguous": "tr\\u0075e"}`;
+    reader.reset(text);
+    expect({ ...reader.members(reader.read(text.indexOf('{'))) }).toEqual({ ambiguous: 'true' });
+    expect(() => new JsonObjectReader(['a', 'b', 'c', 'd'])).toThrow(RangeError);
+  });
+
   it('members are kept apart from Object.prototype: a read-only key or a setter an app put there changes nothing', () => {
     const reply = 'prefix {"b": 1} and {"answer": "A", "confidence": 0.8} trailing';
     const inner: unknown[] = [];
