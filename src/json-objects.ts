@@ -15,6 +15,8 @@
  * model text.
  */
 
+import { blankRecord } from './values.js';
+
 export type JsonValue = null | boolean | number | string | readonly JsonValue[] | JsonObject;
 export interface JsonObject {
   readonly [key: string]: JsonValue;
@@ -57,14 +59,6 @@ const OBJECT_STAND_IN: JsonObject = Object.freeze({});
 const ARRAY_STAND_IN: readonly JsonValue[] = Object.freeze([]);
 /** The chosen members of an object holding none, shared by all such objects. */
 export const NO_MEMBERS: JsonObject = Object.freeze({});
-
-/**
- * What member sets inherit from: nothing. No setter or read-only property an app put on
- * `Object.prototype` is met when a member is set, and `__proto__` is a plain member. Not
- * `null` itself: V8 keeps an object made with `Object.create(null)` as a dictionary,
- * several times slower to make, and a reply can hold a million objects with a chosen key.
- */
-const MEMBER_SET: object = Object.freeze(Object.create(null) as object);
 
 /**
  * The values a lone chosen member can hold without a member set. The object's row then holds
@@ -480,7 +474,7 @@ export class JsonObjectReader {
       }
     }
     if (set <= 0) {
-      const members = set < 0 ? this.#lonelyMembers(set) : (Object.create(MEMBER_SET) as Record<string, JsonValue>);
+      const members = set < 0 ? this.#lonelyMembers(set) : blankRecord<JsonValue>();
       set = this.#notes[note + NOTE_MEMBERS] = this.#memberSets.push(members);
     }
     this.#memberSets[set - 1]![this.#keys[key - 1]!] = value === STRING_STAND_IN ? this.#stringFrom(this.#stringAt) : value;
@@ -493,7 +487,7 @@ export class JsonObjectReader {
 
   /** The member set a lone member's code stands for. */
   #lonelyMembers(code: number): Record<string, JsonValue> {
-    const members = Object.create(MEMBER_SET) as Record<string, JsonValue>;
+    const members = blankRecord<JsonValue>();
     members[this.#keys[this.#loneKey(code) - 1]!] =
       code > -LONE_STRINGS ? LONELY_VALUES[lonelyValue(code)]! : this.#stringFrom(Math.floor((-code - LONE_STRINGS) / MAX_KEYS));
     return members;

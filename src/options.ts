@@ -9,7 +9,7 @@ import { type AnswerSchema, type JsonSchema, readSchema } from './schema.js';
 import { readTelemetry, rejectedCheck, type TelemetryOptions, type TelemetrySettings } from './telemetry.js';
 import type { UsageReport } from './usage.js';
 import type { Validator } from './validation.js';
-import { describeValue, isAsyncFunction, isPlainObject } from './values.js';
+import { blankRecord, describeValue, isAsyncFunction, isPlainObject } from './values.js';
 
 /** What `callFn` learns about the call besides the prompt. */
 export interface CallInfo {
@@ -364,25 +364,18 @@ export function readEvidenceOptions(options: unknown): { readonly evidenceThresh
 }
 
 /**
- * What a copy of the options inherits: nothing, so an option a caller did not give reads
- * undefined, whatever `Object.prototype` holds. Not `null` itself: V8 keeps an object made
- * with `Object.create(null)` as a dictionary, slower to fill and to read, and every check
- * copies its options.
- */
-const NOTHING_INHERITED: object = Object.freeze(Object.create(null) as object);
-
-/**
  * The options object as a map of its keys, each read once; a key set to undefined reads
  * as absent. Unknown keys fail whatever their value, since a misspelt option silently
  * ignored is a bug the caller cannot see. `entry` names the function whose options these
  * are; without it, unknown keys are reported against `label`.
  */
 export function readShape(options: unknown, known: readonly string[], label: string, entry?: string): Record<string, unknown> {
-  if (options === undefined || options === null) return Object.create(NOTHING_INHERITED) as Record<string, unknown>;
+  // A blank record: an option a caller did not give reads undefined, whatever Object.prototype holds.
+  if (options === undefined || options === null) return blankRecord();
   if (!isPlainObject(options)) {
     throw new TypeError(`Expected ${label} to be a plain object, got ${describeValue(options)}.`);
   }
-  const given = Object.create(NOTHING_INHERITED) as Record<string, unknown>;
+  const given = blankRecord<unknown>();
   for (const key of Object.keys(options)) {
     if (!known.includes(key)) throw new TypeError(unknownOptionMessage(key, known, label, entry));
     given[key] = (options as Record<string, unknown>)[key];
