@@ -127,7 +127,10 @@ export class JsonObjectReader {
    * reading it.
    */
   #pages: Array<Int32Array | undefined> | null = null;
-  /** The first row starting at or after the position last asked about, while there is no memo. */
+  /**
+   * The first row starting at or after the position last asked about, while there is no
+   * memo; never past the last row (`forget` pulls it back).
+   */
   #cursor = 0;
   /** The text's `{` and `[`, counted when a table first grows large. */
   #openers: number | null = null;
@@ -186,13 +189,17 @@ export class JsonObjectReader {
    */
   read(start: number, again = false): number {
     // Most braces in text open nothing, and the character after them says so.
-    const next = this.#text.charCodeAt(skipSpace(this.#text, start + 1));
+    const after = skipSpace(this.#text, start + 1);
+    const next = this.#text.charCodeAt(after);
     if (next !== Code.Quote && next !== Code.CloseBrace) return -1;
-    return this.#readAt(start, again);
+    return this.#readAt(start, next === Code.CloseBrace ? after + 1 : -1, again);
   }
 
-  /** `read` past its first check: kept apart so that the check alone is inlined into a caller's scan. */
-  #readAt(start: number, again: boolean): number {
+  /**
+   * `read` past its first check, `emptyEnd` being where the object ends when it is `{}` (or
+   * -1): kept apart so that the check alone is inlined into a caller's scan.
+   */
+  #readAt(start: number, emptyEnd: number, again: boolean): number {
     // A read that starts after every row, as a forward scan past all it has read does, meets nothing known.
     if (this.#pages !== null || (this.#count > 0 && start <= this.start(this.#count - 1))) {
       const known = this.#known(start);
@@ -202,12 +209,11 @@ export class JsonObjectReader {
     }
     const id = this.#count;
     const sets = this.#memberSets.length;
-    const after = skipSpace(this.#text, start + 1);
     // Stryker disable next-line ConditionalExpression: read like any other object, `{}` gets the same row
-    if (this.#text.charCodeAt(after) === Code.CloseBrace) {
+    if (emptyEnd >= 0) {
       // `{}`, which a reply can repeat millions of times: its row alone, without a read.
       const row = this.#opened(start) * ROW;
-      this.#objects[row + OBJECT_END] = after + 1;
+      this.#objects[row + OBJECT_END] = emptyEnd;
       this.#objects[row + OBJECT_DEPTH] = 1;
       if (again && this.#pages !== null) this.#mark(start, id + 1);
       return id;
@@ -230,7 +236,7 @@ export class JsonObjectReader {
     const count = this.#count;
     // A forward scan asks about later and later positions: the cursor moves on a row at a time.
     let row = this.#cursor;
-    if (row > count || (row > 0 && objects[(row - 1) * ROW + START]! >= i)) row = this.#firstRowFrom(i);
+    if (row > 0 && objects[(row - 1) * ROW + START]! >= i) row = this.#firstRowFrom(i);
     while (row < count && objects[row * ROW + START]! < i) row += 1;
     this.#cursor = row;
     if (row === count || objects[row * ROW + START] !== i) return 0;
@@ -408,13 +414,12 @@ export class JsonObjectReader {
           this.#close(i);
         }
       } else {
-        const kept = this.#keyOf(this.#open - 1) > 0;
         if (c === Code.Quote) {
           this.#stringAt = i;
           i = this.#readString(i, false);
           value = STRING_STAND_IN;
         } else {
-          i = this.#readScalar(i, kept);
+          i = this.#readScalar(i, this.#keyOf(this.#open - 1) > 0);
           value = this.#scalar;
         }
         if (i < 0) return false;
