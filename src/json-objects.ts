@@ -75,8 +75,9 @@ const lonelyValue = (code: number): number => -code % LONELY_VALUES.length;
  * then allocates nothing per object. V8's longest string, 2^29 - 24 code units, keeps the
  * code within int32 for up to 3 keys.
  */
-const LONE_STRINGS = 4 * LONELY_VALUES.length;
 const MAX_KEYS = 3;
+/** Past the last LONELY_VALUES code, -(MAX_KEYS × 5 + 4). */
+const LONE_STRINGS = (MAX_KEYS + 1) * LONELY_VALUES.length;
 /** The value a string read for a chosen key hands on: the string itself is read only if a member set needs it. */
 const STRING_STAND_IN: JsonValue = Object.freeze({});
 
