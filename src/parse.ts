@@ -34,10 +34,16 @@ const FAST_PATH_LIMIT = 65_536;
 
 /**
  * Finds the model's JSON object in a reply. Candidates, first acceptable wins: the whole
- * trimmed reply, its last non-empty line, then every object in order of where it starts
- * (outer before inner). On failure the error is the reason the first decoded object was
- * rejected, since that is normally the reply's own envelope. With `anyAnswer` (a schema
- * judges the answer), `answer` may also be an object or array, and may be empty.
+ * trimmed reply; the objects that start inside a ```` ```json ```` fence; the reply's last
+ * non-empty line; then every other object, each group in order of where its objects start
+ * (outer before inner). Models echo the format example before their answer, and a fence is
+ * where they put the answer they mean. An object with an `answer` or `confidence` key that
+ * breaks a rule is the model's envelope gone wrong, so nothing nested inside it is tried in
+ * its place: that would be an example or a draft (a wrapper such as `{"result": {…}}` has
+ * neither key, and its envelope is still found). On failure the error is the reason the
+ * first object so tried was rejected, since that is normally the reply's own envelope. With
+ * `anyAnswer` (a schema judges the answer), `answer` may also be an object or array, and
+ * may be empty.
  */
 export function parseReply(text: string): Reading | Unreadable;
 export function parseReply(text: string, anyAnswer: boolean): Reading<JsonValue> | Unreadable;
@@ -69,18 +75,26 @@ class Candidates {
   #anyAnswer = false;
   /** Only the first rejection is ever reported, so its message is written once, at the end. */
   #firstRejected = -1;
+  /** The first rejected object inside a fence: reported before the last line and the rest, as it is tried before them. */
+  #firstFencedRejected = -1;
+  /** Whether the object `#consider` last rejected has an `answer` or `confidence` key. */
+  #envelopeRejected = false;
+  /** The insides of the reply's ```` ```json ```` fences, as [from, to) pairs in order; reused, as the instance is. */
+  readonly #fences: number[] = [];
 
   find(text: string, start: number, end: number, anyAnswer: boolean): Reading<JsonValue> | Unreadable {
     this.#text = text;
     this.#end = end;
     this.#anyAnswer = anyAnswer;
     this.#firstRejected = -1;
+    this.#firstFencedRejected = -1;
     this.#reader.reset(text);
     try {
       return this.#scan(start);
     } finally {
       // Keeps no reply alive between calls.
       this.#text = '';
+      this.#fences.length = 0;
       this.#reader.reset('');
     }
   }
@@ -88,26 +102,50 @@ class Candidates {
   #scan(start: number): Reading<JsonValue> | Unreadable {
     const text = this.#text;
     const end = this.#end;
+    const fences = this.#fences;
+    // Stryker disable next-line ConditionalExpression: a reply without three backticks has no fence for the search to find; indexOf only settles it sooner
+    if (text.indexOf('```', start) >= 0) jsonFences(text, start, end, fences);
+    // The last line wins over every unfenced object but none inside a fence: kept until the scan has seen the fences.
+    let kept: Reading<JsonValue> | undefined;
+    let wholeRejected = false;
     // Stryker disable next-line ConditionalExpression: a whole-span candidate must end at the reply's end, which #wholeSpan checks; this only skips reading it
     if (text.charCodeAt(end - 1) === CLOSE_BRACE) {
-      const found = this.#wholeSpan(start) ?? this.#wholeSpan(lastLineStart(text, start, end));
-      if (found) return found;
+      const whole = this.#wholeSpan(start);
+      if (whole) return whole;
+      // The whole reply is the first candidate judged, so any rejection so far is its own.
+      wholeRejected = this.#firstRejected >= 0;
+      kept = this.#wholeSpan(lastLineStart(text, start, end));
+      if (kept && fences.length === 0) return kept;
     }
+    let fence = 0;
     // A loop, not indexOf: a reply can be mostly braces, and a call per brace costs more.
     // Stryker disable next-line EqualityOperator: the character at `end` is trailing whitespace or past the text, never a `{`
     for (let at = start; at < end; at += 1) {
       // A whole-span candidate met again is known to the reader, and rejected again, as before.
       if (text.charCodeAt(at) !== OPEN_BRACE) continue;
+      while (fence < fences.length && fences[fence + 1]! <= at) fence += 2;
+      const fenced = fence < fences.length && fences[fence]! <= at;
       const id = this.#reader.read(at);
-      const verdict = this.#consider(id);
-      if (verdict) return verdict;
-      // Only later positions are read from here on; the first rejection is reported at the end.
-      if (id !== this.#firstRejected) this.#reader.forget(id);
+      const verdict = this.#consider(id, fenced);
+      if (verdict) {
+        if (fenced) return verdict;
+        kept ??= verdict;
+        if (fence === fences.length) return kept;
+        // Only a fenced object can still win, and none nested in this one: it is tried first, and passes.
+        at = this.#reader.end(id) - 1;
+      } else if (this.#envelopeRejected) {
+        at = this.#reader.end(id) - 1;
+      }
+      // Only later positions are read from here on; the rejections that may be reported are kept.
+      if (id !== this.#firstRejected && id !== this.#firstFencedRejected) this.#reader.forget(id);
     }
-    return reject(this.#firstRejected < 0 ? NO_OBJECT_ERROR : rejection(this.#reader, this.#firstRejected, this.#anyAnswer));
+    if (kept) return kept;
+    const reported = wholeRejected || this.#firstFencedRejected < 0 ? this.#firstRejected : this.#firstFencedRejected;
+    return reject(reported < 0 ? NO_OBJECT_ERROR : rejection(this.#reader, reported, this.#anyAnswer));
   }
 
-  #consider(id: number): Reading<JsonValue> | undefined {
+  #consider(id: number, fenced = false): Reading<JsonValue> | undefined {
+    this.#envelopeRejected = false;
     // Stryker disable next-line ConditionalExpression: object -1 has no members and no depth, so the test below rejects it, and -1 leaves the first rejection unset
     if (id < 0) return undefined;
     const reader = this.#reader;
@@ -117,6 +155,8 @@ class Candidates {
       return readEnvelope(reader.build(id), this.#anyAnswer);
     }
     if (this.#firstRejected < 0) this.#firstRejected = id;
+    if (fenced && this.#firstFencedRejected < 0) this.#firstFencedRejected = id;
+    this.#envelopeRejected = members !== NO_MEMBERS && (Object.hasOwn(members, 'answer') || Object.hasOwn(members, 'confidence'));
     return undefined;
   }
 
@@ -157,6 +197,44 @@ function rejection(reader: JsonObjectReader, id: number, anyAnswer: boolean): st
 
 const OPEN_BRACE = 123;
 const CLOSE_BRACE = 125;
+
+const BACKTICK = 96;
+
+/**
+ * Puts into `into` the insides of the reply's ```` ```json ```` fences, as [from, to) pairs.
+ * Runs of three or more backticks pair up in order, opening and closing fences, so the
+ * closing fence of a ```` ```python ```` block never opens one; a fence counts when its
+ * info string is `json` in any case (``` ```jsonc ``` is another language), and one left
+ * open is no fence. Linear: every backtick run is met once.
+ */
+function jsonFences(text: string, start: number, end: number, into: number[]): void {
+  for (let open = text.indexOf('```', start); open >= 0 && open < end; ) {
+    const info = skipBlanks(text, pastBackticks(text, open));
+    const close = text.indexOf('```', info);
+    if (close < 0 || close >= end) return;
+    if (isJsonTag(text, info)) into.push(info + 4, close);
+    open = text.indexOf('```', pastBackticks(text, close));
+  }
+}
+
+function pastBackticks(text: string, at: number): number {
+  while (text.charCodeAt(at) === BACKTICK) at += 1;
+  return at;
+}
+
+function skipBlanks(text: string, at: number): number {
+  while (text.charCodeAt(at) === 32 || text.charCodeAt(at) === 9) at += 1;
+  return at;
+}
+
+/** `json` at `at`, in any case, not followed by a letter or digit. */
+function isJsonTag(text: string, at: number): boolean {
+  // `| 32` lower-cases an ASCII letter and leaves no other code unit equal to one.
+  const tagged =
+    (text.charCodeAt(at) | 32) === 106 && (text.charCodeAt(at + 1) | 32) === 115 && (text.charCodeAt(at + 2) | 32) === 111 && (text.charCodeAt(at + 3) | 32) === 110;
+  const next = text.charCodeAt(at + 4);
+  return tagged && !isDigit(next) && !((next | 32) >= 97 && (next | 32) <= 122);
+}
 
 /**
  * Start of the trimmed last non-empty line. `end` is the end of the trimmed reply, so

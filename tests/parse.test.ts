@@ -155,6 +155,69 @@ describe('§4 candidates', () => {
   });
 });
 
+describe('§4 the format example, a draft or a nested example never wins over the real answer', () => {
+  const TEMPLATE = '{"answer":"<answer>","confidence":1.0}';
+
+  it('the format template written before a fenced real answer loses to the fence', () => {
+    const reply = `The format is ${TEMPLATE}. Here is mine:\n\`\`\`json\n${envelope('Paris', 0.6)}\n\`\`\``;
+    expect(read(reply)).toMatchObject({ answer: 'Paris', confidence: 0.6 });
+  });
+
+  it('a draft object first on a line loses to the fenced answer after it', () => {
+    const reply = `${envelope('draft', 0.95)} was my first thought; on reflection:\n\`\`\`json\n${envelope('final', 0.7)}\n\`\`\``;
+    expect(read(reply).answer).toBe('final');
+  });
+
+  it('a fence wins over the last line, which wins over earlier unfenced objects', () => {
+    expect(read(`\`\`\`json\n${envelope('fenced', 0.7)}\n\`\`\`\n${TEMPLATE}`).answer).toBe('fenced');
+    expect(read(`Example: ${envelope('example', 0.9)} then\n${envelope('last line', 0.8)}`).answer).toBe('last line');
+  });
+
+  it('the fence tag is json in any case, with spaces before it; another language or an open fence is no fence', () => {
+    for (const open of ['```json', '```JSON', '``` json', '````Json']) {
+      expect(read(`${TEMPLATE} then ${open}\n${envelope('fenced', 0.7)}\n\`\`\``).answer, open).toBe('fenced');
+    }
+    for (const open of ['```jsonc', '```json5', '```js', '```']) {
+      expect(read(`${TEMPLATE} then ${open}\n${envelope('fenced', 0.7)}\n\`\`\``).answer, open).toBe('<answer>');
+    }
+    expect(read(`${TEMPLATE} then \`\`\`json\n${envelope('unclosed', 0.7)} and more`).answer).toBe('<answer>');
+  });
+
+  it("a python fence's closing backticks open no fence", () => {
+    const reply = `\`\`\`python\nprint(1)\n\`\`\`\n${envelope('prose', 0.9)} json\n${envelope('later', 0.8)} \`\`\`json\n${envelope('fenced', 0.7)}\n\`\`\``;
+    expect(read(reply).answer).toBe('fenced');
+    expect(read(`\`\`\`python\n\`\`\`json ${envelope('first', 0.9)} \`\`\``).answer).toBe('first');
+  });
+
+  it('an envelope that breaks a rule is not replaced by an example nested inside it', () => {
+    const example = envelope('example', 1);
+    const reply = `{"ambiguous": false, "answer": "Paris", "example": ${example}, "confidence": "high"}`;
+    expect(parseReply(reply)).toEqual({ ok: false, error: '"confidence" must be a number from 0 to 1' });
+    expect(parseReply(`Sure: ${reply} done`)).toEqual({ ok: false, error: '"confidence" must be a number from 0 to 1' });
+    // A null answer is still the key: the object is the envelope, and what it nests stays an example.
+    expect(parseReply(`{"answer": null, "confidence": 0.9, "x": ${example}}`)).toMatchObject({ ok: false, error: expect.stringMatching(/"answer" is missing/) });
+    expect(parseReply(`{"confidence": 0.9, "x": ${example}}`)).toMatchObject({ ok: false, error: expect.stringMatching(/"answer" is missing/) });
+  });
+
+  it('a wrapper with neither key still gives way to its envelope, and a later object after the broken envelope is still tried', () => {
+    expect(read(`{"result": ${envelope('wrapped', 0.8)}}`).answer).toBe('wrapped');
+    expect(read(`{"ambiguous": false, "data": ${envelope('inner', 0.8)}}`).answer).toBe('inner');
+    expect(read(`{"answer": "x", "confidence": "high", "e": ${envelope('example', 1)}} {"answer": "retry", "confidence": 0.7}`).answer).toBe('retry');
+  });
+
+  it('a passing envelope wins over a fenced object nested inside it', () => {
+    const reply = `{"answer": "outer \`\`\`json", "inner": ${envelope('inner', 0.9)}, "note": "\`\`\`", "confidence": 0.8} end`;
+    expect(read(`Here: ${reply}`).answer).toBe('outer ```json');
+  });
+
+  it('with fences, the error is the first fenced rejection; the whole reply comes before it', () => {
+    const reply = `Format: {"answer": "<a>", "confidence": "<0-1>"}\n\`\`\`json\n{"answer": "Paris"}\n\`\`\``;
+    expect(errorOf(reply)).toMatch(/"confidence" is missing/);
+    const whole = `{"answer": "x", "confidence": 2, "note": "\`\`\`json {\\"answer\\": 1} \`\`\`"}`;
+    expect(errorOf(whole)).toMatch(/out of range: 2/);
+  });
+});
+
 describe('§4 rules', () => {
   it('§4.r1 answer or confidence missing or null → rejected as missing', () => {
     for (const object of [{ confidence: 0.9 }, { answer: 'x' }, { answer: null, confidence: 0.9 }, { answer: 'x', confidence: null }]) {

@@ -16,12 +16,16 @@ const read = (reply: string) => {
 };
 
 describe('the members judged and the object built agree', () => {
-  it('a whole reply that is valid JSON but breaks a rule gives way to a nested envelope, and its rule is not the error', () => {
-    const reply = `{"answer": "outer", "details": ${envelope('inner', 0.9)}}`;
-    expect(read(reply).answer).toBe('inner');
-    expect(parseReply(`{"answer": "outer", "details": {"answer": "inner"}}`)).toEqual({
+  it('a whole reply that is valid JSON but breaks a rule gives way to a nested envelope only when it is no envelope itself', () => {
+    expect(read(`{"result": ${envelope('inner', 0.9)}}`).answer).toBe('inner');
+    // With an "answer" key it is the model's own envelope gone wrong: what it nests is an example, never its replacement.
+    expect(parseReply(`{"answer": "outer", "details": ${envelope('inner', 0.9)}}`)).toEqual({
       ok: false,
       error: '"confidence" is missing or null; the object needs both "answer" and "confidence"',
+    });
+    expect(parseReply(`{"result": {"answer": "inner"}}`)).toEqual({
+      ok: false,
+      error: '"answer" is missing or null; the object needs both "answer" and "confidence"',
     });
   });
 
@@ -130,7 +134,8 @@ describe('a whole reply read in one check agrees with the full path', () => {
     const reading = read(`{${padding}, "answer": "long", "confidence": 0.9, "x": [{"y": 1}]}`);
     expect(reading.answer).toBe('long');
     expect(Object.isFrozen((reading.parsed['x'] as unknown as object[])[0])).toBe(true);
-    expect(read(`{${padding}, "answer": "outer", "inner": ${envelope('inner', 0.9)}}`).answer).toBe('inner');
+    expect(read(`{${padding}, "result": ${envelope('inner', 0.9)}}`).answer).toBe('inner');
+    expect(parseReply(`{${padding}, "answer": "outer", "inner": ${envelope('inner', 0.9)}}`)).toMatchObject({ ok: false, error: expect.stringMatching(/"confidence" is missing/) });
   });
 
   it('an array or a scalar as the whole reply is no object', () => {

@@ -147,8 +147,12 @@ describe('replies of very many objects', () => {
   // (BOOTH_MUTATE) 5 000 deep: Stryker's instrumented reader took more than the 5 s a test may take.
   it('a hundred thousand objects nested under envelope keys are judged each, and the envelope inside is found', () => {
     const depth = process.env.BOOTH_MUTATE === '1' ? 5_000 : 100_000;
-    const nested = `${'{"answer": '.repeat(depth)}${envelope('inner', 0.9)}${'}'.repeat(depth)}`;
+    // "ambiguous" is a chosen key but no envelope's own, so each object is judged and the next one in is tried.
+    const nested = `${'{"ambiguous": false, "a": '.repeat(depth)}${envelope('inner', 0.9)}${'}'.repeat(depth)}`;
     expect(parseReply(nested)).toMatchObject({ ok: true, answer: 'inner', confidence: 0.9 });
+    // Under "answer", the outermost is the envelope gone wrong, and nothing inside it replaces it (the envelope's list adds a level).
+    const underAnswer = `${'{"answer": '.repeat(depth)}${envelope('inner', 0.9)}${'}'.repeat(depth)}`;
+    expect(parseReply(underAnswer)).toEqual({ ok: false, error: `the JSON object nests ${depth + 2} levels deep; Booth reads objects at most ${MAX_DEPTH} deep` });
     const noEnvelope = `${'{"answer": "x", "confidence": 2, "a": '.repeat(depth)}1${'}'.repeat(depth)}`;
     // The outermost is rejected first, for its depth, and each one inside for its confidence.
     expect(parseReply(noEnvelope)).toEqual({ ok: false, error: `the JSON object nests ${depth} levels deep; Booth reads objects at most ${MAX_DEPTH} deep` });

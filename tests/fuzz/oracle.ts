@@ -44,18 +44,52 @@ export function oracle(reply: string): Verdict {
   return { parseOk: false, why: first ?? 'no-object' };
 }
 
-/** The README's candidates, in its order: the whole reply, the last line, then every `{`. */
+/**
+ * The README's candidates, in its order: the whole reply; the objects starting inside a
+ * ```json fence; the last line; every other object. Objects are listed by where they
+ * start, and nothing inside an object that passes, or that has an "answer" or "confidence"
+ * key and fails, is listed.
+ */
 function* candidates(reply: string): Generator<object> {
   const trimmed = reply.trim();
   const whole = wholeObject(trimmed);
   if (whole) yield whole;
+  const objects = objectsByStart(reply);
+  const fences = jsonFenceInsides(reply);
+  const fenced = (at: number) => fences.some(([from, to]) => from <= at && at < to);
+  for (const { at, object } of objects) if (fenced(at)) yield object;
   const lines = reply.split(/\r\n|\n|\r/).map((line) => line.trim()).filter((line) => line !== '');
   const last = wholeObject(lines.at(-1) ?? '');
   if (last) yield last;
+  for (const { at, object } of objects) if (!fenced(at)) yield object;
+}
+
+function objectsByStart(reply: string): { at: number; object: object }[] {
+  const found: { at: number; object: object }[] = [];
+  let after = 0;
   for (let at = reply.indexOf('{'); at !== -1; at = reply.indexOf('{', at + 1)) {
-    const object = objectAt(reply, at);
-    if (object) yield object;
+    if (at < after) continue;
+    const read = objectAt(reply, at);
+    if (!read) continue;
+    found.push({ at, object: read.object });
+    const hasEnvelopeKey = Object.hasOwn(read.object, 'answer') || Object.hasOwn(read.object, 'confidence');
+    if (judge(read.object).parseOk || hasEnvelopeKey) after = read.end;
   }
+  return found;
+}
+
+/** Where ```json fences' insides start and end: backtick runs of three or more pair up in order. */
+function jsonFenceInsides(reply: string): [number, number][] {
+  const runs = [...reply.matchAll(/`{3,}/g)];
+  const insides: [number, number][] = [];
+  for (let i = 0; i + 1 < runs.length; i += 2) {
+    const open = runs[i]!;
+    const close = runs[i + 1]!;
+    const afterOpen = open.index + open[0].length;
+    const tag = /^[ \t]*json(?![A-Za-z0-9])/i.exec(reply.slice(afterOpen, close.index));
+    if (tag) insides.push([afterOpen + tag[0].length, close.index]);
+  }
+  return insides;
 }
 
 function wholeObject(text: string): object | undefined {
@@ -63,11 +97,11 @@ function wholeObject(text: string): object | undefined {
   return parseObject(text);
 }
 
-/** The object a standard parser reads from `at`: the one prefix ending in `}` that parses. */
-function objectAt(text: string, at: number): object | undefined {
+/** The object a standard parser reads from `at`, and the index after it: the one prefix ending in `}` that parses. */
+function objectAt(text: string, at: number): { object: object; end: number } | undefined {
   for (let end = text.indexOf('}', at); end !== -1; end = text.indexOf('}', end + 1)) {
     const object = parseObject(text.slice(at, end + 1));
-    if (object) return object;
+    if (object) return { object, end: end + 1 };
   }
   return undefined;
 }

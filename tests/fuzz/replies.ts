@@ -84,9 +84,13 @@ const envelopeObject = fc
     return `{${space}${members.join(`,${space}`)}${space}}`;
   });
 
-/** How models wrap their object: bare, fenced, in prose, wrapped in another object, twice. */
+/**
+ * How models wrap their object: bare, fenced, in prose, wrapped in another object, twice;
+ * after the format example or a draft, beside a fence of another language, or with an
+ * example nested inside it.
+ */
 const wrapped = fc
-  .tuple(envelopeObject, envelopeObject, fc.integer({ min: 0, max: 7 }))
+  .tuple(envelopeObject, envelopeObject, fc.integer({ min: 0, max: 13 }))
   .map(([one, two, how]) => {
     switch (how) {
       case 0:
@@ -103,6 +107,18 @@ const wrapped = fc
         return `${one} ${two}`;
       case 6:
         return `\`\`\`json\n${one}\n${two}\n\`\`\``;
+      case 8:
+        return `Format: ${two}\n\`\`\`json\n${one}\n\`\`\``;
+      case 9:
+        return `\`\`\`JSON ${one}\`\`\`\n${two}`;
+      case 10:
+        return `\`\`\`python\n${two}\n\`\`\`\n${one} and \`\`\`jsonc\n${two}\n\`\`\``;
+      case 11:
+        return one.replace('{', `{"example": ${two}, `);
+      case 12:
+        return `Draft: ${two} then \`\`\`json\n${one}`;
+      case 13:
+        return `{"result": ${one.replace('{', `{"example": ${two}, `)}}`;
       default:
         return `  ${one}\r\n\r\n`;
     }
