@@ -1,6 +1,5 @@
 import { canonicalJson, type Cluster } from './agreement.js';
 import { CONFIDENCE_RETRY_MARKER, DISAGREEMENT_RETRY_MARKER, PARSE_RETRY_MARKER, VALIDATION_RETRY_MARKER } from './constants.js';
-import { clip } from './schema.js';
 
 /**
  * The keys are listed in the order the model should write them: judging ambiguity
@@ -111,7 +110,7 @@ function disagreementParagraph(clusters: readonly Cluster<unknown>[], typed: boo
   const total = clusters.reduce((sum, c) => sum + c.count, 0);
   const listed = clusters.slice(0, MAX_LISTED_ANSWERS).map((c) => {
     // A typed answer is quoted as JSON already, as `quoted` quotes the previous answer.
-    const text = typed ? clip(canonicalJson(c.answer)) : JSON.stringify(clip(String(c.answer)));
+    const text = typed ? echoJson(canonicalJson(c.answer)) : echoText(String(c.answer));
     return `- ${text}: ${c.count} of ${total} samples`;
   });
   const rest = clusters.slice(MAX_LISTED_ANSWERS).reduce((sum, c) => sum + c.count, 0);
@@ -122,9 +121,67 @@ function disagreementParagraph(clusters: readonly Cluster<unknown>[], typed: boo
   );
 }
 
-/** The previous answer as JSON; a typed answer can be any JSON value, however large, so it is quoted only so far. */
+/** The previous answer as JSON, cut as `echoText` and `echoJson` cut it: a paid prompt never carries a whole long answer. */
 function quoted(answer: unknown, typed: boolean): string {
-  return typed ? clip(JSON.stringify(answer) ?? 'null') : JSON.stringify(answer);
+  if (!typed || typeof answer === 'string') return echoText(String(answer));
+  return echoJson(JSON.stringify(answer) ?? 'null');
+}
+
+/** How many characters of a previous answer a retry prompt quotes, the quotes and escapes aside. */
+export const ECHO_LIMIT = 200;
+
+/**
+ * Text as a JSON string literal, cut to `ECHO_LIMIT` characters first so that the quote
+ * always closes, and with the line breaks `JSON.stringify` leaves raw escaped.
+ */
+export function echoText(text: string): string {
+  return escapeLineBreaks(JSON.stringify(cutAt(text, ECHO_LIMIT)));
+}
+
+/**
+ * JSON text, cut to `ECHO_LIMIT` characters. A cut inside a string (never inside one of its
+ * escapes) closes the string after the ellipsis, so no quote is left open for the text
+ * after it to continue.
+ */
+export function echoJson(json: string): string {
+  if (json.length <= ECHO_LIMIT) return escapeLineBreaks(json);
+  let cut = ECHO_LIMIT - 2;
+  let inString = false;
+  let escapeAt = -1;
+  for (let i = 0; i < cut; i += 1) {
+    const code = json.charCodeAt(i);
+    if (!inString) inString = code === QUOTE;
+    else if (code === BACKSLASH) escapeAt = i++;
+    else if (code === QUOTE) inString = false;
+  }
+  // An escape runs over the cut: \uXXXX is six characters, every other one two.
+  if (escapeAt >= 0 && escapeAt + (json.charCodeAt(escapeAt + 1) === LETTER_U ? 6 : 2) > cut) cut = escapeAt;
+  else if (isHighSurrogate(json.charCodeAt(cut - 1))) cut -= 1;
+  return escapeLineBreaks(`${json.slice(0, cut)}…${inString ? '"' : ''}`);
+}
+
+/** `text` cut to at most `limit` characters, an ellipsis last, never between the halves of a surrogate pair. */
+function cutAt(text: string, limit: number): string {
+  if (text.length <= limit) return text;
+  const cut = isHighSurrogate(text.charCodeAt(limit - 2)) ? limit - 2 : limit - 1;
+  return `${text.slice(0, cut)}…`;
+}
+
+/**
+ * U+0085, U+2028 and U+2029 end a line for many readers but are legal raw in a JSON string:
+ * escaped, a quoted answer cannot start what looks like a new line of the prompt.
+ */
+function escapeLineBreaks(json: string): string {
+  return json.replace(LINE_BREAKS, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
+const LINE_BREAKS = /[\u0085\u2028\u2029]/g;
+const QUOTE = 34;
+const BACKSLASH = 92;
+const LETTER_U = 117;
+
+function isHighSurrogate(code: number): boolean {
+  return code >= 0xd800 && code <= 0xdbff;
 }
 
 /**

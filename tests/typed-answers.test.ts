@@ -241,7 +241,21 @@ describe('the schema in the prompt', () => {
     const long = { city: 'x'.repeat(1_000) };
     const model = scripted([envelope(long, 0.9), envelope(tokyo, 0.9)]);
     check(model.sync, 'q', { schema: City });
-    expect(model.prompts[1]).toContain(`Your previous answer was ${JSON.stringify(long).slice(0, 199)}…. It failed validation`);
+    // Cut inside the string, which the cut closes: the text after it can never read as part of the answer.
+    expect(model.prompts[1]).toContain(`Your previous answer was ${JSON.stringify(long).slice(0, 198)}…". It failed validation`);
+  });
+
+  it('a typed answer is cut before an escape it would split, and a string answer is cut before it is quoted', () => {
+    const escapes = { city: `${'x'.repeat(185)}${'\u0001'.repeat(10)}` };
+    const model = scripted([envelope(escapes, 0.9), envelope({ city: 'é'.repeat(300) }, 0.9), envelope(tokyo, 0.9)]);
+    check(model.sync, 'q', { schema: City, maxRetries: 2 });
+    const json = JSON.stringify(escapes);
+    // The cut at 198 falls inside the escape at 194–199, so the quote takes the text before it.
+    expect(json.indexOf('\\u0001')).toBe(194);
+    expect(model.prompts[1]).toContain(`Your previous answer was ${json.slice(0, 194)}…". It`);
+    const text = scripted([envelope('y'.repeat(500), 0.9), envelope('ok', 0.9)]);
+    check(text.sync, 'q', { schema: { '~standard': { version: 1, vendor: 'test', validate: (v: unknown) => (v === 'ok' ? { value: v } : { issues: [{ message: 'no' }] }) } } });
+    expect(text.prompts[1]).toContain(`Your previous answer was "${'y'.repeat(199)}…". It`);
   });
 });
 
