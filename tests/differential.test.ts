@@ -4,8 +4,8 @@ import { differences } from './fuzz/compare.js';
 import { reply } from './fuzz/replies.js';
 
 /**
- * Booth's reader against an oracle written from the README's rules with `JSON.parse`
- * (tests/fuzz/oracle.ts), field by field, on generated and damaged replies.
+ * Booth's reader against an oracle written from the rules in docs/api.md (Reading the reply)
+ * with `JSON.parse` (tests/fuzz/oracle.ts), field by field, on generated and damaged replies.
  * `npm run fuzz -- --cases 1000000` runs the same property for as long as you like.
  */
 

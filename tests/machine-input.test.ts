@@ -20,7 +20,7 @@ function startError(input: unknown): unknown {
 const model = async () => envelope('Paris', 0.9);
 
 describe('the checkpoint machine checks its input when it starts', () => {
-  it('a root actor observed before it starts rejects its promise with the error, as the README says', async () => {
+  it('a root actor observed before it starts rejects its promise with the error, as docs/embedding.md says', async () => {
     const actor = createActor(checkpointMachine, { input: { prompt: 'q', maxRetry: 2 } as never });
     const done = toPromise(actor);
     actor.start();

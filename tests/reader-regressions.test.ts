@@ -393,7 +393,7 @@ describe('the memo made once a read starts inside a string', () => {
   });
 });
 
-describe('README wording says what the reader does', () => {
+describe('the wording of docs/api.md says what the reader does', () => {
   it('two objects on separate lines: the last line wins', () => {
     expect(once(`${envelope('first', 0.9)}\n${envelope('second', 0.9)}`).answer).toBe('second');
   });

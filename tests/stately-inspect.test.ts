@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { check } from '../src/index.js';
 import { envelope, scripted } from './helpers.js';
 
-/** The README's recipe for @statelyai/inspect, run against a local WebSocket server on 127.0.0.1. */
+/** The recipe for @statelyai/inspect in docs/seeing-runs.md, run against a local WebSocket server on 127.0.0.1. */
 describe('@statelyai/inspect', () => {
   let server: WebSocketServer;
   const received: Array<{ type: string; event?: { type: string } }> = [];

@@ -37,7 +37,7 @@ describe('boothjs/testing', () => {
     }
   });
 
-  it('tests a validator without a network, as the README shows', async () => {
+  it('tests a validator without a network, as docs/testing.md shows', async () => {
     const onlyYears: Validator = (answer) => /^\d{4}$/.test(answer) || [false, 'answer with the year only'];
     const model = scriptedModel([envelope('November 1989', 0.9), envelope('1989', 0.9)]);
     const result = check(model.sync, 'When did the Berlin Wall fall?', { validator: onlyYears });

@@ -1,7 +1,8 @@
 /**
- * An independent reading of a reply, written from the README's rules with `JSON.parse` as
- * the only JSON reader. Slow on purpose (every `{` is tried against every later `}`): it
- * is the referee for the differential tests, never a second implementation to ship.
+ * An independent reading of a reply, written from the rules in docs/api.md (Reading the
+ * reply) with `JSON.parse` as the only JSON reader. Slow on purpose (every `{` is tried
+ * against every later `}`): it is the referee for the differential tests, never a second
+ * implementation to ship.
  */
 
 export type Verdict =
@@ -45,7 +46,7 @@ export function oracle(reply: string): Verdict {
 }
 
 /**
- * The README's candidates, in its order: the whole reply; the objects starting inside a
+ * The candidates of docs/api.md, in its order: the whole reply; the objects starting inside a
  * ```json fence; the last line; every other object. Objects are listed by where they
  * start, and nothing inside an object that passes, or that has an "answer" or "confidence"
  * key and fails, is listed.
