@@ -5,6 +5,7 @@
  */
 import type { AsyncCallFn, CallInfo } from './options.js';
 import { type JsonSchema, replySchemaOf } from './schema.js';
+import { redactUrls, shownUrl } from './urls.js';
 import { describeValue } from './values.js';
 
 /**
@@ -72,18 +73,33 @@ function reportChatUsage(info: CallInfo, usage: unknown): void {
   reportTokens(info, prompt_tokens, completion_tokens, total_tokens);
 }
 
-/** An HTTP error from a model provider: what `callRetries` needs to decide and to wait. */
+/** Most of a provider's body an error keeps, in UTF-16 code units. */
+const BODY_LIMIT = 4096;
+/** Most of a provider's own explanation (`error.message`) a message quotes. */
+const EXPLANATION_LIMIT = 300;
+
+/**
+ * An HTTP error from a model provider, or a reply Booth could not read: what `callRetries`
+ * needs to decide and to wait.
+ */
 export class ProviderError extends Error {
   override readonly name = 'ProviderError';
-  /** The HTTP status. */
+  /** The HTTP status; 200 for a successful response whose body is not a chat completion. */
   readonly status: number;
   /** How long the provider asked us to wait (`retry-after-ms` or `retry-after`); null when it did not say. */
   readonly retryAfterMs: number | null;
+  /**
+   * The response body as the provider sent it (its first 4 096 characters), for debugging;
+   * null when the error did not come with one. Never part of `message`: a body can hold the
+   * model's reply, or echo the prompt, and the message goes into results, logs and spans.
+   */
+  readonly body: string | null;
 
-  constructor(status: number, message: string, retryAfterMs: number | null, options?: { cause?: unknown }) {
-    super(message, options);
+  constructor(status: number, message: string, retryAfterMs: number | null, options?: { cause?: unknown; body?: string | null }) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
     this.status = status;
     this.retryAfterMs = retryAfterMs;
+    this.body = options?.body === undefined || options.body === null ? null : options.body.slice(0, BODY_LIMIT);
   }
 }
 
@@ -116,20 +132,29 @@ export function openAICompatible(options: OpenAICompatibleOptions): AsyncCallFn 
   const system = readSystem(options?.system);
   const responseFormat = readResponseFormat(options?.responseFormat);
   if (typeof baseURL !== 'string' || !URL.canParse(baseURL)) {
-    throw new TypeError(`Expected \`baseURL\` to be a URL such as "http://localhost:11434/v1", got ${describeValue(baseURL)}.`);
+    const got = typeof baseURL === 'string' ? describeValue(shownUrl(baseURL)) : describeValue(baseURL);
+    throw new TypeError(`Expected \`baseURL\` to be a URL such as "http://localhost:11434/v1", got ${got}.`);
+  }
+  const parsed = new URL(baseURL);
+  if (parsed.username !== '' || parsed.password !== '') {
+    // fetch() refuses such a URL, and would quote it whole in its error, key included.
+    throw new TypeError(
+      `Expected \`baseURL\` without a user name or password, got ${JSON.stringify(shownUrl(baseURL))}: give the key as \`apiKey\` (sent as Authorization: Bearer …) or in \`headers\`.`,
+    );
   }
   if (typeof model !== 'string' || model === '') {
     throw new TypeError(`Expected \`model\` to be a model name such as "gpt-4o-mini", got ${describeValue(model)}.`);
   }
-  const url = `${baseURL.replace(/\/+$/, '')}/chat/completions`;
+  const requestHeaders = readHeaders(apiKey, headers);
+  // The path goes before any query (`?api-version=…` for Azure, a key for some gateways), not after it.
+  parsed.pathname = `${parsed.pathname.replace(/\/+$/, '')}/chat/completions`;
+  const url = parsed.href;
+  /** The URL as every message shows it: a key in its query stays out of results, logs and spans. */
+  const shown = shownUrl(url);
   return async (prompt: string, info: CallInfo) => {
-    const response = await reach(url, {
+    const response = await reach(url, shown, {
       method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}),
-        ...headers,
-      },
+      headers: requestHeaders,
       body: JSON.stringify({
         model,
         messages: chatMessages(system, prompt),
@@ -141,16 +166,53 @@ export function openAICompatible(options: OpenAICompatibleOptions): AsyncCallFn 
     }, info.signal);
     const text = await response.text();
     if (!response.ok) {
+      const explanation = providerExplanation(text);
       throw new ProviderError(
         response.status,
-        `${url} answered ${response.status}${response.statusText ? ` ${response.statusText}` : ''}: ${providerMessage(text)}`,
+        `${shown} answered ${response.status}${response.statusText ? ` ${response.statusText}` : ''}${explanation === null ? '' : `: ${explanation}`}`,
         retryAfter(response.headers),
+        { body: text },
       );
     }
-    const completion = completionOf(text, url);
+    const completion = completionOf(text, shown);
     reportChatUsage(info, completion.usage);
-    return contentOf(completion, text, url);
+    return contentOf(completion, text, shown);
   };
+}
+
+/**
+ * The request's headers, checked once: a value fetch() cannot send would fail every call
+ * with an error quoting it, and the value may be the key. The message names the header, never its value.
+ */
+function readHeaders(apiKey: unknown, headers: unknown): Record<string, string> {
+  if (apiKey !== undefined && typeof apiKey !== 'string') {
+    throw new TypeError(`Expected \`apiKey\` to be a string, got ${describeValue(apiKey)}.`);
+  }
+  if (headers !== undefined && (typeof headers !== 'object' || headers === null || Array.isArray(headers))) {
+    throw new TypeError(`Expected \`headers\` to be an object of header names and values, got ${describeValue(headers)}.`);
+  }
+  const all: Record<string, string> = { 'content-type': 'application/json' };
+  if (apiKey) {
+    sendable('`apiKey`', 'authorization', `Bearer ${apiKey}`);
+    all['authorization'] = `Bearer ${apiKey}`;
+  }
+  for (const [name, value] of Object.entries((headers ?? {}) as Record<string, unknown>)) {
+    const what = `\`headers[${JSON.stringify(name)}]\``;
+    if (typeof value !== 'string') throw new TypeError(`Expected ${what} to be a string, got ${describeValue(value)}.`);
+    sendable(what, name, value);
+    all[name] = value;
+  }
+  return all;
+}
+
+function sendable(what: string, name: string, value: string): void {
+  try {
+    new Headers([[name, value]]);
+  } catch {
+    throw new TypeError(
+      `Expected ${what} to be a valid HTTP header: a token for its name, and for its value no line breaks or control characters and only Latin-1 characters (the value is not shown: it may be a key).`,
+    );
+  }
 }
 
 /**
@@ -158,14 +220,14 @@ export function openAICompatible(options: OpenAICompatibleOptions): AsyncCallFn 
  * `POST <url> failed: connect ECONNREFUSED 127.0.0.1:1`, the cause kept as `cause`. An
  * abort is passed on unchanged, so Booth still tells a timeout from an outage.
  */
-async function reach(url: string, init: RequestInit, signal: AbortSignal | undefined): Promise<Response> {
+async function reach(url: string, shown: string, init: RequestInit, signal: AbortSignal | undefined): Promise<Response> {
   try {
     return await fetch(url, init);
   } catch (error) {
     if (signal?.aborted || (error as { name?: unknown } | null)?.name === 'AbortError') throw error;
     const cause = (error as { cause?: unknown } | null)?.cause;
     if (cause === undefined) throw error;
-    throw new TypeError(`POST ${url} failed: ${causeText(cause)}`, { cause: error });
+    throw new TypeError(`POST ${shown} failed: ${redactUrls(causeText(cause))}`, { cause: error });
   }
 }
 
@@ -179,17 +241,29 @@ function causeText(cause: unknown): string {
   return typeof code === 'string' && !text.includes(code) ? `${code}: ${text}` : text;
 }
 
-/** The provider's own explanation, from `{ "error": { "message" } }` or the raw body. */
-function providerMessage(body: string): string {
+/**
+ * The provider's own explanation of an HTTP error, from `{ "error": { "message" } }`,
+ * `{ "error": "…" }` or `{ "message": "…" }`, cut to 300 characters; null when the body has
+ * none. The rest of the body stays out of the message (it is the error's `body`): a server
+ * may echo the request, prompt included, in an error page or a validation error.
+ */
+function providerExplanation(body: string): string | null {
   try {
-    const parsed = JSON.parse(body) as { error?: { message?: unknown } | string; message?: unknown };
-    const error = parsed.error;
-    const message = typeof error === 'string' ? error : (error?.message ?? parsed.message);
-    if (typeof message === 'string') return message;
+    const parsed = JSON.parse(body) as { error?: { message?: unknown } | string; message?: unknown } | null;
+    const error = parsed?.error;
+    const message = typeof error === 'string' ? error : (error?.message ?? parsed?.message);
+    if (typeof message === 'string' && message.trim() !== '') return cut(message.trim(), EXPLANATION_LIMIT);
   } catch {
-    // Not JSON: the body itself is the best explanation there is.
+    // Not JSON: no explanation the message could quote without quoting the body.
   }
-  return body.trim().slice(0, 300) || '(empty body)';
+  return null;
+}
+
+/** The first `limit` code units of `text`, a surrogate pair never split, `…` when cut. */
+function cut(text: string, limit: number): string {
+  if (text.length <= limit) return text;
+  const end = /[\uD800-\uDBFF]/.test(text[limit - 1]!) ? limit - 1 : limit;
+  return `${text.slice(0, end)}…`;
 }
 
 /** A chat completion as the server sent it: any JSON at all, so each part is checked where it is read. */
@@ -198,23 +272,50 @@ interface ChatCompletionBody {
   readonly usage?: unknown;
 }
 
-function completionOf(body: string, url: string): ChatCompletionBody {
-  if (body.trim() === '') throw new Error(`${url} answered with an empty body; expected a chat completion.`);
+/*
+ * A successful response that is not a chat completion fails the call. Its body may be the
+ * model's reply in another shape, so the message says what is wrong with it, never what it
+ * says: the body is the error's `body`.
+ */
+function completionOf(body: string, shown: string): ChatCompletionBody {
+  if (body.trim() === '') throw new ProviderError(200, `${shown} answered with an empty body; expected a chat completion.`, null, { body });
   let parsed: unknown;
   try {
     parsed = JSON.parse(body);
   } catch {
-    throw new Error(`${url} answered with a malformed body (not JSON): ${body.slice(0, 120)}`);
+    throw new ProviderError(200, `${shown} answered with a malformed body (not JSON, ${body.length} characters; see the error's body).`, null, { body });
   }
   return (parsed ?? {}) as ChatCompletionBody;
 }
 
-function contentOf(completion: ChatCompletionBody, body: string, url: string): string {
+function contentOf(completion: ChatCompletionBody, body: string, shown: string): string {
   const content = completion.choices?.[0]?.message?.content;
   if (typeof content !== 'string') {
-    throw new Error(`${url} answered without choices[0].message.content; got ${body.slice(0, 120)}`);
+    throw new ProviderError(200, `${shown} answered without choices[0].message.content: ${missingContent(completion)}.`, null, { body });
   }
   return content;
+}
+
+/** Where a completion without text content stops, by the kind of each value, never the value. */
+function missingContent(completion: ChatCompletionBody): string {
+  if (kindOf(completion) !== 'an object') return `the body is ${kindOf(completion)}, not an object`;
+  const { choices } = completion;
+  if (!Array.isArray(choices)) return choices === undefined ? 'it has no choices' : `its choices are ${kindOf(choices)}, not an array`;
+  if (choices.length === 0) return 'its choices are empty';
+  const choice = choices[0] as { message?: unknown } | null | undefined;
+  const message = kindOf(choice) === 'an object' ? choice!.message : undefined;
+  if (kindOf(message) !== 'an object') return `choices[0].message is ${kindOf(message)}`;
+  const { content, refusal } = message as Record<string, unknown>;
+  const refused = typeof refusal === 'string' ? ', and the model refused (choices[0].message.refusal)' : '';
+  return `its content is ${kindOf(content)}${refused}`;
+}
+
+/** What a JSON value is, without a word of what it says. */
+function kindOf(value: unknown): string {
+  if (value === undefined) return 'missing';
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
 }
 
 /** `retry-after-ms` (milliseconds), else `retry-after` (seconds, or an HTTP date). */
@@ -460,6 +561,8 @@ async function providerCall<T>(call: () => PromiseLike<T>): Promise<T> {
         : headers && typeof headers === 'object'
           ? retryAfter({ get: (name) => ((headers as Record<string, unknown>)[name] as string | undefined) ?? null })
           : null;
-    throw new ProviderError(status, (error as Error).message, retryAfterMs, { cause: error });
+    // An SDK's message may name the endpoint, key and all in a query or user name.
+    const message = (error as { message?: unknown }).message;
+    throw new ProviderError(status, typeof message === 'string' ? redactUrls(message) : '', retryAfterMs, { cause: error });
   }
 }

@@ -1,7 +1,7 @@
 import type { Snapshot } from 'xstate';
 import type { CheckpointEvent, CheckpointOutput } from '../machines/checkpoint.js';
 import type { Attempt } from './attempt.js';
-import { type Checkpoint, CheckpointError, FORMAT, VERSION } from './checkpoints.js';
+import { type Checkpoint, CheckpointError, digest, FORMAT, VERSION } from './checkpoints.js';
 import { type Engine, startEngine } from './engines.js';
 import { failIfBroken } from './machine-run.js';
 import type { CheckSettings, MachineInput } from './options.js';
@@ -224,9 +224,16 @@ export function readCheckpoint(
   };
   for (const [name, value] of Object.entries(expected)) {
     // A run saved before sampling existed had one sample, whose confidence was its own.
-    const saved = JSON.stringify(settingsSaved?.[name] ?? BEFORE_SAMPLING[name] ?? null);
-    if (saved !== JSON.stringify(value ?? null)) {
-      fail(`belongs to a different run: its ${name} is ${saved}, this call's is ${JSON.stringify(value ?? null)}.`);
+    const stored = settingsSaved?.[name] ?? BEFORE_SAMPLING[name] ?? null;
+    const saved = JSON.stringify(stored);
+    const given = JSON.stringify(value ?? null);
+    if (saved !== given) {
+      // The prompt is the caller's text, and this message reaches logs and spans: a digest tells two prompts apart without quoting either.
+      const differs =
+        name === 'prompt'
+          ? `its prompt (sha-256 ${digest(typeof stored === 'string' ? stored : saved)}…) is not this call's (sha-256 ${digest(prompt)}…)`
+          : `its ${name} is ${saved}, this call's is ${given}`;
+      fail(`belongs to a different run: ${differs}.`);
     }
   }
   return upgraded(snapshot as unknown as SavedRun, settings);

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 
@@ -38,11 +38,26 @@ export class CheckpointError extends Error {
   /** Where the checkpoint is kept, when the store can say. */
   readonly location: string | null;
 
-  constructor(key: string, location: string | null, problem: string) {
-    super(`Booth checkpoint for key ${JSON.stringify(key)}${location ? ` in ${location}` : ''} ${problem}`);
+  constructor(key: string, location: string | null, problem: string, options?: { cause?: unknown }) {
+    super(`Booth checkpoint for key ${JSON.stringify(key)}${location ? ` in ${location}` : ''} ${problem}`, options);
     this.key = key;
     this.location = location;
   }
+}
+
+/** The first 8 hex digits of the SHA-256 of `text`: names a prompt in a message without quoting it. */
+export function digest(text: string): string {
+  return createHash('sha256').update(text).digest('hex').slice(0, 8);
+}
+
+/**
+ * A stored checkpoint that is not JSON. JSON.parse's message can quote the text around
+ * the fault, and that text is a prompt or a reply: the message gives only where it is.
+ */
+export function corruptCheckpoint(key: string, location: string | null, error: unknown, fix: string): CheckpointError {
+  const position = /at position (\d+)/.exec(String((error as { message?: unknown } | null)?.message))?.[1];
+  const where = position === undefined ? '' : ` at character ${position}`;
+  return new CheckpointError(key, location, `is corrupt: it is not JSON${where}. ${fix}`, { cause: error });
 }
 
 /** Keeps checkpoints in this process, as JSON text, so nothing is shared with the running machine. */
@@ -88,7 +103,7 @@ export function fileStore(directory: string): CheckpointStore {
       try {
         parsed = JSON.parse(text);
       } catch (error) {
-        throw new CheckpointError(key, file, `is corrupt: ${(error as Error).message}. Delete the file to start the run afresh.`);
+        throw corruptCheckpoint(key, file, error, 'Delete the file to start the run afresh.');
       }
       if ((parsed as { format?: unknown } | null)?.format !== FORMAT) {
         throw new CheckpointError(key, file, `is not a Booth checkpoint. Delete or move the file to start the run afresh.`);

@@ -1,4 +1,4 @@
-import { CheckpointError, type CheckpointStore, FORMAT } from './checkpoints.js';
+import { CheckpointError, type CheckpointStore, corruptCheckpoint, FORMAT } from './checkpoints.js';
 import { readShape } from './options.js';
 import { describeValue } from './values.js';
 
@@ -73,7 +73,7 @@ export function redisStore(client: RedisClientLike, options: RedisStoreOptions =
       try {
         parsed = JSON.parse(text);
       } catch (error) {
-        throw new CheckpointError(key, locate(key), `is corrupt: ${(error as Error).message}. Delete the key to start the run afresh.`);
+        throw corruptCheckpoint(key, locate(key), error, 'Delete the key to start the run afresh.');
       }
       if ((parsed as { format?: unknown } | null)?.format !== FORMAT) {
         throw new CheckpointError(key, locate(key), 'is not a Booth checkpoint. Delete the key or change the prefix to start the run afresh.');

@@ -2,6 +2,7 @@ import { createRequire } from 'node:module';
 import type * as OpenTelemetry from '@opentelemetry/api';
 import type { CheckpointContext } from '../machines/checkpoint.js';
 import type { Attempt } from './attempt.js';
+import { CheckpointError } from './checkpoints.js';
 import type { AnyBoothResult } from './result.js';
 import { isMissingPackage } from './optional-peers.js';
 import { addUsage, type Usage } from './usage.js';
@@ -140,17 +141,83 @@ export function rejectedCheck(settings: TelemetrySettings, entry: string, error:
   // The caller gets the argument error either way: a tracer that throws must not replace it.
   try {
     const span = settings.tracer.startSpan('booth.check', { attributes: { ...settings.common, 'booth.entry': entry } });
-    failed(settings.api, span, error);
+    // Booth wrote it, about an option's value: options are settings, not prompts or replies.
+    failed(settings, span, error, true);
     span.end();
   } catch (tracerError) {
     settings.api.diag.error('boothjs: a tracer or span threw; this check records no telemetry', tracerError);
   }
 }
 
-function failed(api: Api, span: Span, error: unknown): void {
-  span.recordException(error instanceof Error ? error : String(error));
-  span.setStatus({ code: api.SpanStatusCode.ERROR, message: error instanceof Error ? error.message : String(error) });
+/**
+ * What a span says of an error whose text Booth did not write (the caller's callFn, store or
+ * abort reason, a provider, an SDK): it may quote a prompt or a reply, so only its name is
+ * recorded unless both are recorded anyway.
+ */
+const UNRECORDED = 'message not recorded: an error Booth did not write may quote a prompt or a reply; telemetry records it with recordPrompts and recordReplies on';
+
+/**
+ * Ends `span` in error with `error`: its name always, its message and stack when Booth wrote
+ * the message itself (an argument error, a `CheckpointError`, which never quote a prompt or a
+ * reply) or when the caller records both prompts and replies. Otherwise the stack keeps its
+ * frames, which say where the error came from, and loses the message at its top.
+ */
+function failed(settings: TelemetrySettings, span: Span, error: unknown, boothWrote = false): void {
+  const { api, recordPrompts, recordReplies } = settings;
+  if ((recordPrompts && recordReplies) || boothWrote || error instanceof CheckpointError) {
+    span.recordException(error instanceof Error ? error : String(error));
+    span.setStatus({ code: api.SpanStatusCode.ERROR, message: error instanceof Error ? error.message : String(error) });
+    return;
+  }
+  const name = errorName(error);
+  const exception: OpenTelemetry.Exception = { name, message: UNRECORDED };
+  const frames = stackFrames(error);
+  if (frames !== null) exception.stack = `${name}: ${UNRECORDED}\n${frames}`;
+  span.recordException(exception);
+  span.setStatus({ code: api.SpanStatusCode.ERROR, message: `${name} (${UNRECORDED})` });
 }
+
+/** An error's class name, as a span may show it: an identifier, else `Error` (a name is the thrower's to choose). */
+function errorName(error: unknown): string {
+  let name: unknown;
+  try {
+    name = (error as { name?: unknown } | null)?.name;
+  } catch {
+    // A throwing getter names nothing.
+  }
+  return typeof name === 'string' && /^[A-Za-z_$][\w$.]{0,99}$/.test(name) ? name : 'Error';
+}
+
+/** The `at …` lines of an error's stack, without the message above them; null when there are none. */
+function stackFrames(error: unknown): string | null {
+  let stack: unknown;
+  try {
+    stack = (error as { stack?: unknown } | null)?.stack;
+  } catch {
+    return null;
+  }
+  if (typeof stack !== 'string') return null;
+  // V8 puts the message (any number of lines) above the frames, each of which starts with "    at ".
+  const first = stack.search(/^ {4}at /m);
+  return first < 0 ? null : stack.slice(first);
+}
+
+/**
+ * The error of a failed call or reading, as `booth.attempt.error` and `booth.error` record it.
+ * A reading's error is Booth's own (the envelope rule the reply broke), always recorded. A
+ * failed call's is the thrower's text (an adapter quoting the provider, an SDK, the caller's
+ * callFn): it counts as the call's reply, recorded only with `recordReplies`, like
+ * `booth.attempt.reply`, which for a failed call holds that same text. Otherwise the error's
+ * name stands for it.
+ */
+function replyError(reply: Pick<Attempt<unknown>, 'error' | 'callFailed' | 'rawText'>, recordReplies: boolean): string | null {
+  if (reply.error === null || recordReplies || !reply.callFailed) return reply.error;
+  // A failed call's raw text is "<name>: <message>" (attemptFromCallError).
+  const colon = reply.rawText.indexOf(':');
+  return `${errorName({ name: colon < 0 ? '' : reply.rawText.slice(0, colon) })} (${UNRECORDED_CALL})`;
+}
+
+const UNRECORDED_CALL = 'its message may quote the reply or the prompt: recorded only with telemetry.recordReplies';
 
 interface OpenSpan {
   readonly span: Span;
@@ -310,7 +377,7 @@ export class RunTelemetry {
     }
     this.#samples.clear();
     this.#attempt = null;
-    failed(api, this.#check.span, error);
+    failed(this.#settings, this.#check.span, error);
     this.#check.span.end();
   }
 
@@ -361,12 +428,13 @@ export class RunTelemetry {
   }
 }
 
-type SampleReply = Pick<Attempt<unknown>, 'rawText' | 'parseOk' | 'confidence' | 'error' | 'callTries'>;
+type SampleReply = Pick<Attempt<unknown>, 'rawText' | 'parseOk' | 'confidence' | 'error' | 'callFailed' | 'callTries'>;
 
 function replyAttributes(reply: SampleReply, recordReplies: boolean): Attributes {
   const attributes: Attributes = { 'booth.parse_ok': reply.parseOk, 'booth.call_tries': reply.callTries.length };
   if (reply.confidence !== null) attributes['booth.confidence'] = reply.confidence;
-  if (reply.error !== null) attributes['booth.error'] = reply.error;
+  const error = replyError(reply, recordReplies);
+  if (error !== null) attributes['booth.error'] = error;
   if (recordReplies) attributes['booth.reply'] = reply.rawText;
   return attributes;
 }
@@ -379,7 +447,8 @@ function attemptAttributes(attempt: Attempt<unknown>, recordReplies: boolean): A
     ...usageAttributes(attempt.usage),
   };
   if (attempt.confidence !== null) attributes['booth.attempt.confidence'] = attempt.confidence;
-  if (attempt.error !== null) attributes['booth.attempt.error'] = attempt.error;
+  const error = replyError(attempt, recordReplies);
+  if (error !== null) attributes['booth.attempt.error'] = error;
   // A validator's or a schema's message may quote the answer: it is part of the reply.
   if (recordReplies && attempt.validationError !== null) attributes['booth.attempt.validation_error'] = attempt.validationError;
   if (recordReplies) attributes['booth.attempt.reply'] = attempt.rawText;

@@ -491,7 +491,7 @@ describe('booth batch --queue and booth worker: usage', () => {
       [['batch', input, '-o', 'x.jsonl'], "error: required option '--base-url <url>' not specified"],
       [['batch', '--queue', redis.url, '--name', 'r', '-o', 'x.jsonl'], "error: missing required argument 'questions' (or --collect"],
       [['batch', input, '--queue', 'http://127.0.0.1:6379', '--name', 'r', '-o', 'x.jsonl'], 'expected a Redis URL such as redis://127.0.0.1:6379/0'],
-      [['worker', '--queue', 'http://:s3cret@127.0.0.1:6379', '--name', 'r', ...server.endpoint], "argument 'http://***@127.0.0.1:6379' is invalid"],
+      [['worker', '--queue', 'http://:s3cret@127.0.0.1:6379', '--name', 'r', ...server.endpoint], "argument 'http://:***@127.0.0.1:6379' is invalid"],
       [['batch', input, '--queue', redis.url, '--name', 'run:1', '-o', 'x.jsonl'], 'expected a name of letters, digits'],
       [['worker', '--queue', redis.url, '--name', 'r', ...server.endpoint, '--rate', 'fast'], 'expected a rate such as 10/s, 300/m or 1000/h'],
       [['worker', '--queue', redis.url, ...server.endpoint], "error: required option '--name <run>' not specified"],

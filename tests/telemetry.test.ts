@@ -113,8 +113,19 @@ describe('telemetry: one booth.check span per check, one booth.attempt per attem
     expect(ambiguous?.attributes['booth.status']).toBe('AMBIGUOUS');
     expect(uncertain?.attributes).toMatchObject({ 'booth.status': 'UNCERTAIN', 'booth.method': 'parse_failure' });
     for (const node of [ambiguous!, uncertain!, ...uncertain!.children]) expect(node.status).toBe(SpanStatusCode.UNSET);
-    expect(uncertain?.children.map((child) => child.attributes['booth.attempt.error'])).toEqual(['connection reset', 'connection reset']);
+    // A failed call's message is the thrower's text, which may quote the reply: without recordReplies only its name.
+    expect(uncertain?.children.map((child) => child.attributes['booth.attempt.error'])).toEqual([
+      'Error (its message may quote the reply or the prompt: recorded only with telemetry.recordReplies)',
+      'Error (its message may quote the reply or the prompt: recorded only with telemetry.recordReplies)',
+    ]);
     expect(uncertain?.children[1]?.attributes['booth.attempt.retry_kind']).toBe('repeat');
+  });
+
+  it('with recordReplies a failed call\'s span carries its message', () => {
+    check(() => {
+      throw new Error('connection reset');
+    }, 'q', { telemetry: { recordReplies: true }, maxRetries: 0 });
+    expect(checkSpan().children.map((child) => child.attributes['booth.attempt.error'])).toEqual(['connection reset']);
   });
 
   it('call retries: the waits are states on the attempt, every try counted', async () => {
@@ -308,7 +319,7 @@ describe('telemetry: the model call runs inside its span', () => {
 
 describe('telemetry: errors end every span in error', () => {
   /** An acheck whose caller aborts 5 ms into its calls, which honour the signal. */
-  const abortedWhileCalling = (options: { samples?: number }) => {
+  const abortedWhileCalling = (options: { samples?: number; telemetry?: object }) => {
     const controller = new AbortController();
     return acheck(
       (_p, { signal }) =>
@@ -317,7 +328,7 @@ describe('telemetry: errors end every span in error', () => {
           setTimeout(() => controller.abort(new Error('user left')), 5);
         }),
       'q',
-      { ...options, telemetry: true, signal: controller.signal },
+      { telemetry: true, ...options, signal: controller.signal },
     );
   };
 
@@ -343,8 +354,17 @@ describe('telemetry: errors end every span in error', () => {
       ['booth.sample', { code: SpanStatusCode.ERROR, message: 'the check ended with an error' }],
       ['booth.sample', { code: SpanStatusCode.ERROR, message: 'the check ended with an error' }],
     ]);
-    expect(exporter.getFinishedSpans().find((span) => span.name === 'booth.check')?.status).toEqual({ code: SpanStatusCode.ERROR, message: 'user left' });
+    // The abort's reason is the caller's: without recording prompts and replies the span names it, never quotes it.
+    expect(exporter.getFinishedSpans().find((span) => span.name === 'booth.check')?.status).toEqual({
+      code: SpanStatusCode.ERROR,
+      message: 'Error (message not recorded: an error Booth did not write may quote a prompt or a reply; telemetry records it with recordPrompts and recordReplies on)',
+    });
     expect(open.size).toBe(0);
+  });
+
+  it('recording prompts and replies, the check span carries the error\'s own message', async () => {
+    await expect(abortedWhileCalling({ telemetry: { recordPrompts: true, recordReplies: true } })).rejects.toThrow('user left');
+    expect(exporter.getFinishedSpans().find((span) => span.name === 'booth.check')?.status).toEqual({ code: SpanStatusCode.ERROR, message: 'user left' });
   });
 
   it('onAttempt throwing: the attempt it reported keeps its span, and no span opens for an attempt never begun', () => {

@@ -187,7 +187,7 @@ function checkQueueUrl(command: Command, value: string): void {
   try {
     redisUrl(value);
   } catch (error) {
-    usageError(command, `error: option '--queue <url>' argument '${value.replace(/\/\/[^@/]*@/, '//***@')}' is invalid. ${(error as Error).message}`);
+    usageError(command, `error: option '--queue <url>' argument '${shownUrl(value)}' is invalid. ${(error as Error).message}`);
   }
 }
 

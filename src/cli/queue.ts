@@ -3,6 +3,7 @@ import type { DelayedError, Queue, WaitingError, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { CommanderError, InvalidArgumentError } from 'commander';
 import { isMissingPackage } from '../optional-peers.js';
+import { shownUrl } from '../urls.js';
 import type { JsonValue } from '../json-objects.js';
 
 /**
@@ -64,12 +65,8 @@ export function runName(value: string): string {
   return value;
 }
 
-/** The URL as messages show it: without its password. */
-export function shownUrl(value: string): string {
-  const url = new URL(value);
-  if (url.password) url.password = '***';
-  return url.href;
-}
+/** The URL as messages show it: the one redaction every URL Booth shows goes through. */
+export { shownUrl };
 
 export const QUEUE_PREFIX = 'booth:queue';
 
