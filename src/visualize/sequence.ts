@@ -3,7 +3,7 @@ import type { Cluster } from '../agreement.js';
 import type { Attempt, Sample } from '../attempt.js';
 import type { SentPrompt } from '../prompts.js';
 import type { BoothResult } from '../result.js';
-import { mermaidText } from './render.js';
+import { join, type Mermaid, mermaid } from './escape.js';
 
 const PROMPT_KINDS: Readonly<Record<SentPrompt['kind'], string>> = {
   first: 'first prompt',
@@ -14,9 +14,12 @@ const PROMPT_KINDS: Readonly<Record<SentPrompt['kind'], string>> = {
   confidence: 'confidence retry',
 };
 
-/** How a prompt is named in pictures: `first prompt`, `parse retry`, … */
+/**
+ * How a prompt is named in pictures: `first prompt`, `parse retry`, … A kind Booth does not
+ * know (from a stored run) is shown as it is, never looked up on the table's prototype.
+ */
 export function promptKindName(kind: SentPrompt['kind']): string {
-  return PROMPT_KINDS[kind];
+  return Object.hasOwn(PROMPT_KINDS, kind) ? PROMPT_KINDS[kind] : String(kind);
 }
 
 /** A sampling attempt's clusters, winner first, as answer and size: `"Paris" ×2, "Lyon" ×1`. */
@@ -35,39 +38,39 @@ export function shareText(clusters: readonly Cluster<unknown>[]): string | null 
 
 /** A Mermaid sequence diagram of a run, one block per attempt. */
 export function sequence(result: BoothResult): string {
-  const lines = ['sequenceDiagram', '  participant App', '  participant Booth', '  participant Model'];
+  const lines = [mermaid`sequenceDiagram`, mermaid`  participant App`, mermaid`  participant Booth`, mermaid`  participant Model`];
   if (result.attempts.length === 0) {
-    lines.push('  App->>Booth: answer and evidence');
-    lines.push(`  Note over Booth: ${gates(result, 0, false)}`);
+    lines.push(mermaid`  App->>Booth: answer and evidence`);
+    lines.push(mermaid`  Note over Booth: ${gates(result, 0, false)}`);
   } else {
-    lines.push('  App->>Booth: prompt');
+    lines.push(mermaid`  App->>Booth: prompt`);
   }
   result.attempts.forEach((attempt, index) => {
     const kind = promptKindName(result.prompts[index]?.kind ?? 'first');
     if (attempt.samples === undefined) {
-      lines.push(`  Booth->>Model: attempt ${index}, ${kind}`);
+      lines.push(mermaid`  Booth->>Model: attempt ${index}, ${kind}`);
       lines.push(replyLine(attempt));
     } else {
       attempt.samples.forEach((sample, s) => {
-        lines.push(`  Booth->>Model: attempt ${index}, ${kind}, sample ${s}`);
+        lines.push(mermaid`  Booth->>Model: attempt ${index}, ${kind}, sample ${s}`);
         lines.push(replyLine(sample));
       });
-      lines.push(`  Note over Booth: ${vote(attempt)}`);
+      lines.push(mermaid`  Note over Booth: ${vote(attempt)}`);
     }
-    lines.push(`  Note over Booth: ${gates(result, index, true)}`);
+    lines.push(mermaid`  Note over Booth: ${gates(result, index, true)}`);
   });
   const verdict = [result.status, result.answer === null ? '' : answerText(result.answer), result.reason ?? '']
     .filter(Boolean)
     .join(' ');
-  lines.push(`  Booth-->>App: ${text(verdict)}`);
-  return `${lines.join('\n')}\n`;
+  lines.push(mermaid`  Booth-->>App: ${label(verdict)}`);
+  return `${join(lines, mermaid`\n`).text}\n`;
 }
 
 /** What a reply needs to be drawn: an attempt's own fields, or one sample's. */
 type Reply = Pick<Sample<unknown>, 'answer' | 'confidence' | 'parseOk' | 'error' | 'callFailed' | 'ambiguous'>;
 
-function replyLine(reply: Reply): string {
-  return `  ${reply.callFailed ? 'Model--xBooth' : 'Model-->>Booth'}: ${text(replyText(reply))}`;
+function replyLine(reply: Reply): Mermaid {
+  return mermaid`  ${reply.callFailed ? mermaid`Model--xBooth` : mermaid`Model-->>Booth`}: ${label(replyText(reply))}`;
 }
 
 function replyText(reply: Reply): string {
@@ -80,24 +83,23 @@ function replyText(reply: Reply): string {
  * How the samples voted. The tally alone is shortened: however many answers there were,
  * the share and the confidence the gates judged stay readable.
  */
-function vote(attempt: Attempt<unknown>): string {
+function vote(attempt: Attempt<unknown>): Mermaid {
   const clusters = attempt.clusters ?? [];
   const share = shareText(clusters);
-  if (share === null) return 'no vote: no sample parsed';
-  return `${text(`vote ${tallyText(clusters)}`)}${mermaidText(`: agreement ${share}, confidence ${attempt.confidence}`)}`;
+  if (share === null) return mermaid`no vote: no sample parsed`;
+  return mermaid`${label(`vote ${tallyText(clusters)}`)}: agreement ${share}, confidence ${attempt.confidence}`;
 }
 
 /** The states an attempt passed after its call, the gates' verdicts in order. */
-function gates(result: BoothResult, attempt: number, skipCalling: boolean): string {
+function gates(result: BoothResult, attempt: number, skipCalling: boolean): Mermaid {
   const states = result.trace
     .filter((step) => step.attempt === attempt && !(skipCalling && step.state === 'calling'))
     .map((step) => step.state);
-  return text(states.join(' → '));
+  return label(states.join(' → '));
 }
 
 /** Keeps model text from breaking the diagram: one line, entities for Mermaid's specials, at most 80 characters. */
-function text(value: string): string {
+function label(value: string): Mermaid {
   const chars = [...value];
-  const line = chars.length > 80 ? `${chars.slice(0, 79).join('')}…` : value;
-  return mermaidText(line);
+  return mermaid`${chars.length > 80 ? `${chars.slice(0, 79).join('')}…` : value}`;
 }

@@ -1,0 +1,187 @@
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { type Browser, chromium, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createMachine } from 'xstate';
+import type { BoothResult } from '../src/result.js';
+import { renderHtml } from '../src/visualize/html.js';
+import { dotToSvg, machineToSvg } from '../src/visualize/index.js';
+import { runDot } from '../src/visualize/run.js';
+import { everyFieldRuns } from './fixtures/every-field-runs.js';
+import { hostileCopy, XSS_PAYLOADS } from './fixtures/hostile-results.js';
+
+/**
+ * Booth's pages and pictures of runs whose every field holds markup, opened in Debian's
+ * Chromium: nothing runs, nothing is fetched, nothing becomes an element. The runs are drawn
+ * with the renderers themselves, past any validation a stored run gets when it is read,
+ * because the renderers must be safe whatever reaches them.
+ */
+const CHROMIUM = '/usr/bin/chromium';
+const available = existsSync(CHROMIUM);
+if (!available && process.env['CI']) throw new Error(`${CHROMIUM} is missing: .ci/run installs it with apt-get`);
+
+const OUTPUT = new URL('../test-output/hostile/', import.meta.url);
+
+/** The page `toHtml` writes, from the result as given. */
+async function page(result: BoothResult): Promise<string> {
+  return renderHtml(result, await dotToSvg(runDot(result)));
+}
+
+/** Elements none of Booth's pages and pictures has, and every payload tries to make. */
+const ELEMENTS = ['script', 'img', 'iframe', 'object', 'embed', 'foreignObject', 'link', 'base', 'meta[http-equiv]'];
+
+/** Every payload at once, so each page tries them all in every field. */
+const ALL_PAYLOADS = XSS_PAYLOADS.join('');
+
+interface Opened {
+  readonly page: Page;
+  /** Every request but the document itself: file: and data: included, since `src=x` is a file: URL. */
+  readonly requests: string[];
+  readonly dialogs: string[];
+  readonly errors: string[];
+}
+
+describe.runIf(available)('hostile runs in a browser', () => {
+  let browser: Browser;
+
+  beforeAll(async () => {
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      headless: true,
+      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--no-first-run'],
+    });
+    mkdirSync(OUTPUT, { recursive: true });
+  }, 30_000);
+
+  afterAll(async () => {
+    await browser?.close();
+  });
+
+  async function open(content: string, file: string): Promise<Opened> {
+    const url = new URL(file, OUTPUT);
+    writeFileSync(url, content);
+    const opened: Opened = { page: await browser.newPage(), requests: [], dialogs: [], errors: [] };
+    opened.page.on('dialog', (dialog) => {
+      opened.dialogs.push(dialog.message());
+      void dialog.dismiss();
+    });
+    opened.page.on('pageerror', (error) => opened.errors.push(error.message));
+    await opened.page.route('**/*', (route) => {
+      const requested = route.request().url();
+      if (requested === url.href) return route.continue();
+      opened.requests.push(requested);
+      return route.abort();
+    });
+    await opened.page.goto(url.href, { waitUntil: 'load' });
+    // Long enough for an aborted image's onerror or a javascript: frame to have run.
+    await opened.page.waitForTimeout(50);
+    return opened;
+  }
+
+  /** What nothing the model or a store wrote may cause, checked on an opened page. */
+  /** `within`: a selector for the part of the page Booth's output is in, when the test's own page has script. */
+  async function expectInert({ page, requests, dialogs, errors }: Opened, { within = '', elements = ELEMENTS } = {}): Promise<void> {
+    expect(await page.evaluate(() => (globalThis as { __pwned?: unknown }).__pwned)).toBeUndefined();
+    expect(requests).toEqual([]);
+    expect(dialogs).toEqual([]);
+    expect(errors).toEqual([]);
+    expect(await page.locator(elements.map((element) => `${within} ${element}`.trim()).join(', ')).count()).toBe(0);
+    const handlers = await page.evaluate(() => {
+      const { document } = globalThis as unknown as { document: { querySelectorAll(s: string): Iterable<{ attributes: Iterable<{ name: string }> }> } };
+      return [...document.querySelectorAll('*')].flatMap((element) => [...element.attributes].map((a) => a.name)).filter((name) => /^on/i.test(name));
+    });
+    expect(handlers).toEqual([]);
+  }
+
+  /** Element names in document order outside the diagram, which Graphviz draws and hostile values never reach. */
+  const skeleton = (page: Page) =>
+    page.evaluate(() => {
+      const { document } = globalThis as unknown as { document: { querySelectorAll(s: string): Iterable<{ tagName: string; closest(s: string): unknown }> } };
+      return [...document.querySelectorAll('*')].filter((e) => e.closest('#diagram svg') === null).map((e) => e.tagName);
+    });
+
+  it('the four fields the review found written raw, confidence, trace attempt, cluster count and samples, stay text', async () => {
+    const { sampled } = await everyFieldRuns();
+    const payload = XSS_PAYLOADS[0]!;
+    // The result's own fields, unfrozen; its getters (ok, nAttempts) stay on the prototype.
+    const fields = structuredClone({ ...sampled }) as unknown as {
+      attempts: { confidence: unknown; clusters: { count: unknown; samples: unknown[] }[] }[];
+      trace: { attempt: unknown }[];
+    };
+    for (const attempt of fields.attempts) {
+      attempt.confidence = payload;
+      for (const cluster of attempt.clusters) Object.assign(cluster, { count: payload, samples: [payload] });
+    }
+    for (const step of fields.trace) step.attempt = payload;
+    const result = Object.assign(Object.create(Object.getPrototypeOf(sampled) as object) as object, fields) as unknown as BoothResult;
+    const opened = await open(await page(result), 'review-fields.html');
+    await expectInert(opened);
+    expect(await opened.page.title()).toBe('Booth trace: REPAIRED');
+    expect(await opened.page.locator('#attempts tbody td:nth-child(3)').allTextContents()).toEqual([payload, payload]);
+    expect(await opened.page.locator('#trace small').first().textContent()).toBe(`(attempt ${payload})`);
+    expect(await opened.page.locator('table.clusters tbody tr').first().locator('td').allTextContents()).toEqual(['1 (winner)', '"Lyon"', payload, '0.9', payload]);
+    await opened.page.close();
+  }, 30_000);
+
+  it('the HTML page of a run with markup in every field runs nothing, fetches nothing and keeps its shape', async () => {
+    const runs = await everyFieldRuns();
+    for (const [name, run] of Object.entries(runs)) {
+      const benign = await open(await page(hostileCopy(run, 'benign').result), `${name}-benign.html`);
+      const shape = await skeleton(benign.page);
+      await benign.page.close();
+      // Each payload alone in the run with the most fields; all of them at once in every run.
+      const payloads = name === 'sampled' ? [...XSS_PAYLOADS, ALL_PAYLOADS] : [ALL_PAYLOADS];
+      for (const [p, payload] of payloads.entries()) {
+        const { result, leaves } = hostileCopy(run, payload);
+        expect(leaves.length).toBeGreaterThan(10);
+        const opened = await open(await page(result), `${name}-${p}.html`);
+        const context = `${name} with payload ${p}`;
+        await expectInert(opened);
+        // The status is a field too: the title is the page's own text and the payload, as text.
+        expect(await opened.page.title(), context).toBe(`Booth trace: ${payload}`);
+        expect(await skeleton(opened.page), context).toEqual(shape);
+        // The four fields the review found written raw now read as the payload's text.
+        if (result.attempts.length > 0) {
+          expect(await opened.page.locator('#attempts tbody td:nth-child(3)').last().textContent(), context).toBe(payload);
+        }
+        expect(await opened.page.locator('#trace small').first().textContent(), context).toBe(`(attempt ${payload})`);
+        if (name === 'sampled') {
+          const cluster = opened.page.locator('table.clusters tbody tr').first().locator('td');
+          expect(await cluster.nth(2).textContent(), context).toBe(payload);
+          expect(await cluster.nth(4).textContent(), context).toBe(payload);
+        }
+        await opened.page.close();
+      }
+    }
+  }, 120_000);
+
+  it('the SVG of a hostile run, opened on its own and inline, runs nothing', async () => {
+    const runs = await everyFieldRuns();
+    for (const [name, run] of Object.entries(runs)) {
+      const svg = await dotToSvg(runDot(hostileCopy(run, ALL_PAYLOADS).result));
+      for (const opened of [await open(svg, `${name}.svg`), await open(`<!doctype html><body>${svg}</body>`, `${name}-svg.html`)]) {
+        await expectInert(opened);
+        expect(await opened.page.locator('svg g.node').count()).toBeGreaterThan(5);
+        await opened.page.close();
+      }
+    }
+  }, 120_000);
+
+  it('the SVG of a machine with markup in its names shows the names as text', async () => {
+    // No `.` or `#`: XState reads those in a target as a path and an id.
+    const name = `"];<img src=http://localhost:9/x onerror=__pwned=1>\n</text><script>__pwned=1</script>`;
+    const machine = createMachine({
+      id: `id${name}`,
+      initial: `a${name}`,
+      states: { [`a${name}`]: { on: { [`go${name}`]: `b${name}` } }, [`b${name}`]: { type: 'final' } },
+    });
+    const opened = await open(`<!doctype html><body>${await machineToSvg(machine)}</body>`, 'machine-svg.html');
+    await expectInert(opened);
+    expect(await opened.page.locator('svg g.node text').allTextContents()).toEqual([
+      'a"];<img src=http://localhost:9/x onerror=__pwned=1>',
+      '</text><script>__pwned=1</script>',
+      'b"];<img src=http://localhost:9/x onerror=__pwned=1>',
+      '</text><script>__pwned=1</script>',
+    ]);
+    await opened.page.close();
+  }, 30_000);
+});
