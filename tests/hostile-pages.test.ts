@@ -1,13 +1,16 @@
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMachine } from 'xstate';
+import { check } from '../src/index.js';
 import type { BoothResult } from '../src/result.js';
 import { renderHtml } from '../src/visualize/html.js';
-import { dotToSvg, machineToSvg } from '../src/visualize/index.js';
-import { runDot } from '../src/visualize/run.js';
+import { dotToSvg, machineToSvg, toSequence } from '../src/visualize/index.js';
+import { runDot, runFlowchart } from '../src/visualize/run.js';
+import { sequence } from '../src/visualize/sequence.js';
 import { everyFieldRuns } from './fixtures/every-field-runs.js';
 import { hostileCopy, XSS_PAYLOADS } from './fixtures/hostile-results.js';
+import { envelope, scripted } from './helpers.js';
 
 /**
  * Booth's pages and pictures of runs whose every field holds markup, opened in Debian's
@@ -20,6 +23,7 @@ const available = existsSync(CHROMIUM);
 if (!available && process.env['CI']) throw new Error(`${CHROMIUM} is missing: .ci/run installs it with apt-get`);
 
 const OUTPUT = new URL('../test-output/hostile/', import.meta.url);
+const MERMAID = new URL('../node_modules/mermaid/dist/mermaid.min.js', import.meta.url);
 
 /** The page `toHtml` writes, from the result as given. */
 async function page(result: BoothResult): Promise<string> {
@@ -184,4 +188,59 @@ describe.runIf(available)('hostile runs in a browser', () => {
     ]);
     await opened.page.close();
   }, 30_000);
+
+  /** Renders Mermaid sources in a page with Mermaid's own sanitising off, and puts the pictures in the page. */
+  async function renderMermaid(sources: readonly string[]): Promise<{ opened: Opened; svgs: string[] }> {
+    const opened = await open('<!doctype html><body></body>', 'mermaid.html');
+    await opened.page.addScriptTag({ content: readFileSync(MERMAID, 'utf8') });
+    const svgs = await opened.page.evaluate(async (texts) => {
+      const global = globalThis as unknown as {
+        mermaid: { initialize(o: object): void; render(id: string, s: string): Promise<{ svg: string }> };
+        document: { body: { insertAdjacentHTML(where: string, html: string): void } };
+      };
+      // `loose`: Mermaid leaves labels unsanitised, so only Booth's escaping keeps them text.
+      global.mermaid.initialize({ startOnLoad: false, securityLevel: 'loose' });
+      const out: string[] = [];
+      for (const [i, text] of texts.entries()) {
+        const { svg } = await global.mermaid.render(`d${i}`, text);
+        global.document.body.insertAdjacentHTML('beforeend', svg);
+        out.push(svg);
+      }
+      return out;
+    }, sources);
+    await opened.page.waitForTimeout(50);
+    return { opened, svgs };
+  }
+
+  it('Mermaid draws the diagrams of hostile runs with every value as label text', async () => {
+    const runs = await everyFieldRuns();
+    const sources = Object.entries(runs).flatMap(([name, run]) =>
+      (name === 'sampled' ? [...XSS_PAYLOADS, ALL_PAYLOADS] : [ALL_PAYLOADS]).flatMap((payload) => {
+        const { result } = hostileCopy(run, payload);
+        return [sequence(result), runFlowchart(result)];
+      }),
+    );
+    const { opened, svgs } = await renderMermaid(sources);
+    expect(svgs).toHaveLength(sources.length);
+    // Mermaid writes flowchart labels as HTML inside foreignObject: its own, and allowed.
+    await expectInert(opened, { within: 'svg', elements: ELEMENTS.filter((element) => element !== 'foreignObject') });
+    // The payloads' directive would add its CSS to the picture's style; shown as text it is harmless.
+    const styles = svgs.map((svg) => /<style>([\s\S]*?)<\/style>/.exec(svg)?.[1] ?? 'no style');
+    for (const style of styles) expect(style.includes('127.0.0.1') || style === 'no style').toBe(false);
+    await opened.page.close();
+  }, 120_000);
+
+  it('a Mermaid directive in an answer is drawn as text, and its CSS is not applied', async () => {
+    const directive = `%%{init:{'themeCSS':'svg{opacity:0.31}'}}%%`;
+    const source = toSequence(check(scripted([envelope(directive, 0.9)]).sync, 'q'));
+    const { opened, svgs } = await renderMermaid([source]);
+    // The test's page holds Mermaid's own script: only the picture is checked for elements.
+    const style = /<style>([\s\S]*?)<\/style>/.exec(svgs[0]!)?.[1];
+    expect(style).toContain('.messageText{');
+    expect(style).not.toContain('opacity:0.31');
+    expect(await opened.page.locator('svg').first().evaluate((e) => (globalThis as unknown as { getComputedStyle(e: unknown): { opacity: string } }).getComputedStyle(e).opacity)).toBe('1');
+    expect(await opened.page.locator('svg text.messageText').allTextContents()).toContain(`VERIFIED "${directive}"`);
+    await expectInert(opened, { within: 'svg' });
+    await opened.page.close();
+  }, 60_000);
 });

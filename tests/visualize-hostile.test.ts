@@ -1,16 +1,18 @@
 import { describe, expect, it } from 'vitest';
 import { createMachine } from 'xstate';
-import { dotToSvg, machineToDot, machineToMermaid } from '../src/visualize/index.js';
+import { check } from '../src/index.js';
+import { dotToSvg, machineToDot, machineToMermaid, toSequence } from '../src/visualize/index.js';
 import { runDot, runFlowchart } from '../src/visualize/run.js';
 import { sequence } from '../src/visualize/sequence.js';
 import { everyFieldRuns } from './fixtures/every-field-runs.js';
 import { hostileCopy, XSS_PAYLOADS } from './fixtures/hostile-results.js';
+import { envelope, scripted } from './helpers.js';
 
 const runs = await everyFieldRuns();
 
-/** A Mermaid sequence line as Booth writes it: a fixed statement, then label text only — no `;#"<>` but in entities, no line break. */
+/** A Mermaid sequence line as Booth writes it: a fixed statement, then label text only — no `;#"<>%{}` but in entities, no line break. */
 const SEQUENCE_LINE =
-  /^(?:sequenceDiagram|  participant (?:App|Booth|Model)|  (?:App->>Booth|Booth->>Model|Model-->>Booth|Model--xBooth|Booth-->>App|Note over Booth): (?:[^;#"<>\r\n]|#\w+;)*|)$/;
+  /^(?:sequenceDiagram|  participant (?:App|Booth|Model)|  (?:App->>Booth|Booth->>Model|Model-->>Booth|Model--xBooth|Booth-->>App|Note over Booth): (?:[^;#"<>%{}\r\n\u2028\u2029\u0085]|#\w+;)*|)$/;
 
 describe('diagrams of runs with a hostile value in every field', () => {
   it('the walk replaces every leaf, the fields the review found unescaped among them', () => {
@@ -64,7 +66,14 @@ describe('diagrams of runs with a hostile value in every field', () => {
     expect(svg).toContain('go\\N&quot;];&lt;img src=x onerror=alert(1)&gt;');
     const mermaid = machineToMermaid(machine);
     for (const line of mermaid.trim().split('\n').slice(1)) {
-      expect(line).toMatch(/^  (?:\[\*\]|\w+) --> (?:\[\*\]|\w+)(?: : (?:[^;#"<>\n]|#\w+;)*)?$/);
+      expect(line).toMatch(/^  (?:\[\*\]|\w+) --> (?:\[\*\]|\w+)(?: : (?:[^;#"<>%{}\n]|#\w+;)*)?$/);
     }
+  });
+
+  it('a Mermaid directive in an answer is written as entities: no %%, no braces', () => {
+    const directive = `%%{init:{'themeCSS':'svg{opacity:0.31}'}}%%`;
+    const diagram = toSequence(check(scripted([envelope(directive, 0.9)]).sync, 'q'));
+    expect(diagram).not.toMatch(/[%{}]/);
+    expect(diagram).toContain("#37;#37;#123;init:#123;'themeCSS':'svg#123;opacity:0.31#125;'#125;#125;#37;#37;");
   });
 });

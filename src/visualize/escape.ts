@@ -94,14 +94,20 @@ const MERMAID_ENTITIES: Readonly<Record<string, string>> = {
   '"': '#quot;',
   '<': '#lt;',
   '>': '#gt;',
+  '%': '#37;',
+  '{': '#123;',
+  '}': '#125;',
 };
 
 /**
  * Text for a Mermaid label: one line, and Mermaid's specials spelled as its entities. `;`
- * ends a statement, `#` starts an entity, quotes and angle brackets are markup.
+ * ends a statement, `#` starts an entity, quotes and angle brackets are markup; `%%` starts
+ * a comment or, as `%%{init: …}%%`, a directive Mermaid obeys wherever it appears in the
+ * source (themeCSS in one restyles the whole page), so every `%` and brace goes too.
+ * U+2028, U+2029 and U+0085 end a line for Mermaid's lexer as `\n` does.
  */
 export function mermaidText(text: string): string {
-  return text.replace(/[\r\n]+/g, ' ').replace(/[#;"<>]/g, (c) => MERMAID_ENTITIES[c] ?? c);
+  return text.replace(/[\r\n\u2028\u2029\u0085]+/g, ' ').replace(/[#;"<>%{}]/g, (c) => MERMAID_ENTITIES[c] ?? c);
 }
 
 /** A Mermaid fragment: every `${}` value is written as label text unless it is itself a `mermaid` fragment. */
