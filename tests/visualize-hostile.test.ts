@@ -1,9 +1,11 @@
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { createMachine } from 'xstate';
 import { check } from '../src/index.js';
 import { dotToSvg, machineToDot, machineToMermaid, toSequence } from '../src/visualize/index.js';
 import { runDot, runFlowchart } from '../src/visualize/run.js';
-import { sequence } from '../src/visualize/sequence.js';
+import { clip, sequence } from '../src/visualize/sequence.js';
 import { everyFieldRuns } from './fixtures/every-field-runs.js';
 import { hostileCopy, XSS_PAYLOADS } from './fixtures/hostile-results.js';
 import { envelope, scripted } from './helpers.js';
@@ -76,4 +78,39 @@ describe('diagrams of runs with a hostile value in every field', () => {
     expect(diagram).not.toMatch(/[%{}]/);
     expect(diagram).toContain("#37;#37;#123;init:#123;'themeCSS':'svg#123;opacity:0.31#125;'#125;#125;#37;#37;");
   });
+});
+
+describe('labels of huge answers', () => {
+  it('clip cuts at 80 code points as spreading the text into code points did, never inside a pair', () => {
+    const spread = (value: string, max: number) => {
+      const chars = [...value];
+      return chars.length > max ? `${chars.slice(0, max - 1).join('')}…` : value;
+    };
+    const pieces = ['a', '😀', '\ud800', '\udc00', 'é'];
+    for (let length = 75; length <= 85; length += 1) {
+      for (let seed = 0; seed < 40; seed += 1) {
+        let text = '';
+        for (let i = 0; i < length; i += 1) text += pieces[(i * 7 + seed * 13 + (i >> 2) * seed) % pieces.length];
+        expect(clip(text, 80)).toBe(spread(text, 80));
+      }
+    }
+    expect(clip('', 80)).toBe('');
+    expect(clip('😀'.repeat(81), 80)).toBe(`${'😀'.repeat(79)}…`);
+  });
+
+  it('a 64 MB answer draws within a 256 MB heap, in well under the 8.7 s spreading it took', () => {
+    // Spreading 64 M code points into an array needs over 512 MB by itself, so under a
+    // 256 MB heap the old label aborts the process: a failure that does not depend on how
+    // busy the machine is. The time bound is a loose second check, far above what cutting costs.
+    const child = spawnSync(
+      process.execPath,
+      ['--max-old-space-size=256', '--import', 'tsx', fileURLToPath(new URL('./fixtures/huge-sequence.ts', import.meta.url)), '64'],
+      { encoding: 'utf8', timeout: 60_000 },
+    );
+    expect(child.stderr).not.toContain('heap out of memory');
+    expect(child.status).toBe(0);
+    const [, ms, , line] = /^drawn (\d+) (\d+) (.*)$/m.exec(child.stdout) ?? [];
+    expect(line).toBe(`  Booth-->>App: VERIFIED #quot;${'é'.repeat(10)}${'x'.repeat(59)}…`);
+    expect(Number(ms)).toBeLessThan(2_000);
+  }, 60_000);
 });

@@ -23,8 +23,8 @@ export function promptKindName(kind: SentPrompt['kind']): string {
 }
 
 /** A sampling attempt's clusters, winner first, as answer and size: `"Paris" ×2, "Lyon" ×1`. */
-export function tallyText(clusters: readonly Cluster<unknown>[]): string {
-  return clusters.map((c) => `${answerText(c.answer)} ×${c.count}`).join(', ');
+export function tallyText(clusters: readonly Cluster<unknown>[], show: (answer: unknown) => string = answerText): string {
+  return clusters.map((c) => `${show(c.answer)} ×${c.count}`).join(', ');
 }
 
 /**
@@ -59,7 +59,7 @@ export function sequence(result: BoothResult): string {
     }
     lines.push(mermaid`  Note over Booth: ${gates(result, index, true)}`);
   });
-  const verdict = [result.status, result.answer === null ? '' : answerText(result.answer), result.reason ?? '']
+  const verdict = [result.status, result.answer === null ? '' : answerHead(result.answer), result.reason ?? '']
     .filter(Boolean)
     .join(' ');
   lines.push(mermaid`  Booth-->>App: ${label(verdict)}`);
@@ -76,7 +76,7 @@ function replyLine(reply: Reply): Mermaid {
 function replyText(reply: Reply): string {
   if (reply.callFailed) return `call failed: ${reply.error}`;
   if (!reply.parseOk) return `unparseable: ${reply.error}`;
-  return `${answerText(reply.answer)} at confidence ${reply.confidence}${reply.ambiguous ? ', ambiguous' : ''}`;
+  return `${answerHead(reply.answer)} at confidence ${reply.confidence}${reply.ambiguous ? ', ambiguous' : ''}`;
 }
 
 /**
@@ -87,7 +87,7 @@ function vote(attempt: Attempt<unknown>): Mermaid {
   const clusters = attempt.clusters ?? [];
   const share = shareText(clusters);
   if (share === null) return mermaid`no vote: no sample parsed`;
-  return mermaid`${label(`vote ${tallyText(clusters)}`)}: agreement ${share}, confidence ${attempt.confidence}`;
+  return mermaid`${label(`vote ${tallyText(clusters, answerHead)}`)}: agreement ${share}, confidence ${attempt.confidence}`;
 }
 
 /** The states an attempt passed after its call, the gates' verdicts in order. */
@@ -98,8 +98,43 @@ function gates(result: BoothResult, attempt: number, skipCalling: boolean): Merm
   return label(states.join(' → '));
 }
 
-/** Keeps model text from breaking the diagram: one line, entities for Mermaid's specials, at most 80 characters. */
+const LABEL_MAX = 80;
+
+/**
+ * Keeps model text from breaking the diagram: at most 80 characters (code points), then
+ * one line with entities for Mermaid's specials. Cut before escaping, so an entity is never
+ * cut in half, and cut without reading past the 81st code point, so a 64 MB answer costs
+ * what an 80-character one does (spreading it into code points first took 8.7 s and 1 GB).
+ */
 function label(value: string): Mermaid {
-  const chars = [...value];
-  return mermaid`${chars.length > 80 ? `${chars.slice(0, 79).join('')}…` : value}`;
+  return mermaid`${clip(String(value), LABEL_MAX)}`;
+}
+
+/** `text` if it has at most `max` code points, else its first `max - 1` and `…`; never splits a surrogate pair. */
+export function clip(text: string, max: number): string {
+  const end = codePointsEnd(text, max - 1);
+  return codePointsEnd(text, 1, end) === text.length ? text : `${text.slice(0, end)}…`;
+}
+
+/**
+ * Where the first `count` code points from `start` end, in UTF-16 units; the text's length
+ * if it has fewer. Reads only those code points: a pair counts as one, a lone surrogate as one.
+ */
+function codePointsEnd(text: string, count: number, start = 0): number {
+  let index = start;
+  for (let points = 0; points < count && index < text.length; points += 1) {
+    index += text.codePointAt(index)! > 0xffff ? 2 : 1;
+  }
+  return index;
+}
+
+/**
+ * `answerText(answer)` as a label shows it. A string answer longer than a label is quoted
+ * from its first code points only: its JSON then still has more than a label's 80, so the
+ * cut falls inside it, and the label is the same as from the whole answer's JSON, which for
+ * a 64 MB answer would be another 64 MB copy.
+ */
+function answerHead(answer: unknown): string {
+  if (typeof answer !== 'string' || answer.length <= 2 * LABEL_MAX) return answerText(answer);
+  return JSON.stringify(answer.slice(0, codePointsEnd(answer, LABEL_MAX)));
 }
