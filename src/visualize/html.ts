@@ -2,11 +2,12 @@ import { answerText } from '../values.js';
 import type { Cluster, ConfidenceSource } from '../agreement.js';
 import type { Attempt, Sample } from '../attempt.js';
 import type { BoothResult } from '../result.js';
+import { graphvizSvg, type Html, html, join } from './escape.js';
 import { durationText, nextStep, settingsRows, usageText, verdictOf } from './explain.js';
 import { retryReasons } from './retries.js';
 import { promptKindName, shareText } from './sequence.js';
 
-const STYLE = `
+const STYLE = html`
   :root { color-scheme: light; --ink: #1d2330; --muted: #5b6475; --line: #d9dde5; --red: #c0392b; --ok: #1e7b4a; --warn: #9a6a00; }
   * { box-sizing: border-box; }
   body { margin: 0; padding: 24px 32px 48px; font: 14px/1.5 system-ui, -apple-system, "Segoe UI", sans-serif; color: var(--ink); background: #f7f8fa; }
@@ -33,7 +34,7 @@ const STYLE = `
 `;
 
 // Added only to pages with samples, so a one-sample page stays byte for byte as it was.
-const VOTE_STYLE = `  h3 { margin: 20px 0 6px; font-size: 15px; }
+const VOTE_STYLE = html`  h3 { margin: 20px 0 6px; font-size: 15px; }
   tr.winner td { background: #eaf6ef; }
   table.clusters { margin-top: 8px; }
 `;
@@ -55,30 +56,30 @@ export function renderHtml(result: BoothResult, svg: string): string {
     ...(result.interpretations.length > 0 ? [['readings', result.interpretations.join(' | ')]] : []),
   ];
   const votes = votesSection(result);
-  return `<!doctype html>
+  return html`<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Booth trace: ${escape(result.status)}</title>
-<style>${STYLE}${votes === '' ? '' : VOTE_STYLE}</style>
+<title>Booth trace: ${result.status}</title>
+<style>${STYLE}${votes === null ? '' : VOTE_STYLE}</style>
 </head>
 <body>
 <header>
-<h1 id="status" class="status-${escape(result.status)}">${escape(result.status)}</h1>
+<h1 id="status" class="status-${result.status}">${result.status}</h1>
 <div class="summary" id="summary">${pairs(summary)}</div>
 ${settingsLine(result)}
 <p class="caveat">VERIFIED and REPAIRED mean an acceptance condition was met, never that the answer is true.</p>
 </header>
 <h2>Path through the machine</h2>
-<figure id="diagram">${inlineSvg(svg)}</figure>
-${result.attempts.length > 0 ? attemptsTable(result) : ''}${votes}
+<figure id="diagram">${graphvizSvg(svg)}</figure>
+${result.attempts.length > 0 ? attemptsTable(result) : ''}${votes ?? ''}
 ${result.prompts.length > 0 ? promptsList(result) : ''}
 <h2>Trace</h2>
-<ol class="trace" id="trace">${result.trace.map((s) => `<li>${escape(s.state)} <small>(attempt ${s.attempt})</small></li>`).join('')}</ol>
+<ol class="trace" id="trace">${result.trace.map((s) => html`<li>${s.state} <small>(attempt ${s.attempt})</small></li>`)}</ol>
 </body>
 </html>
-`;
+`.text;
 }
 
 /** The header's `retried for` entry, when the retries had reasons other than the method's. */
@@ -87,48 +88,55 @@ function retried(result: BoothResult): string[][] {
   return reasons === null ? [] : [['retried for', reasons]];
 }
 
-function settingsLine(result: BoothResult): string {
+function settingsLine(result: BoothResult): Html {
   if (result.settings === null) {
-    return '<p class="summary" id="settings">An evidence check: the answer was scored against the caller\'s evidence, with no model call, so there is no confidence threshold, retry, validator or timer.</p>';
+    return html`<p class="summary" id="settings">An evidence check: the answer was scored against the caller's evidence, with no model call, so there is no confidence threshold, retry, validator or timer.</p>`;
   }
-  return `<div class="summary" id="settings">settings: ${pairs(settingsRows(result.settings))}</div>`;
+  return html`<div class="summary" id="settings">settings: ${pairs(settingsRows(result.settings))}</div>`;
 }
 
-function pairs(rows: readonly (readonly string[])[]): string {
-  return rows.map(([k, v]) => `<span data-name="${escape(k ?? '')}">${escape(k ?? '')} <b>${escape(v ?? '')}</b></span>`).join('');
+function pairs(rows: readonly (readonly string[])[]): Html[] {
+  return rows.map(([k, v]) => html`<span data-name="${k ?? ''}">${k ?? ''} <b>${v ?? ''}</b></span>`);
 }
 
-function attemptsTable(result: BoothResult): string {
+function attemptsTable(result: BoothResult): Html {
   // A column only when some call reported usage; an attempt whose calls reported none reads —.
   // `?? null`: attempts saved by a Booth from before usage was kept have none.
   const tokens = result.attempts.some((a) => (a.usage ?? null) !== null);
   const rows = result.attempts.map((a, i) => {
     const verdict = verdictOf(a, result.settings);
-    return `<tr data-attempt="${i}">
+    return html`<tr data-attempt="${i}">
 <td>${i}</td>
-<td>${a.answer === null ? '—' : escape(answerText(a.answer))}${a.ambiguous ? ' <small>(ambiguous)</small>' : ''}</td>
+<td>${a.answer === null ? '—' : answerText(a.answer)}${a.ambiguous ? AMBIGUOUS_MARK : ''}</td>
 <td>${a.confidence === null ? '—' : a.confidence}</td>
-<td class="why ${a.ambiguous ? 'ambiguous' : verdict.startsWith('accepted') ? 'accepted' : 'rejected'}">${escape(verdict)}</td>
-<td class="next">${escape(nextStep(result, i))}</td>
-<td class="duration">${escape(durationText(a.durationMs))}</td>
-${tokens ? `<td class="tokens">${(a.usage ?? null) === null ? '—' : escape(usageText(a.usage!))}</td>\n` : ''}<td><details><summary>${a.rawText.length} characters</summary><pre>${escape(a.rawText)}</pre></details></td>
+<td class="why ${a.ambiguous ? 'ambiguous' : verdict.startsWith('accepted') ? 'accepted' : 'rejected'}">${verdict}</td>
+<td class="next">${nextStep(result, i)}</td>
+<td class="duration">${durationText(a.durationMs)}</td>
+${tokens ? html`<td class="tokens">${(a.usage ?? null) === null ? '—' : usageText(a.usage!)}</td>\n` : ''}<td>${rawReply(a.rawText)}</td>
 </tr>`;
   });
-  return `<h2>Attempts</h2>
+  return html`<h2>Attempts</h2>
 <table id="attempts">
-<thead><tr><th>#</th><th>answer</th><th>confidence</th><th>why</th><th>then</th><th>duration</th>${tokens ? '<th>tokens</th>' : ''}<th>raw reply</th></tr></thead>
-<tbody>${rows.join('\n')}</tbody>
+<thead><tr><th>#</th><th>answer</th><th>confidence</th><th>why</th><th>then</th><th>duration</th>${tokens ? html`<th>tokens</th>` : ''}<th>raw reply</th></tr></thead>
+<tbody>${join(rows, html`\n`)}</tbody>
 </table>`;
 }
 
+const AMBIGUOUS_MARK = html` <small>(ambiguous)</small>`;
+
+/** A reply as the model wrote it, collapsed under its length. */
+function rawReply(text: string): Html {
+  return html`<details><summary>${text.length} characters</summary><pre>${text}</pre></details>`;
+}
+
 /** Every sampling attempt's replies and how they voted; empty for a one-sample run. */
-function votesSection(result: BoothResult): string {
+function votesSection(result: BoothResult): Html | null {
   const blocks = result.attempts.flatMap((attempt, i) => {
     if (attempt.samples === undefined || result.settings === null) return [];
     const heading = `attempt ${i}: ${promptKindName(result.prompts[i]?.kind ?? 'first')}, ${attempt.samples.length} samples`;
     return [voteBlock(i, heading, attempt, attempt.samples, result.settings.confidenceFrom)];
   });
-  return blocks.length === 0 ? '' : `\n<h2>Samples and votes</h2>\n<div id="votes">${blocks.join('\n')}</div>`;
+  return blocks.length === 0 ? null : html`\n<h2>Samples and votes</h2>\n<div id="votes">${join(blocks, html`\n`)}</div>`;
 }
 
 /** Clusters are numbered from 1, winner first, and the winner says so in words, not only in colour. */
@@ -142,7 +150,7 @@ function voteBlock(
   attempt: Attempt<unknown>,
   samples: readonly Sample<unknown>[],
   confidenceFrom: ConfidenceSource,
-): string {
+): Html {
   const clusters = attempt.clusters ?? [];
   const clusterOf = new Map(clusters.flatMap((cluster, c) => cluster.samples.map((sample) => [sample, c] as const)));
   const share = shareText(clusters);
@@ -157,60 +165,50 @@ function voteBlock(
   ];
   const sampleRows = samples.map((sample, s) => {
     const cluster = clusterOf.get(s);
-    return `<tr data-sample="${s}"${cluster === 0 ? ' class="winner"' : ''}>
+    return html`<tr data-sample="${s}"${cluster === 0 ? WINNER_CLASS : ''}>
 <td>${s}</td>
-<td class="answer">${sample.answer === null ? '—' : escape(answerText(sample.answer))}${sample.ambiguous ? ' <small>(ambiguous)</small>' : ''}</td>
-<td>${sample.confidence === null ? '—' : escape(String(sample.confidence))}</td>
+<td class="answer">${sample.answer === null ? '—' : answerText(sample.answer)}${sample.ambiguous ? AMBIGUOUS_MARK : ''}</td>
+<td>${sample.confidence === null ? '—' : sample.confidence}</td>
 <td class="${sample.parseOk ? 'accepted' : 'rejected'}">${sample.callFailed ? 'call failed' : sample.parseOk ? 'parsed' : 'unparseable'}</td>
-<td class="error">${escape(sample.error ?? '')}</td>
+<td class="error">${sample.error ?? ''}</td>
 <td class="cluster">${cluster === undefined ? '—' : clusterName(cluster)}</td>
-<td><details><summary>${sample.rawText.length} characters</summary><pre>${escape(sample.rawText)}</pre></details></td>
+<td>${rawReply(sample.rawText)}</td>
 </tr>`;
   });
-  return `<section class="vote" data-vote="${index}">
-<h3>${escape(heading)}</h3>
+  return html`<section class="vote" data-vote="${index}">
+<h3>${heading}</h3>
 <div class="summary">${pairs(figures)}</div>
 <table class="samples">
 <thead><tr><th>sample</th><th>answer</th><th>confidence</th><th>reply</th><th>error</th><th>cluster</th><th>raw reply</th></tr></thead>
-<tbody>${sampleRows.join('\n')}</tbody>
+<tbody>${join(sampleRows, html`\n`)}</tbody>
 </table>
 ${clustersTable(clusters)}
 </section>`;
 }
 
+const WINNER_CLASS = html` class="winner"`;
+
 /** The clusters, winner first; nothing when no sample parsed, as there was no vote. */
-function clustersTable(clusters: readonly Cluster<unknown>[]): string {
+function clustersTable(clusters: readonly Cluster<unknown>[]): Html | '' {
   if (clusters.length === 0) return '';
   const rows = clusters.map(
-    (cluster, c) => `<tr data-cluster="${c}"${c === 0 ? ' class="winner"' : ''}>
+    (cluster, c) => html`<tr data-cluster="${c}"${c === 0 ? WINNER_CLASS : ''}>
 <td>${clusterName(c)}</td>
-<td class="answer">${escape(answerText(cluster.answer))}</td>
+<td class="answer">${answerText(cluster.answer)}</td>
 <td>${cluster.count}</td>
-<td>${escape(String(cluster.meanConfidence))}</td>
+<td>${cluster.meanConfidence}</td>
 <td>${cluster.samples.join(', ')}</td>
 </tr>`,
   );
-  return `<table class="clusters">
+  return html`<table class="clusters">
 <thead><tr><th>cluster</th><th>answer</th><th>count</th><th>mean confidence</th><th>samples</th></tr></thead>
-<tbody>${rows.join('\n')}</tbody>
+<tbody>${join(rows, html`\n`)}</tbody>
 </table>`;
 }
 
-function promptsList(result: BoothResult): string {
+function promptsList(result: BoothResult): Html {
   const items = result.prompts.map(
-    (p, i) => `<details><summary>attempt ${i}: ${escape(promptKindName(p.kind))}</summary><pre>${escape(p.text)}</pre></details>`,
+    (p, i) => html`<details><summary>attempt ${i}: ${promptKindName(p.kind)}</summary><pre>${p.text}</pre></details>`,
   );
-  return `<h2>Prompts sent</h2>\n<div id="prompts">${items.join('\n')}</div>`;
-}
-
-/** Graphviz's SVG without its XML prolog and DOCTYPE, which only belong at the top of a file. */
-function inlineSvg(svg: string): string {
-  const start = svg.indexOf('<svg');
-  return start === -1 ? '' : svg.slice(start);
-}
-
-const HTML_ESCAPES: Readonly<Record<string, string>> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
-
-function escape(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => HTML_ESCAPES[c] ?? c);
+  return html`<h2>Prompts sent</h2>\n<div id="prompts">${join(items, html`\n`)}</div>`;
 }

@@ -5,15 +5,12 @@
  */
 import { instance, type Viz } from '@viz-js/viz';
 import type { AnyStateMachine } from 'xstate';
-import { checkpointMachine } from '../../machines/checkpoint.js';
-import { evidenceMachine } from '../../machines/evidence.js';
 import type { CheckpointOutput } from '../../machines/checkpoint.js';
 import { resultFrom } from '../check.js';
 import { type AnyBoothResult, type BoothResult, Result } from '../result.js';
-import { edgeCounts, edgeKey, type MachineGraph, machineGraph } from './graph.js';
 import { renderHtml } from './html.js';
-import { dot, flowchart, type Path, stateDiagram } from './render.js';
-import { retryGuardCounts } from './retries.js';
+import { dot, stateDiagram } from './render.js';
+import { graphOf, runDot, runFlowchart } from './run.js';
 import { sequence } from './sequence.js';
 
 export { type GraphEdge, type GraphState, type MachineGraph, machineGraph } from './graph.js';
@@ -24,32 +21,6 @@ export type Run = AnyBoothResult | CheckpointOutput<unknown>;
 // The drawings read answers through answerText(), so a typed answer draws like a string one.
 function asResult(run: Run): BoothResult {
   return run instanceof Result ? (run as unknown as BoothResult) : resultFrom(run as CheckpointOutput);
-}
-
-const graphs = new WeakMap<AnyStateMachine, MachineGraph>();
-
-function graphOf(machine: AnyStateMachine): MachineGraph {
-  let graph = graphs.get(machine);
-  if (!graph) {
-    graph = machineGraph(machine);
-    graphs.set(machine, graph);
-  }
-  return graph;
-}
-
-/** The machine a result came from: its trace starts in that machine's initial state. */
-function graphOfResult(result: BoothResult): MachineGraph {
-  const first = result.trace[0]?.state;
-  return graphOf(first === graphOf(evidenceMachine).initial ? evidenceMachine : checkpointMachine);
-}
-
-function pathOf(result: BoothResult): Path {
-  const counts = edgeCounts(result.trace, graphOfResult(result));
-  const visited = new Set(result.trace.map((step) => step.state));
-  if (counts.has(edgeKey('reconsidering', 'asking'))) visited.add('asking');
-  // Only the prompts tell which guard of reconsidering → asking each retry took.
-  const retries = edgeKey('reconsidering', 'asking');
-  return counts.has(retries) ? { counts, visited, labelCounts: new Map([[retries, retryGuardCounts(result.prompts)]]) } : { counts, visited };
 }
 
 let viz: Promise<Viz> | undefined;
@@ -77,19 +48,17 @@ export function machineToSvg(machine: AnyStateMachine): Promise<string> {
 
 /** The run's machine as a Mermaid flowchart, the path it took in red, each edge with how many times. */
 export function toMermaid(run: Run): string {
-  const result = asResult(run);
-  return flowchart(graphOfResult(result), pathOf(result));
+  return runFlowchart(asResult(run));
 }
 
 /** The run's machine as Graphviz DOT, the path it took in red, each edge with how many times. */
 export function toDot(run: Run): string {
-  const result = asResult(run);
-  return dot(graphOfResult(result), pathOf(result));
+  return runDot(asResult(run));
 }
 
 /** `toDot(result)` rendered to SVG. */
 export function toSvg(run: Run): Promise<string> {
-  return dotToSvg(toDot(run));
+  return dotToSvg(runDot(asResult(run)));
 }
 
 /** A Mermaid sequence diagram of the conversation: prompt kind, reply, gates and verdict per attempt. */
@@ -104,5 +73,5 @@ export function toSequence(run: Run): string {
  */
 export async function toHtml(run: Run): Promise<string> {
   const result = asResult(run);
-  return renderHtml(result, await toSvg(result));
+  return renderHtml(result, await dotToSvg(runDot(result)));
 }

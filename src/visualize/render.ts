@@ -1,3 +1,4 @@
+import { dot as dotLine, type Dot, join, type Mermaid, mermaid, mermaidId } from './escape.js';
 import { edgeKey, type GraphEdge, type MachineGraph } from './graph.js';
 
 /** A run drawn on its machine: how often each edge was taken, and which states were entered. */
@@ -30,13 +31,13 @@ const times = (count: number, before: string) => (count > 0 ? `${before}×${coun
 
 /** Mermaid `stateDiagram-v2` of a machine, the form GitHub renders in a README. */
 export function stateDiagram(graph: MachineGraph): string {
-  const lines = ['stateDiagram-v2', `  [*] --> ${graph.initial}`];
+  const lines = [mermaid`stateDiagram-v2`, mermaid`  [*] --> ${mermaidId(graph.initial)}`];
   for (const edge of graph.edges) {
-    lines.push(`  ${edge.from} --> ${edge.to} : ${mermaidText(edge.labels.join(' / '))}`);
+    lines.push(mermaid`  ${mermaidId(edge.from)} --> ${mermaidId(edge.to)} : ${edge.labels.join(' / ')}`);
   }
-  for (const state of graph.states) if (state.final) lines.push(`  ${state.name} --> [*]`);
-  if (graph.anyState.length > 0) lines.push(`  note right of ${graph.initial} : ${mermaidText(anyStateNote(graph))}`);
-  return `${lines.join('\n')}\n`;
+  for (const state of graph.states) if (state.final) lines.push(mermaid`  ${mermaidId(state.name)} --> [*]`);
+  if (graph.anyState.length > 0) lines.push(mermaid`  note right of ${mermaidId(graph.initial)} : ${anyStateNote(graph)}`);
+  return mermaidSource(lines);
 }
 
 /**
@@ -44,23 +45,23 @@ export function stateDiagram(graph: MachineGraph): string {
  * only flowcharts can style single edges (`linkStyle`).
  */
 export function flowchart(graph: MachineGraph, path: Path = NO_PATH): string {
-  const lines = ['flowchart LR', '  start(( )) --> ' + graph.initial];
+  const lines = [mermaid`flowchart LR`, mermaid`  start(( )) --> ${mermaidId(graph.initial)}`];
   for (const state of graph.states) {
-    lines.push(state.final ? `  ${state.name}(((${state.name})))` : `  ${state.name}([${state.name}])`);
+    const id = mermaidId(state.name);
+    lines.push(state.final ? mermaid`  ${id}(((${state.name})))` : mermaid`  ${id}([${state.name}])`);
   }
   const taken: number[] = [];
   graph.edges.forEach((edge, index) => {
     const count = path.counts.get(edgeKey(edge.from, edge.to)) ?? 0;
-    const label = mermaidText(edgeLabel(edge, path, ' / ', ' '));
-    lines.push(`  ${edge.from} -->|"${label}"| ${edge.to}`);
+    lines.push(mermaid`  ${mermaidId(edge.from)} -->|"${edgeLabel(edge, path, ' / ', ' ')}"| ${mermaidId(edge.to)}`);
     // linkStyle counts links in order of definition; the start arrow is link 0.
     if (count > 0) taken.push(index + 1);
   });
-  lines.push('  classDef visited fill:#fde2e1,stroke:#c0392b,stroke-width:2px');
-  const visited = graph.states.filter((s) => path.visited.has(s.name)).map((s) => s.name);
-  if (visited.length > 0) lines.push(`  class ${visited.join(',')} visited`);
-  if (taken.length > 0) lines.push(`  linkStyle ${taken.join(',')} stroke:#c0392b,stroke-width:3px`);
-  return `${lines.join('\n')}\n`;
+  lines.push(mermaid`  classDef visited fill:#fde2e1,stroke:#c0392b,stroke-width:2px`);
+  const visited = graph.states.filter((s) => path.visited.has(s.name)).map((s) => mermaidId(s.name));
+  if (visited.length > 0) lines.push(mermaid`  class ${join(visited, mermaid`,`)} visited`);
+  if (taken.length > 0) lines.push(mermaid`  linkStyle ${taken.join(',')} stroke:#c0392b,stroke-width:3px`);
+  return mermaidSource(lines);
 }
 
 /**
@@ -71,41 +72,40 @@ export function flowchart(graph: MachineGraph, path: Path = NO_PATH): string {
  */
 export function dot(graph: MachineGraph, path: Path = NO_PATH): string {
   const lines = [
-    `digraph ${JSON.stringify(graph.id)} {`,
-    '  rankdir=TB;',
-    '  bgcolor="transparent";',
-    '  node [shape=box, style="rounded,filled", fillcolor="#ffffff", fontname="Helvetica", fontsize=12];',
-    '  edge [fontname="Helvetica", fontsize=12, color="#555555"];',
-    '  start [shape=point, width=0.15, label=""];',
-    `  start -> ${JSON.stringify(graph.initial)};`,
+    dotLine`digraph ${graph.id} {`,
+    dotLine`  rankdir=TB;`,
+    dotLine`  bgcolor="transparent";`,
+    dotLine`  node [shape=box, style="rounded,filled", fillcolor="#ffffff", fontname="Helvetica", fontsize=12];`,
+    dotLine`  edge [fontname="Helvetica", fontsize=12, color="#555555"];`,
+    dotLine`  start [shape=point, width=0.15, label=""];`,
+    dotLine`  start -> ${graph.initial};`,
   ];
   for (const state of graph.states) {
-    const attributes = [state.final ? 'shape=doublecircle, style=filled' : ''];
-    if (path.visited.has(state.name)) attributes.push('fillcolor="#fde2e1", color="#c0392b", penwidth=2, class="visited"');
-    lines.push(`  ${JSON.stringify(state.name)} [${attributes.filter(Boolean).join(', ')}];`);
+    const attributes: Dot[] = [];
+    if (state.final) attributes.push(dotLine`shape=doublecircle, style=filled`);
+    if (path.visited.has(state.name)) attributes.push(dotLine`fillcolor="#fde2e1", color="#c0392b", penwidth=2, class="visited"`);
+    lines.push(dotLine`  ${state.name} [${join(attributes, dotLine`, `)}];`);
   }
   for (const edge of graph.edges) {
     const count = path.counts.get(edgeKey(edge.from, edge.to)) ?? 0;
     const label = edgeLabel(edge, path, '\n', '\n');
-    const style = count > 0 ? ', color="#c0392b", fontcolor="#c0392b", penwidth=2.5, class="taken"' : '';
+    const style = count > 0 ? dotLine`, color="#c0392b", fontcolor="#c0392b", penwidth=2.5, class="taken"` : dotLine``;
     // A self-loop's label as an external label, placed after layout where nothing is drawn:
     // as an ordinary label it sits beside the node, where edges coming back cross it.
-    const labelKind = edge.from === edge.to ? 'xlabel' : 'label';
-    lines.push(`  ${JSON.stringify(edge.from)} -> ${JSON.stringify(edge.to)} [${labelKind}=${JSON.stringify(label)}${style}];`);
+    const labelKind = edge.from === edge.to ? dotLine`xlabel` : dotLine`label`;
+    lines.push(dotLine`  ${edge.from} -> ${edge.to} [${labelKind}=${label}${style}];`);
   }
   if (graph.anyState.length > 0) {
-    lines.push(`  anyState [shape=note, style=filled, fillcolor="#f7f7f7", color="#999999", label=${JSON.stringify(anyStateNote(graph))}];`);
+    lines.push(dotLine`  anyState [shape=note, style=filled, fillcolor="#f7f7f7", color="#999999", label=${anyStateNote(graph)}];`);
   }
-  lines.push('}');
-  return `${lines.join('\n')}\n`;
+  lines.push(dotLine`}`);
+  return `${join(lines, dotLine`\n`).text}\n`;
 }
 
 /** The transitions taken in any state, as one note beside the diagram; no colon, which ends a Mermaid note's text. */
 const anyStateNote = (graph: MachineGraph) => `in any state — ${graph.anyState.join(' / ')}`;
 
-const MERMAID_ENTITIES: Readonly<Record<string, string>> = { '#': '#35;', ';': '#59;', '"': '#quot;', '<': '#lt;', '>': '#gt;' };
-
-/** Mermaid treats `;`, `#`, quotes and angle brackets specially in labels; spell them as entities. */
-export function mermaidText(text: string): string {
-  return text.replace(/[\r\n]+/g, ' ').replace(/[#;"<>]/g, (c) => MERMAID_ENTITIES[c] ?? c);
+/** Lines of Mermaid as its source text, one statement a line. */
+function mermaidSource(lines: readonly Mermaid[]): string {
+  return `${join(lines, mermaid`\n`).text}\n`;
 }

@@ -3,7 +3,7 @@ import type { Cluster } from '../agreement.js';
 import type { Attempt, Sample } from '../attempt.js';
 import type { SentPrompt } from '../prompts.js';
 import type { BoothResult } from '../result.js';
-import { mermaidText } from './render.js';
+import { join, type Mermaid, mermaid } from './escape.js';
 
 const PROMPT_KINDS: Readonly<Record<SentPrompt['kind'], string>> = {
   first: 'first prompt',
@@ -14,14 +14,17 @@ const PROMPT_KINDS: Readonly<Record<SentPrompt['kind'], string>> = {
   confidence: 'confidence retry',
 };
 
-/** How a prompt is named in pictures: `first prompt`, `parse retry`, … */
+/**
+ * How a prompt is named in pictures: `first prompt`, `parse retry`, … A kind Booth does not
+ * know (from a stored run) is shown as it is, never looked up on the table's prototype.
+ */
 export function promptKindName(kind: SentPrompt['kind']): string {
-  return PROMPT_KINDS[kind];
+  return Object.hasOwn(PROMPT_KINDS, kind) ? PROMPT_KINDS[kind] : String(kind);
 }
 
 /** A sampling attempt's clusters, winner first, as answer and size: `"Paris" ×2, "Lyon" ×1`. */
-export function tallyText(clusters: readonly Cluster<unknown>[]): string {
-  return clusters.map((c) => `${answerText(c.answer)} ×${c.count}`).join(', ');
+export function tallyText(clusters: readonly Cluster<unknown>[], show: (answer: unknown) => string = answerText): string {
+  return clusters.map((c) => `${show(c.answer)} ×${c.count}`).join(', ');
 }
 
 /**
@@ -35,69 +38,103 @@ export function shareText(clusters: readonly Cluster<unknown>[]): string | null 
 
 /** A Mermaid sequence diagram of a run, one block per attempt. */
 export function sequence(result: BoothResult): string {
-  const lines = ['sequenceDiagram', '  participant App', '  participant Booth', '  participant Model'];
+  const lines = [mermaid`sequenceDiagram`, mermaid`  participant App`, mermaid`  participant Booth`, mermaid`  participant Model`];
   if (result.attempts.length === 0) {
-    lines.push('  App->>Booth: answer and evidence');
-    lines.push(`  Note over Booth: ${gates(result, 0, false)}`);
+    lines.push(mermaid`  App->>Booth: answer and evidence`);
+    lines.push(mermaid`  Note over Booth: ${gates(result, 0, false)}`);
   } else {
-    lines.push('  App->>Booth: prompt');
+    lines.push(mermaid`  App->>Booth: prompt`);
   }
   result.attempts.forEach((attempt, index) => {
     const kind = promptKindName(result.prompts[index]?.kind ?? 'first');
     if (attempt.samples === undefined) {
-      lines.push(`  Booth->>Model: attempt ${index}, ${kind}`);
+      lines.push(mermaid`  Booth->>Model: attempt ${index}, ${kind}`);
       lines.push(replyLine(attempt));
     } else {
       attempt.samples.forEach((sample, s) => {
-        lines.push(`  Booth->>Model: attempt ${index}, ${kind}, sample ${s}`);
+        lines.push(mermaid`  Booth->>Model: attempt ${index}, ${kind}, sample ${s}`);
         lines.push(replyLine(sample));
       });
-      lines.push(`  Note over Booth: ${vote(attempt)}`);
+      lines.push(mermaid`  Note over Booth: ${vote(attempt)}`);
     }
-    lines.push(`  Note over Booth: ${gates(result, index, true)}`);
+    lines.push(mermaid`  Note over Booth: ${gates(result, index, true)}`);
   });
-  const verdict = [result.status, result.answer === null ? '' : answerText(result.answer), result.reason ?? '']
+  const verdict = [result.status, result.answer === null ? '' : answerHead(result.answer), result.reason ?? '']
     .filter(Boolean)
     .join(' ');
-  lines.push(`  Booth-->>App: ${text(verdict)}`);
-  return `${lines.join('\n')}\n`;
+  lines.push(mermaid`  Booth-->>App: ${label(verdict)}`);
+  return `${join(lines, mermaid`\n`).text}\n`;
 }
 
 /** What a reply needs to be drawn: an attempt's own fields, or one sample's. */
 type Reply = Pick<Sample<unknown>, 'answer' | 'confidence' | 'parseOk' | 'error' | 'callFailed' | 'ambiguous'>;
 
-function replyLine(reply: Reply): string {
-  return `  ${reply.callFailed ? 'Model--xBooth' : 'Model-->>Booth'}: ${text(replyText(reply))}`;
+function replyLine(reply: Reply): Mermaid {
+  return mermaid`  ${reply.callFailed ? mermaid`Model--xBooth` : mermaid`Model-->>Booth`}: ${label(replyText(reply))}`;
 }
 
 function replyText(reply: Reply): string {
   if (reply.callFailed) return `call failed: ${reply.error}`;
   if (!reply.parseOk) return `unparseable: ${reply.error}`;
-  return `${answerText(reply.answer)} at confidence ${reply.confidence}${reply.ambiguous ? ', ambiguous' : ''}`;
+  return `${answerHead(reply.answer)} at confidence ${reply.confidence}${reply.ambiguous ? ', ambiguous' : ''}`;
 }
 
 /**
  * How the samples voted. The tally alone is shortened: however many answers there were,
  * the share and the confidence the gates judged stay readable.
  */
-function vote(attempt: Attempt<unknown>): string {
+function vote(attempt: Attempt<unknown>): Mermaid {
   const clusters = attempt.clusters ?? [];
   const share = shareText(clusters);
-  if (share === null) return 'no vote: no sample parsed';
-  return `${text(`vote ${tallyText(clusters)}`)}${mermaidText(`: agreement ${share}, confidence ${attempt.confidence}`)}`;
+  if (share === null) return mermaid`no vote: no sample parsed`;
+  return mermaid`${label(`vote ${tallyText(clusters, answerHead)}`)}: agreement ${share}, confidence ${attempt.confidence}`;
 }
 
 /** The states an attempt passed after its call, the gates' verdicts in order. */
-function gates(result: BoothResult, attempt: number, skipCalling: boolean): string {
+function gates(result: BoothResult, attempt: number, skipCalling: boolean): Mermaid {
   const states = result.trace
     .filter((step) => step.attempt === attempt && !(skipCalling && step.state === 'calling'))
     .map((step) => step.state);
-  return text(states.join(' → '));
+  return label(states.join(' → '));
 }
 
-/** Keeps model text from breaking the diagram: one line, entities for Mermaid's specials, at most 80 characters. */
-function text(value: string): string {
-  const chars = [...value];
-  const line = chars.length > 80 ? `${chars.slice(0, 79).join('')}…` : value;
-  return mermaidText(line);
+const LABEL_MAX = 80;
+
+/**
+ * Keeps model text from breaking the diagram: at most 80 characters (code points), then
+ * one line with entities for Mermaid's specials. Cut before escaping, so an entity is never
+ * cut in half, and cut without reading past the 81st code point, so a 64 MB answer costs
+ * what an 80-character one does (spreading it into code points first took 8.7 s and 1 GB).
+ */
+function label(value: string): Mermaid {
+  return mermaid`${clip(String(value), LABEL_MAX)}`;
+}
+
+/** `text` if it has at most `max` code points, else its first `max - 1` and `…`; never splits a surrogate pair. */
+export function clip(text: string, max: number): string {
+  const end = codePointsEnd(text, max - 1);
+  return codePointsEnd(text, 1, end) === text.length ? text : `${text.slice(0, end)}…`;
+}
+
+/**
+ * Where the first `count` code points from `start` end, in UTF-16 units; the text's length
+ * if it has fewer. Reads only those code points: a pair counts as one, a lone surrogate as one.
+ */
+function codePointsEnd(text: string, count: number, start = 0): number {
+  let index = start;
+  for (let points = 0; points < count && index < text.length; points += 1) {
+    index += text.codePointAt(index)! > 0xffff ? 2 : 1;
+  }
+  return index;
+}
+
+/**
+ * `answerText(answer)` as a label shows it. A string answer longer than a label is quoted
+ * from its first code points only: its JSON then still has more than a label's 80, so the
+ * cut falls inside it, and the label is the same as from the whole answer's JSON, which for
+ * a 64 MB answer would be another 64 MB copy.
+ */
+function answerHead(answer: unknown): string {
+  if (typeof answer !== 'string' || answer.length <= 2 * LABEL_MAX) return answerText(answer);
+  return JSON.stringify(answer.slice(0, codePointsEnd(answer, LABEL_MAX)));
 }

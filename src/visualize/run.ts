@@ -1,0 +1,47 @@
+/**
+ * A run drawn on the machine it came from. Apart from `index.ts`, whose functions first
+ * read a run with `resultFrom`, so the hostile-page tests can draw a tampered run as it is.
+ */
+import type { AnyStateMachine } from 'xstate';
+import { checkpointMachine } from '../../machines/checkpoint.js';
+import { evidenceMachine } from '../../machines/evidence.js';
+import type { BoothResult } from '../result.js';
+import { edgeCounts, edgeKey, type MachineGraph, machineGraph } from './graph.js';
+import { dot, flowchart, type Path } from './render.js';
+import { retryGuardCounts } from './retries.js';
+
+const graphs = new WeakMap<AnyStateMachine, MachineGraph>();
+
+export function graphOf(machine: AnyStateMachine): MachineGraph {
+  let graph = graphs.get(machine);
+  if (!graph) {
+    graph = machineGraph(machine);
+    graphs.set(machine, graph);
+  }
+  return graph;
+}
+
+/** The machine a result came from: its trace starts in that machine's initial state. */
+function graphOfResult(result: BoothResult): MachineGraph {
+  const first = result.trace[0]?.state;
+  return graphOf(first === graphOf(evidenceMachine).initial ? evidenceMachine : checkpointMachine);
+}
+
+function pathOf(result: BoothResult): Path {
+  const counts = edgeCounts(result.trace, graphOfResult(result));
+  const visited = new Set(result.trace.map((step) => step.state));
+  if (counts.has(edgeKey('reconsidering', 'asking'))) visited.add('asking');
+  // Only the prompts tell which guard of reconsidering → asking each retry took.
+  const retries = edgeKey('reconsidering', 'asking');
+  return counts.has(retries) ? { counts, visited, labelCounts: new Map([[retries, retryGuardCounts(result.prompts)]]) } : { counts, visited };
+}
+
+/** The run's machine as Graphviz DOT, the path it took in red. */
+export function runDot(result: BoothResult): string {
+  return dot(graphOfResult(result), pathOf(result));
+}
+
+/** The run's machine as a Mermaid flowchart, the path it took in red. */
+export function runFlowchart(result: BoothResult): string {
+  return flowchart(graphOfResult(result), pathOf(result));
+}
