@@ -1,5 +1,6 @@
-import { closeSync, openSync, readFileSync, renameSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import { acheck } from '../acheck.js';
+import { replaceFile } from '../atomic-file.js';
 import type { ConfidenceSource } from '../agreement.js';
 import type { CallRetryPolicy } from '../call-retries.js';
 import { REPAIRED, VERIFIED } from '../constants.js';
@@ -328,9 +329,10 @@ export interface EarlierResults {
 /**
  * The results already in the output. A line cut short by a kill is dropped, and so, with
  * `retryFailed`, is a result whose every call failed: their questions are checked again.
- * When a line is dropped the file is rewritten without it (to a temporary file, then
- * renamed over it), so the output keeps one line per question. Anything but a regular
- * file (`/dev/stdout`, a pipe) is only written to.
+ * When a line is dropped the file is rewritten without it (to a temporary file with an
+ * unpredictable name, then renamed over it, keeping its permissions), so the output keeps
+ * one line per question. Anything but a regular file (`/dev/stdout`, a pipe) is only
+ * written to.
  */
 export function readEarlierResults(file: string, retryFailed: boolean, wanted: ReadonlySet<string>, warn: (message: string) => void): EarlierResults {
   const done = new Set<string>();
@@ -371,10 +373,9 @@ export function readEarlierResults(file: string, retryFailed: boolean, wanted: R
   }
   if (redone > 0) warn(`${redone} question${redone === 1 ? '' : 's'} whose every call failed ${redone === 1 ? 'is' : 'are'} checked again (--no-retry-failed keeps them)`);
   if (dropped > 0 || (text.length > 0 && !text.endsWith('\n'))) {
-    const temporary = `${file}.${process.pid}.tmp`;
     try {
-      writeFileSync(temporary, kept.map((line) => `${line}\n`).join(''));
-      renameSync(temporary, file);
+      // Not a name derived from the output's (a planted symlink there would be written through): see replaceFile.
+      replaceFile(file, kept.map((line) => `${line}\n`).join(''), stats.mode & 0o7777);
     } catch (error) {
       throw new CliFileError('results', file, 'write', error);
     }
