@@ -2,6 +2,7 @@
 import type { DelayedError, Queue, WaitingError, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { CommanderError, InvalidArgumentError } from 'commander';
+import { encodeKey } from '../checkpoints.js';
 import { isMissingPackage } from '../optional-peers.js';
 import type { JsonValue } from '../json-objects.js';
 
@@ -103,8 +104,7 @@ export interface QuestionJob {
  * may hold a lone surrogate, which encodeURIComponent refuses: it becomes `%u` and its code,
  * which no other id encodes to (a `%` of the id is encoded as `%25`).
  */
-export const jobIdOf = (id: string | number): string =>
-  `q-${Array.from(String(id), (char) => (/^[\ud800-\udfff]$/.test(char) ? `%u${char.charCodeAt(0).toString(16)}` : encodeURIComponent(char))).join('')}`;
+export const jobIdOf = (id: string | number): string => `q-${encodeKey(String(id))}`;
 
 /**
  * A connection that has answered, or an Error naming the URL and the fix. Once up it
