@@ -14,11 +14,11 @@ import { CONFIDENCE_SOURCES, type ConfidenceSource } from '../agreement.js';
 import { MAX_SAMPLES } from '../options.js';
 import type { Sample } from '../attempt.js';
 import type { AnswerSchema } from '../schema.js';
-import { type BatchOutput, type BatchSummary, CliFileError, lockOutput, readText, runBatch } from './batch.js';
+import { type BatchOutput, type BatchSummary, CliFileError, lockOutput, runBatch } from './batch.js';
 import { calibrate, calibrateBySource, confidenceBySource, type Labelled, loadChartLibraries, reliabilitySvg, sameAnswer, type SourceCalibrations } from './calibrate.js';
 import { runDemo } from './demo.js';
 import { askSpentLines, batchSpentLines } from './spent.js';
-import { loadSchemaFile, SchemaFileError, SchemaLibraryMissing } from './json-schema.js';
+import { loadSchemaFile, readSchemaText, SchemaFileError, SchemaLibraryMissing } from './json-schema.js';
 import { OTEL_PACKAGES, startOtel } from './otel.js';
 import { connectRedis, loadQueueLibraries, redisUrl, runName, shownUrl } from './queue.js';
 import { runQueueBatch } from './queue-batch.js';
@@ -239,7 +239,7 @@ function sharedFlags(flags: EndpointFlags): Record<string, string | number | boo
     '--samples': flags.samples,
     // As acheck decides it: hybrid by default when sampling, the model's own confidence otherwise.
     '--confidence-from': flags.confidenceFrom ?? (flags.samples > 1 ? 'hybrid' : 'self'),
-    '--schema': flags.schema === undefined ? null : JSON.stringify(JSON.parse(readText('schema', flags.schema))),
+    '--schema': flags.schema === undefined ? null : JSON.stringify(JSON.parse(readSchemaText(flags.schema))),
   };
 }
 
