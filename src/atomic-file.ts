@@ -41,7 +41,9 @@ export function replaceFile(file: string, text: string, mode?: number): void {
     rmSync(temporary, { force: true });
     throw error;
   }
-  // The rename itself must survive a power cut: flush the folder's entry too.
+  // The rename itself must survive a power cut: flush the folder's entry too. (Windows
+  // cannot open a folder as a file; NTFS journals the rename itself.)
+  if (process.platform === 'win32') return;
   const dir = openSync(folder, 'r');
   try {
     fsyncSync(dir);

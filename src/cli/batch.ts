@@ -425,7 +425,7 @@ export function readEarlierResults(file: string, retryFailed: boolean, wanted: R
   if (dropped > 0 || (text.length > 0 && !text.endsWith('\n'))) {
     try {
       // Not a name derived from the output's (a planted symlink there would be written through): see replaceFile.
-      replaceFile(file, kept.map((line) => `${line}\n`).join(''), stats.mode & 0o7777);
+      replaceFile(file, kept.map((line) => `${line}\n`).join(''), stats.mode & 0o777);
     } catch (error) {
       throw new CliFileError('results', file, 'write', error);
     }
