@@ -19,6 +19,8 @@ export default mergeConfig(
         'tests/browser.test.ts',
         'tests/cli.test.ts',
         'tests/cli-scripting.test.ts',
+        'tests/cli-files.test.ts',
+        'tests/queue-env.test.ts',
         'tests/demo.test.ts',
         'tests/concurrency.test.ts',
         'tests/load.test.ts',

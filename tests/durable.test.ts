@@ -3,10 +3,11 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } fro
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { describe, expect, it } from 'vitest';
-import { fileStore, memoryStore } from '../src/index.js';
+import { createHash } from 'node:crypto';
+import { describe, expect, it, vi } from 'vitest';
+import { acheck, CheckpointError, fileStore, memoryStore } from '../src/index.js';
 import { decided } from './helpers.js';
-import { storeContract, uninterrupted } from './store-contract.js';
+import { scriptedCall, storeContract, uninterrupted } from './store-contract.js';
 
 storeContract('memoryStore', {
   make: () => {
@@ -39,6 +40,101 @@ describe('fileStore', () => {
     await store.delete('a/b c');
     expect(readdirSync(dir)).toEqual([]);
     expect(await store.load('a/b c')).toBeUndefined();
+  });
+});
+
+describe('fileStore: keys of any length and any string', () => {
+  const QUESTION = 'Which city is the capital of France?';
+
+  /** Saves the run under `key` after attempt 0, stops it in attempt 1, then resumes it; the attempts called, in order. */
+  async function interruptAndResume(store: ReturnType<typeof fileStore>, key: string): Promise<number[]> {
+    const calls: number[] = [];
+    const controller = new AbortController();
+    const interrupted = acheck(
+      async (prompt, info) => {
+        calls.push(info.attempt);
+        if (info.attempt === 1) controller.abort(new Error('process going down'));
+        return scriptedCall(prompt, info);
+      },
+      QUESTION,
+      { maxRetries: 2, checkpoint: store, key, signal: controller.signal },
+    );
+    await expect(interrupted).rejects.toThrow('process going down');
+    const resumed = await acheck(
+      async (prompt, info) => {
+        calls.push(info.attempt);
+        return scriptedCall(prompt, info);
+      },
+      QUESTION,
+      { maxRetries: 2, checkpoint: store, key },
+    );
+    expect(decided(resumed)).toEqual(decided(await uninterrupted()));
+    return calls;
+  }
+
+  it('a key too long for a file name (204 to 250 encoded characters failed the save; more failed the load) is saved under its hash and resumed', async () => {
+    const keys = ['k'.repeat(204), 'k'.repeat(230), 'k'.repeat(250), 'k'.repeat(251), '/'.repeat(100), 'é'.repeat(5_000), 'k'.repeat(100_000)];
+    for (const key of keys) {
+      const dir = directory();
+      const store = fileStore(dir);
+      expect(await interruptAndResume(store, key), `key of ${key.length}`).toEqual([0, 1, 1, 2]);
+      expect(readdirSync(dir), `key of ${key.length}`).toEqual([]); // deleted once done, no temporary file left
+    }
+  });
+
+  it('names up to 250 encoded characters stay what they were, so stored runs still resume; longer ones are a SHA-256 no key can encode to', async () => {
+    const dir = directory();
+    const store = fileStore(dir);
+    const checkpoint = (key: string) => ({ format: 'booth.checkpoint', version: 1, key, snapshot: { n: 1 } }) as const;
+    for (const key of ['k'.repeat(250), 'a/b c', '%sha256-x', 'k'.repeat(251), '/'.repeat(84)]) await store.save(key, checkpoint(key));
+    const hash = (text: string) => createHash('sha256').update(text).digest('hex');
+    expect(readdirSync(dir).sort()).toEqual(
+      [`${'k'.repeat(250)}.json`, 'a%2Fb%20c.json', '%25sha256-x.json', `%sha256-${hash('k'.repeat(251))}.json`, `%sha256-${hash('%2F'.repeat(84))}.json`].sort(),
+    );
+    expect(store.locate?.('k'.repeat(251))).toBe(join(dir, `%sha256-${hash('k'.repeat(251))}.json`));
+    for (const key of ['k'.repeat(250), 'k'.repeat(251), '/'.repeat(84)]) expect(await store.load(key)).toEqual(checkpoint(key));
+  });
+
+  it('a hashed file holding another key (a planted file, or a hash collision) is a CheckpointError, and no call is made', async () => {
+    const dir = directory();
+    const store = fileStore(dir);
+    const key = 'k'.repeat(300);
+    await store.save(key, { format: 'booth.checkpoint', version: 1, key: 'someone else', snapshot: { n: 1 } });
+    expect(() => store.load(key)).toThrow(CheckpointError);
+    expect(() => store.load(key)).toThrow(`holds the checkpoint of another key ("someone else"), which shares its file name. Delete or move the file to start the run afresh.`);
+    const callFn = vi.fn(scriptedCall);
+    await expect(acheck(callFn, QUESTION, { checkpoint: store, key })).rejects.toBeInstanceOf(CheckpointError);
+    expect(callFn).not.toHaveBeenCalled();
+  });
+
+  it('a key with a lone surrogate (a URIError before) is saved and resumed, apart from the same key with another surrogate', async () => {
+    const dir = directory();
+    const store = fileStore(dir);
+    for (const key of ['\ud800', 'a\udc00b', '\udc00\ud800', `${'k'.repeat(300)}\ud800`, `${'k'.repeat(300)}\ud801`]) {
+      expect(await interruptAndResume(store, key), JSON.stringify(key)).toEqual([0, 1, 1, 2]);
+    }
+    const checkpoint = (key: string) => ({ format: 'booth.checkpoint', version: 1, key, snapshot: { key } }) as const;
+    const [high, other] = [`${'k'.repeat(300)}\ud800`, `${'k'.repeat(300)}\ud801`];
+    await store.save(high, checkpoint(high));
+    await store.save(other, checkpoint(other));
+    await store.save('\ud800', checkpoint('\ud800'));
+    expect(readdirSync(dir)).toHaveLength(3);
+    expect(readdirSync(dir)).toContain('%ud800.json');
+    expect(await store.load(high)).toEqual(checkpoint(high));
+    expect(await store.load(other)).toEqual(checkpoint(other));
+  });
+
+  it('a key no run can be named by (not a string, or empty) is a TypeError naming it, before any file or call', async () => {
+    const dir = directory();
+    const store = fileStore(dir);
+    for (const key of ['', 42, null, undefined, { id: 1 }]) {
+      const message = /Expected the checkpoint `key` to be a non-empty string naming the run, got/;
+      expect(() => store.load(key as string), String(key)).toThrow(TypeError);
+      expect(() => store.load(key as string), String(key)).toThrow(message);
+      expect(() => store.save(key as string, { format: 'booth.checkpoint', version: 1, key: 'x', snapshot: {} }), String(key)).toThrow(message);
+      expect(() => store.delete(key as string), String(key)).toThrow(message);
+    }
+    expect(existsSync(dir) ? readdirSync(dir) : []).toEqual([]);
   });
 });
 

@@ -1,5 +1,6 @@
-import { closeSync, openSync, readFileSync, renameSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readFileSync, readSync, rmSync, type Stats, statSync, writeFileSync, writeSync } from 'node:fs';
 import { acheck } from '../acheck.js';
+import { replaceFile } from '../atomic-file.js';
 import type { ConfidenceSource } from '../agreement.js';
 import type { CallRetryPolicy } from '../call-retries.js';
 import { REPAIRED, VERIFIED } from '../constants.js';
@@ -138,6 +139,9 @@ function fixFor(code: string | undefined, role: FileRole, path: string): string 
       return `. Check the permissions of ${path} and its folder.`;
     case 'EISDIR':
       return '. Name a file, not a folder.';
+    case 'ENXIO':
+      // The message already says what to do (a FIFO without a reader); nothing was written.
+      return '.';
     case 'ENOSPC':
     case 'EDQUOT':
       return `. Free some disk space${written}.`;
@@ -289,6 +293,53 @@ export function readText(role: FileRole, file: string): string {
   }
 }
 
+/**
+ * A regular file's whole text, of at most `maxBytes`: for the files that are read whole
+ * and small, such as the schema. A FIFO would block the read until a writer came (for
+ * ever), and a device such as /dev/zero would be read until memory ran out, aborting the
+ * process; both are refused at once, as is a larger file, with a `CliFileError`. The
+ * file is opened without blocking and then looked at, so what is read is what was judged.
+ */
+export function readRegularFile(role: FileRole, file: string, maxBytes: number): string {
+  let fd: number;
+  try {
+    // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer. Regular files ignore it.
+    fd = openSync(file, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0));
+  } catch (error) {
+    throw new CliFileError(role, file, 'read', error);
+  }
+  try {
+    const stats = fstatSync(fd);
+    if (!stats.isFile()) throw new CliFileError(role, file, 'read', new Error(`it is ${kindOf(stats)}, not a regular file; give the path of a file`));
+    if (stats.size > maxBytes) throw new CliFileError(role, file, 'read', tooLarge(stats.size, maxBytes));
+    // One byte more than allowed: a file that grew since fstat is refused, not cut.
+    const buffer = Buffer.alloc(Math.min(stats.size, maxBytes) + 1);
+    let length = 0;
+    for (let n; length < buffer.length && (n = readSync(fd, buffer, length, buffer.length - length, null)) > 0; ) length += n;
+    if (length > maxBytes) throw new CliFileError(role, file, 'read', tooLarge(length, maxBytes));
+    return buffer.toString('utf8', 0, length);
+  } catch (error) {
+    if (error instanceof CliFileError) throw error;
+    throw new CliFileError(role, file, 'read', error);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function tooLarge(size: number, maxBytes: number): Error {
+  return new Error(`it holds ${size} bytes or more, over the ${maxBytes / 1024 / 1024} MiB such a file may hold; check the path`);
+}
+
+/** What a file that is not a regular one is, for messages. */
+function kindOf(stats: Stats): string {
+  if (stats.isFIFO()) return 'a FIFO (named pipe)';
+  if (stats.isCharacterDevice()) return 'a character device';
+  if (stats.isBlockDevice()) return 'a block device';
+  if (stats.isSocket()) return 'a socket';
+  if (stats.isDirectory()) return 'a folder';
+  return 'not a regular file';
+}
+
 export function readQuestions(file: string, warn: (message: string) => void): Question[] {
   const text = readText('questions', file);
   const questions: Question[] = [];
@@ -328,9 +379,10 @@ export interface EarlierResults {
 /**
  * The results already in the output. A line cut short by a kill is dropped, and so, with
  * `retryFailed`, is a result whose every call failed: their questions are checked again.
- * When a line is dropped the file is rewritten without it (to a temporary file, then
- * renamed over it), so the output keeps one line per question. Anything but a regular
- * file (`/dev/stdout`, a pipe) is only written to.
+ * When a line is dropped the file is rewritten without it (to a temporary file with an
+ * unpredictable name, then renamed over it, keeping its permissions), so the output keeps
+ * one line per question. Anything but a regular file (`/dev/stdout`, a pipe) is only
+ * written to.
  */
 export function readEarlierResults(file: string, retryFailed: boolean, wanted: ReadonlySet<string>, warn: (message: string) => void): EarlierResults {
   const done = new Set<string>();
@@ -371,10 +423,9 @@ export function readEarlierResults(file: string, retryFailed: boolean, wanted: R
   }
   if (redone > 0) warn(`${redone} question${redone === 1 ? '' : 's'} whose every call failed ${redone === 1 ? 'is' : 'are'} checked again (--no-retry-failed keeps them)`);
   if (dropped > 0 || (text.length > 0 && !text.endsWith('\n'))) {
-    const temporary = `${file}.${process.pid}.tmp`;
     try {
-      writeFileSync(temporary, kept.map((line) => `${line}\n`).join(''));
-      renameSync(temporary, file);
+      // Not a name derived from the output's (a planted symlink there would be written through): see replaceFile.
+      replaceFile(file, kept.map((line) => `${line}\n`).join(''), stats.mode & 0o777);
     } catch (error) {
       throw new CliFileError('results', file, 'write', error);
     }
@@ -427,8 +478,27 @@ function isRunning(pid: number): boolean {
   }
 }
 
+/**
+ * The output, open to append. It is opened without blocking first: a FIFO with no reader
+ * would otherwise hold the open, and with it the whole process (Ctrl-C included, whose
+ * handler never gets to run), until some process read it. Without a reader that is ENXIO,
+ * refused here; with one, anything but a regular file is opened again as usual, so that its
+ * writes wait for the reader rather than fail when the pipe is full.
+ */
 function openOutput(file: string): number {
+  let fd: number;
   try {
+    fd = openSync(file, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | (constants.O_NONBLOCK ?? 0), 0o666);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENXIO' && statSync(file, { throwIfNoEntry: false })?.isFIFO()) {
+      const noReader = Object.assign(new Error('it is a FIFO (named pipe) that no process is reading; start its reader first, or give -o a regular file'), { code: 'ENXIO' });
+      throw new CliFileError('results', file, 'write', noReader);
+    }
+    throw new CliFileError('results', file, 'write', error);
+  }
+  try {
+    if (fstatSync(fd).isFile()) return fd;
+    closeSync(fd);
     return openSync(file, 'a');
   } catch (error) {
     throw new CliFileError('results', file, 'write', error);

@@ -14,13 +14,13 @@ import { CONFIDENCE_SOURCES, type ConfidenceSource } from '../agreement.js';
 import { MAX_SAMPLES } from '../options.js';
 import type { Sample } from '../attempt.js';
 import type { AnswerSchema } from '../schema.js';
-import { type BatchOutput, type BatchSummary, CliFileError, lockOutput, readText, runBatch } from './batch.js';
+import { type BatchOutput, type BatchSummary, CliFileError, lockOutput, runBatch } from './batch.js';
 import { calibrate, calibrateBySource, confidenceBySource, type Labelled, loadChartLibraries, reliabilitySvg, sameAnswer, type SourceCalibrations } from './calibrate.js';
 import { runDemo } from './demo.js';
 import { askSpentLines, batchSpentLines } from './spent.js';
-import { loadSchemaFile, SchemaFileError, SchemaLibraryMissing } from './json-schema.js';
+import { loadSchemaFile, readSchemaText, SchemaFileError, SchemaLibraryMissing } from './json-schema.js';
 import { OTEL_PACKAGES, startOtel } from './otel.js';
-import { connectRedis, loadQueueLibraries, redisUrl, runName, shownUrl } from './queue.js';
+import { connectRedis, loadQueueLibraries, QueueEnvError, type RedisTarget, redisTarget, redisUrl, runName, shownUrl } from './queue.js';
 import { runQueueBatch } from './queue-batch.js';
 import { RunSettingsError, startWorker } from './worker.js';
 import { toHtml } from '../visualize/index.js';
@@ -191,6 +191,23 @@ function checkQueueUrl(command: Command, value: string): void {
   }
 }
 
+/**
+ * The Redis of `--queue` and `--queue-env`, checked before anything else is done: a bad
+ * variable is bad usage naming it (never its value).
+ */
+function targetOf(command: Command, flags: { queue?: string | undefined; queueEnv?: string | undefined }): RedisTarget {
+  if (flags.queue !== undefined) checkQueueUrl(command, flags.queue);
+  try {
+    return redisTarget(flags.queue, flags.queueEnv);
+  } catch (error) {
+    if (error instanceof QueueEnvError) usageError(command, `error: ${error.message}`);
+    throw error;
+  }
+}
+
+const QUEUE_ENV_HELP =
+  'environment variable holding the Redis URL, or with --queue <url> just its password: kept out of the command line, which every local user can read (ps)';
+
 /** Ends the command with a usage error: the message, then the command's help. */
 function usageError(command: Command, message: string): never {
   return command.error(message, { exitCode: USAGE_ERROR, code: 'commander.usageError' });
@@ -202,11 +219,12 @@ type BatchFlags = EndpointFlags & {
   retryFailed: boolean;
   withPrompts?: boolean;
   queue?: string;
+  queueEnv?: string;
   name?: string;
   collect?: boolean;
 };
 
-type WorkerFlags = EndpointFlags & { queue: string; name: string; concurrency: number; rate?: { max: number; durationMs: number }; lockMs: number };
+type WorkerFlags = EndpointFlags & { queue?: string; queueEnv?: string; name: string; concurrency: number; rate?: { max: number; durationMs: number }; lockMs: number };
 
 /** The flags a queued batch leaves to its workers, by their key and as they are written. */
 const WORKER_FLAGS = [
@@ -239,7 +257,7 @@ function sharedFlags(flags: EndpointFlags): Record<string, string | number | boo
     '--samples': flags.samples,
     // As acheck decides it: hybrid by default when sampling, the model's own confidence otherwise.
     '--confidence-from': flags.confidenceFrom ?? (flags.samples > 1 ? 'hybrid' : 'self'),
-    '--schema': flags.schema === undefined ? null : JSON.stringify(JSON.parse(readText('schema', flags.schema))),
+    '--schema': flags.schema === undefined ? null : JSON.stringify(JSON.parse(readSchemaText(flags.schema))),
   };
 }
 
@@ -331,10 +349,10 @@ async function localBatch(input: string, flags: BatchFlags): Promise<void> {
 }
 
 /** `batch --queue`: the questions go to Redis, the workers check them, and this writes their lines. */
-async function queuedBatch(input: string | null, flags: BatchFlags & { queue: string; name: string }): Promise<void> {
+async function queuedBatch(input: string | null, target: RedisTarget, flags: BatchFlags & { name: string }): Promise<void> {
   const libraries = await loadQueueLibraries('--queue', USAGE_ERROR);
   const release = lockOutput(flags.output);
-  const client = await connectRedis(libraries, flags.queue, warn).catch((error: unknown) => {
+  const client = await connectRedis(libraries, target, warn).catch((error: unknown) => {
     release();
     throw error;
   });
@@ -399,12 +417,13 @@ export function program(): Command {
     .option('--no-retry-failed', 'on a rerun, keep the results whose every call failed instead of checking them again')
     .option('--with-prompts', 'keep the prompts sent in each result line')
     .option('--queue <url>', 'Redis to queue the questions in (needs npm i bullmq ioredis); `booth worker`s check them')
+    .option('--queue-env <var>', QUEUE_ENV_HELP)
     .option('--name <run>', 'with --queue: the run, as its workers are started with', runName)
     .option('--collect', 'with --queue: queue nothing, only write the run\'s results')
     .action(async (input: string | undefined, flags: BatchFlags, command: Command) => {
-      if (flags.queue === undefined) {
+      if (flags.queue === undefined && flags.queueEnv === undefined) {
         for (const [flag, given] of [['--name', flags.name], ['--collect', flags.collect]] as const) {
-          if (given !== undefined) usageError(command, `error: option '${flag}' goes with --queue <url>; without it the batch runs here.`);
+          if (given !== undefined) usageError(command, `error: option '${flag}' goes with --queue <url> (or --queue-env <var>); without it the batch runs here.`);
         }
         if (input === undefined) usageError(command, "error: missing required argument 'questions'");
         for (const [flag, given] of [['--base-url <url>', flags.baseUrl], ['--model <name>', flags.model]] as const) {
@@ -413,28 +432,30 @@ export function program(): Command {
         return localBatch(input, flags);
       }
       if (flags.name === undefined) usageError(command, "error: option '--queue <url>' needs --name <run>: the run's name, which its workers are started with.");
-      checkQueueUrl(command, flags.queue);
+      const target = targetOf(command, flags);
       const modelFlags = WORKER_FLAGS.filter(([key]) => command.getOptionValueSource(key) === 'cli').map(([, flag]) => flag);
       if (modelFlags.length > 0) {
         usageError(command, `error: with --queue the workers call the model and check the answers: give ${modelFlags.join(', ')} to booth worker instead.`);
       }
       if (input === undefined && !flags.collect) usageError(command, "error: missing required argument 'questions' (or --collect, to only write the run's results)");
-      return queuedBatch(input ?? null, { ...flags, queue: flags.queue, name: flags.name });
+      return queuedBatch(input ?? null, target, { ...flags, name: flags.name });
     });
 
   withEndpointFlags(booth.command('worker'))
     .description('check the questions of a queued batch (booth batch --queue) until stopped; start one on each machine')
-    .requiredOption('--queue <url>', 'the Redis the batch was queued in (needs npm i bullmq ioredis)')
+    .option('--queue <url>', 'the Redis the batch was queued in (needs npm i bullmq ioredis)')
+    .option('--queue-env <var>', QUEUE_ENV_HELP)
     .requiredOption('--name <run>', 'the run, as given to booth batch --name', runName)
     .option('--concurrency <n>', 'checks in flight at once in this worker', wholeNumber(1), 8)
     .option('--rate <n/s>', 'questions started per second by all the run\'s workers together (n/s, n/m or n/h)', rateLimit)
     .option('--lock-ms <ms>', 'how long a question stays with a worker that stopped answering before another takes it', wholeNumber(1_000), 30_000)
     .action(async (flags: WorkerFlags, command: Command) => {
-      checkQueueUrl(command, flags.queue);
+      if (flags.queue === undefined && flags.queueEnv === undefined) usageError(command, "error: required option '--queue <url>' (or --queue-env <var>) not specified");
+      const target = targetOf(command, flags);
       const libraries = await loadQueueLibraries('booth worker', USAGE_ERROR);
       const schema = await schemaFrom(flags);
       const otel = flags.otel ? await startOtel(flags.model, USAGE_ERROR, warn) : null;
-      const client = await connectRedis(libraries, flags.queue, warn);
+      const client = await connectRedis(libraries, target, warn);
       let worker;
       try {
         worker = await startWorker({
@@ -455,7 +476,7 @@ export function program(): Command {
         if (error instanceof RunSettingsError) throw new CommanderError(USAGE_ERROR, 'booth.worker', `error: ${error.message}`);
         throw error;
       }
-      console.error(`booth worker: checking run ${flags.name} from ${shownUrl(flags.queue)}, ${flags.concurrency} at a time; Ctrl-C or SIGTERM stops it`);
+      console.error(`booth worker: checking run ${flags.name} from ${target.shown}, ${flags.concurrency} at a time; Ctrl-C or SIGTERM stops it`);
       // The first signal finishes the checks in flight; a second stops them where they are, their checkpoints kept.
       let signals = 0;
       const stop = () => {

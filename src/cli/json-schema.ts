@@ -2,7 +2,7 @@ import type { StandardJSONSchemaV1, StandardSchemaV1 } from '@standard-schema/sp
 // Types only: the CLI imports Ajv at run time just when `--schema` is given (see loadAjv).
 import type { Ajv2020, ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
 import { describeValue } from '../values.js';
-import { readText } from './batch.js';
+import { readRegularFile } from './batch.js';
 import { isMissingPackage } from '../optional-peers.js';
 
 /**
@@ -41,6 +41,14 @@ export class SchemaFileError extends Error {
   }
 }
 
+/** The most a schema file may hold: far more than any schema a prompt can quote, far less than what would stall or abort the process. */
+export const MAX_SCHEMA_BYTES = 1024 * 1024;
+
+/** The schema file's text: a regular file of at most MAX_SCHEMA_BYTES, else a `CliFileError` (a FIFO would hang, /dev/zero exhaust memory). */
+export function readSchemaText(file: string): string {
+  return readRegularFile('schema', file, MAX_SCHEMA_BYTES);
+}
+
 /** Ajv's draft 2020-12 class, imported now; `SchemaLibraryMissing` when ajv is not installed. */
 export async function loadAjv(): Promise<typeof Ajv2020> {
   try {
@@ -60,7 +68,7 @@ export async function loadAjv(): Promise<typeof Ajv2020> {
 export async function loadSchemaFile(file: string, warn: (message: string) => void): Promise<JsonSchemaAnswer> {
   // Ajv first: without it, the fix is to install it, whatever the file holds.
   const Ajv = await loadAjv();
-  const text = readText('schema', file);
+  const text = readSchemaText(file);
   let document: unknown;
   try {
     document = JSON.parse(text);

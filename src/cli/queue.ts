@@ -2,6 +2,7 @@
 import type { DelayedError, Queue, WaitingError, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { CommanderError, InvalidArgumentError } from 'commander';
+import { encodeKey } from '../checkpoints.js';
 import { isMissingPackage } from '../optional-peers.js';
 import { shownUrl } from '../urls.js';
 import type { JsonValue } from '../json-objects.js';
@@ -68,6 +69,71 @@ export function runName(value: string): string {
 /** The URL as messages show it: the one redaction every URL Booth shows goes through. */
 export { shownUrl };
 
+/**
+ * Where Redis is and how to log in, as `--queue` and `--queue-env` give it. A password from
+ * the environment travels apart from the URL, as ioredis options: put into a URL it would
+ * have to be percent-encoded (and ioredis decodes it, so a `%` of the password would be
+ * misread), and a URL with a username but no password would override it with an empty one.
+ */
+export interface RedisTarget {
+  /** What ioredis is given: with --queue-env alone, the variable's URL as it is. */
+  readonly url: string;
+  readonly username?: string | undefined;
+  readonly password?: string | undefined;
+  /** The URL as messages show it: any password is `***`. */
+  readonly shown: string;
+}
+
+/** Thrown for a `--queue-env` that cannot serve; the message never holds the variable's value. */
+export class QueueEnvError extends Error {
+  override readonly name = 'QueueEnvError';
+}
+
+/**
+ * The Redis to use, from `--queue <url>` and `--queue-env <var>`. The variable holds the whole
+ * URL when `--queue` is left out, or only the password, for a `--queue` URL without one: either
+ * way the password stays out of the command line, which every local user can read (`ps`).
+ * A variable that is unset or empty, or that does not hold what its use needs, is a
+ * `QueueEnvError` naming the variable and never its value.
+ */
+export function redisTarget(queue: string | undefined, queueEnv: string | undefined, env: NodeJS.ProcessEnv = process.env): RedisTarget {
+  if (queueEnv === undefined) {
+    if (queue === undefined) throw new QueueEnvError("give --queue <url>, or --queue-env <var> naming an environment variable that holds the Redis URL");
+    return { url: redisUrl(queue), shown: shownUrl(queue) };
+  }
+  const value = env[queueEnv];
+  const holds = queue === undefined ? 'the Redis URL' : 'the Redis password';
+  if (value === undefined) throw new QueueEnvError(`option '--queue-env ${queueEnv}': $${queueEnv} is not set; set it to ${holds}.`);
+  if (value === '') throw new QueueEnvError(`option '--queue-env ${queueEnv}': $${queueEnv} is empty; set it to ${holds}.`);
+  if (queue === undefined) {
+    try {
+      redisUrl(value);
+    } catch (error) {
+      // Not the value: a URL that fails to parse may still hold the password.
+      throw new QueueEnvError(`option '--queue-env ${queueEnv}': $${queueEnv} is not a Redis URL: ${(error as Error).message} (Or give the URL without its password to --queue, and only the password in $${queueEnv}.)`);
+    }
+    return { url: value, shown: shownUrl(value) };
+  }
+  const url = new URL(redisUrl(queue));
+  if (url.password !== '') {
+    throw new QueueEnvError(`option '--queue-env ${queueEnv}' gives the password, but the --queue URL holds one too; leave it out of --queue, where every local user can read it (ps).`);
+  }
+  if (/^rediss?:\/\//i.test(value)) {
+    throw new QueueEnvError(`option '--queue-env ${queueEnv}': with --queue, $${queueEnv} holds only the password, but it holds a Redis URL; leave --queue out to take the whole URL from $${queueEnv}.`);
+  }
+  let username: string | undefined;
+  try {
+    username = url.username === '' ? undefined : decodeURIComponent(url.username);
+  } catch {
+    throw new QueueEnvError(`the username of the --queue URL is not valid percent-encoding.`);
+  }
+  url.username = '';
+  const bare = url.href;
+  if (username !== undefined) url.username = encodeURIComponent(username);
+  url.password = '***';
+  return { url: bare, username, password: value, shown: url.href };
+}
+
 export const QUEUE_PREFIX = 'booth:queue';
 
 export interface RunKeys {
@@ -100,16 +166,17 @@ export interface QuestionJob {
  * may hold a lone surrogate, which encodeURIComponent refuses: it becomes `%u` and its code,
  * which no other id encodes to (a `%` of the id is encoded as `%25`).
  */
-export const jobIdOf = (id: string | number): string =>
-  `q-${Array.from(String(id), (char) => (/^[\ud800-\udfff]$/.test(char) ? `%u${char.charCodeAt(0).toString(16)}` : encodeURIComponent(char))).join('')}`;
+export const jobIdOf = (id: string | number): string => `q-${encodeKey(String(id))}`;
 
 /**
  * A connection that has answered, or an Error naming the URL and the fix. Once up it
  * reconnects for as long as it takes and its commands wait meanwhile (BullMQ needs
  * `maxRetriesPerRequest: null` for that); each loss and each return is said once.
  */
-export async function connectRedis(libraries: QueueLibraries, url: string, warn: (message: string) => void): Promise<Redis> {
-  const client = new libraries.Redis(url, { maxRetriesPerRequest: null });
+export async function connectRedis(libraries: QueueLibraries, target: RedisTarget, warn: (message: string) => void): Promise<Redis> {
+  const credentials = target.password === undefined ? {} : { password: target.password, ...(target.username === undefined ? {} : { username: target.username }) };
+  const client = new libraries.Redis(target.url, { maxRetriesPerRequest: null, ...credentials });
+  const shown = target.shown;
   let lastError: Error | null = null;
   let up = false;
   let lost = false;
@@ -117,11 +184,11 @@ export async function connectRedis(libraries: QueueLibraries, url: string, warn:
     lastError = error;
     if (up && !lost) {
       lost = true;
-      warn(`lost the connection to Redis at ${shownUrl(url)} (${error.message}); reconnecting`);
+      warn(`lost the connection to Redis at ${shown} (${error.message}); reconnecting`);
     }
   });
   client.on('ready', () => {
-    if (lost) warn(`reconnected to Redis at ${shownUrl(url)}`);
+    if (lost) warn(`reconnected to Redis at ${shown}`);
     lost = false;
   });
   let answered = false;
@@ -139,8 +206,8 @@ export async function connectRedis(libraries: QueueLibraries, url: string, warn:
     const reason = (lastError as Error | null)?.message ?? `no answer in ${CONNECT_TIMEOUT_MS / 1000} s`;
     throw new Error(
       refused
-        ? `Redis at ${shownUrl(url)} (--queue) refused it: ${reason}. Give --queue the right password and database.`
-        : `cannot reach Redis at ${shownUrl(url)} (--queue): ${reason}. Start redis-server there, or give --queue the right address.`,
+        ? `Redis at ${shown} (--queue) refused it: ${reason}. Give --queue (or --queue-env) the right password and database.`
+        : `cannot reach Redis at ${shown} (--queue): ${reason}. Start redis-server there, or give --queue the right address.`,
     );
   }
   up = true;
