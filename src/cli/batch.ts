@@ -498,9 +498,13 @@ function openOutput(file: string): number {
   }
   try {
     if (fstatSync(fd).isFile()) return fd;
+    // The blocking descriptor opens before the probe closes: between the two, a FIFO would
+    // have no writer, and its reader would take that for the end of the results.
+    const blocking = openSync(file, 'a');
     closeSync(fd);
-    return openSync(file, 'a');
+    return blocking;
   } catch (error) {
+    closeSync(fd);
     throw new CliFileError('results', file, 'write', error);
   }
 }
