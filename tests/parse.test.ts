@@ -216,6 +216,27 @@ describe('§4 the format example, a draft or a nested example never wins over th
     const whole = `{"answer": "x", "confidence": 2, "note": "\`\`\`json {\\"answer\\": 1} \`\`\`"}`;
     expect(errorOf(whole)).toMatch(/out of range: 2/);
   });
+
+  // Which fence an object is in is tracked as the scan moves on: these pin where a fence starts and ends.
+  it('an object after a fence is not in it: the last line still wins over it', () => {
+    const reply = `\`\`\`json\n{"answer": "broken"}\n\`\`\`\n${envelope('after the fence', 0.9)} and then\n${envelope('last line', 0.8)}`;
+    expect(read(reply).answer).toBe('last line');
+  });
+
+  it("an object in the second fence is fenced too, and wins over the last line when the first fence's object fails", () => {
+    const reply = `\`\`\`json\n{"answer": "broken"}\n\`\`\`\n\`\`\`json\n${envelope('second fence', 0.7)}\n\`\`\`\n${envelope('last line', 0.8)}`;
+    expect(read(reply).answer).toBe('second fence');
+  });
+
+  it('an object right after the json tag is inside the fence', () => {
+    expect(read(`Format: {"answer":"<answer>","confidence":1.0} \`\`\`json${envelope('fenced', 0.6)}\`\`\``).answer).toBe('fenced');
+  });
+
+  it('a fenced object right after an unfenced one that passed still wins', () => {
+    // The first object's string opens the fence, so the object starting where it ends is inside it.
+    const reply = `Here: {"answer": "\`\`\`json", "confidence": 0.9}${envelope('fenced', 0.6)}\`\`\` done`;
+    expect(read(reply).answer).toBe('fenced');
+  });
 });
 
 describe('§4 rules', () => {
