@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { decimalString, EMPTY_REPLY_ERROR, MAX_DEPTH, NO_OBJECT_ERROR, parseReply, type Reading } from '../src/parse.js';
 import { envelope } from './helpers.js';
 
@@ -230,6 +230,20 @@ describe('§4 the format example, a draft or a nested example never wins over th
 
   it('an object right after the json tag is inside the fence', () => {
     expect(read(`Format: {"answer":"<answer>","confidence":1.0} \`\`\`json${envelope('fenced', 0.6)}\`\`\``).answer).toBe('fenced');
+  });
+
+  it("the whole reply's rejection is reported over a fenced object's inside it", () => {
+    // Neither key, so what it nests is tried: the `{}` in the fence in its string is fenced, and rejected after it.
+    const whole = `{"note": "\`\`\`json {} \`\`\`", "deep": ${'['.repeat(MAX_DEPTH)}${']'.repeat(MAX_DEPTH)}}`;
+    expect(errorOf(whole)).toBe(`the JSON object nests ${MAX_DEPTH + 1} levels deep; Booth reads objects at most ${MAX_DEPTH} deep`);
+  });
+
+  it("the first reply a fresh process reads finds its fence like any later one", async () => {
+    // The reader's state is shared by every reply: what it starts as must read a first reply as it reads the rest.
+    vi.resetModules();
+    const fresh = await import('../src/parse.js');
+    const reply = `Format: {"answer":"<answer>","confidence":1.0}\n\`\`\`json\n${envelope('fenced', 0.6)}\n\`\`\`\n`;
+    expect(fresh.parseReply(reply)).toMatchObject({ ok: true, answer: 'fenced' });
   });
 
   it('a fenced object right after an unfenced one that passed still wins', () => {
