@@ -435,6 +435,18 @@ describe('what the mutation run found untested', () => {
     expect([reader.start(id), reader.end(id)]).toEqual([at, text.length]);
   });
 
+  it('an object read again after many later ones is found among their rows by its start, under the id it had', () => {
+    // Eight rows without the memo: a read before the latest object's start searches them for its own row.
+    const text = Array.from({ length: 8 }, (_, k) => `{"k": ${k}}`).join(' ');
+    const reader = new JsonObjectReader(['answer']);
+    reader.reset(text);
+    const starts = [...text.matchAll(/\{/g)].map((match) => match.index);
+    const ids = starts.map((at) => reader.read(at));
+    expect(ids).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+    expect(starts.map((at) => reader.read(at))).toEqual(ids);
+    expect([...starts].reverse().map((at) => reader.read(at))).toEqual([...ids].reverse());
+  });
+
   it('an object around one the memo knows failed fails too, in the reader and in a reply', () => {
     const text = '{"s": "{", "t": {}} {"a": {"b": x}}';
     const reader = new JsonObjectReader(['answer']);
