@@ -197,6 +197,8 @@ describe('§4 the format example, a draft or a nested example never wins over th
     // A null answer is still the key: the object is the envelope, and what it nests stays an example.
     expect(parseReply(`{"answer": null, "confidence": 0.9, "x": ${example}}`)).toMatchObject({ ok: false, error: expect.stringMatching(/"answer" is missing/) });
     expect(parseReply(`{"confidence": 0.9, "x": ${example}}`)).toMatchObject({ ok: false, error: expect.stringMatching(/"answer" is missing/) });
+    // Either key alone makes the object the envelope: an answer without a confidence too.
+    expect(parseReply(`{"answer": "draft", "x": ${example}}`)).toMatchObject({ ok: false, error: expect.stringMatching(/"confidence" is missing/) });
   });
 
   it('a wrapper with neither key still gives way to its envelope, and a later object after the broken envelope is still tried', () => {
