@@ -447,6 +447,15 @@ describe('what the mutation run found untested', () => {
     expect([...starts].reverse().map((at) => reader.read(at))).toEqual([...ids].reverse());
   });
 
+  it('a number with no digits ends nothing: the object holding it fails, wherever the text before it could resume', () => {
+    // After `{}`, position 1 holds a `}` that would close the object if the failed number pointed the read back there.
+    expect(parseReply('{} {"answer": "x", "confidence": 0.9, "z": -}')).toEqual({
+      ok: false,
+      error: '"answer" is missing or null; the object needs both "answer" and "confidence"',
+    });
+    expect(parseReply('{} {"answer": "x", "confidence": 0.9, "z": 1e}')).toMatchObject({ ok: false });
+  });
+
   it('an object around one the memo knows failed fails too, in the reader and in a reply', () => {
     const text = '{"s": "{", "t": {}} {"a": {"b": x}}';
     const reader = new JsonObjectReader(['answer']);
