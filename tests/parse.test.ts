@@ -189,6 +189,12 @@ describe('§4 the format example, a draft or a nested example never wins over th
     expect(read(`\`\`\`python\n\`\`\`json ${envelope('first', 0.9)} \`\`\``).answer).toBe('first');
   });
 
+  it('fences pair up once, in order: a closing run followed by json, then another pair, makes no fence', () => {
+    // The python block closes with ```json, and ```text opens the next block: no json fence anywhere, so the last line wins.
+    const reply = `\`\`\`python\nprint(1)\n\`\`\`json\n${envelope('between', 0.9)}\n\`\`\`text\nx\n\`\`\`\n${envelope('last line', 0.8)}`;
+    expect(read(reply).answer).toBe('last line');
+  });
+
   it('an envelope that breaks a rule is not replaced by an example nested inside it', () => {
     const example = envelope('example', 1);
     const reply = `{"ambiguous": false, "answer": "Paris", "example": ${example}, "confidence": "high"}`;
