@@ -172,6 +172,7 @@ class Candidates {
     // Stryker disable next-line ConditionalExpression: no object read from a position without `{` ends where the reply ends
     if (this.#text.charCodeAt(from) !== OPEN_BRACE) return undefined;
     // The scan meets this position again.
+    // Stryker disable next-line BooleanLiteral: without `again` a failed read there is read afresh by the scan and fails alike; `again` only spares that
     const id = this.#reader.read(from, true);
     // Stryker disable next-line ConditionalExpression: object -1 has no end, so the test below rejects it as well
     if (id < 0) return undefined;
@@ -219,6 +220,7 @@ function jsonFences(text: string, start: number, end: number, into: number[]): v
     const info = skipBlanks(text, pastBackticks(text, open));
     const close = text.indexOf('```', info);
     if (close < 0 || close >= end) return;
+    // Stryker disable next-line ArithmeticOperator: the four characters before the tag are backticks or blanks, never a `{`, so starting there adds no object
     if (isJsonTag(text, info)) into.push(info + 4, close);
     open = text.indexOf('```', pastBackticks(text, close));
   }
