@@ -146,6 +146,13 @@ describe('§4 candidates', () => {
     expect(read('{"answer": "x", "confidence": 0.0}').confidence).toBe(0);
   });
 
+  it('§4 each of the four JSON whitespace characters may stand between any two tokens of an object the reader finds in prose', () => {
+    for (const blank of [' ', '\n', '\r', '\t']) {
+      const object = ['{', '"answer"', ':', '"x"', ',', '"confidence"', ':', '0.9', ',', '"a"', ':', '[', '1', ',', '{', '}', ']', '}'].join(blank);
+      expect(read(`Here: ${object} done`), JSON.stringify(blank)).toMatchObject({ answer: 'x', confidence: 0.9 });
+    }
+  });
+
   it('§4 control characters inside strings are invalid JSON', () => {
     expect(errorOf('{"answer": "a\u0001b", "confidence": 0.9}')).toBe(NO_OBJECT_ERROR);
   });
@@ -187,6 +194,10 @@ describe('§4 the format example, a draft or a nested example never wins over th
     const reply = `\`\`\`python\nprint(1)\n\`\`\`\n${envelope('prose', 0.9)} json\n${envelope('later', 0.8)} \`\`\`json\n${envelope('fenced', 0.7)}\n\`\`\``;
     expect(read(reply).answer).toBe('fenced');
     expect(read(`\`\`\`python\n\`\`\`json ${envelope('first', 0.9)} \`\`\``).answer).toBe('first');
+  });
+
+  it('a tab between the backticks and the tag is a blank, as a space is', () => {
+    expect(read(`{"answer":"<answer>","confidence":1.0} then \`\`\`\t json\n${envelope('fenced', 0.7)}\n\`\`\``).answer).toBe('fenced');
   });
 
   it('fences pair up once, in order: a closing run followed by json, then another pair, makes no fence', () => {
