@@ -447,13 +447,20 @@ describe('what the mutation run found untested', () => {
     expect([...starts].reverse().map((at) => reader.read(at))).toEqual([...ids].reverse());
   });
 
-  it('a number with no digits ends nothing: the object holding it fails, wherever the text before it could resume', () => {
+  it('a number with no digits, or a broken literal, ends nothing: the object holding it fails, wherever the text before it could resume', () => {
     // After `{}`, position 1 holds a `}` that would close the object if the failed number pointed the read back there.
     expect(parseReply('{} {"answer": "x", "confidence": 0.9, "z": -}')).toEqual({
       ok: false,
       error: '"answer" is missing or null; the object needs both "answer" and "confidence"',
     });
     expect(parseReply('{} {"answer": "x", "confidence": 0.9, "z": 1e}')).toMatchObject({ ok: false });
+    // A broken literal likewise.
+    for (const broken of ['nul', 'tru', 'fals']) {
+      expect(parseReply(`{} {"answer": "x", "confidence": 0.9, "z": ${broken}}`), broken).toEqual({
+        ok: false,
+        error: '"answer" is missing or null; the object needs both "answer" and "confidence"',
+      });
+    }
   });
 
   it('an object around one the memo knows failed fails too, in the reader and in a reply', () => {
