@@ -184,7 +184,8 @@ describe('§4 the format example, a draft or a nested example never wins over th
     for (const open of ['```json', '```JSON', '``` json', '````Json']) {
       expect(read(`${TEMPLATE} then ${open}\n${envelope('fenced', 0.7)}\n\`\`\``).answer, open).toBe('fenced');
     }
-    for (const open of ['```jsonc', '```json5', '```js', '```']) {
+    // Tags one letter off `json` in each place (BSON, NEON and TOON are formats of their own) are other languages too.
+    for (const open of ['```jsonc', '```json5', '```js', '```', '```bson', '```jxon', '```jsxn', '```jsox', '```neon', '```toon']) {
       expect(read(`${TEMPLATE} then ${open}\n${envelope('fenced', 0.7)}\n\`\`\``).answer, open).toBe('<answer>');
     }
     expect(read(`${TEMPLATE} then \`\`\`json\n${envelope('unclosed', 0.7)} and more`).answer).toBe('<answer>');
