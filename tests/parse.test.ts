@@ -180,12 +180,21 @@ describe('§4 the format example, a draft or a nested example never wins over th
     expect(read(`Example: ${envelope('example', 0.9)} then\n${envelope('last line', 0.8)}`).answer).toBe('last line');
   });
 
+  it('the last line is found whatever ends the lines, \\n, \\r\\n or \\r, and before trailing line ends', () => {
+    for (const eol of ['\n', '\r\n', '\r']) {
+      for (const trailing of ['', eol, `${eol}${eol} `]) {
+        const reply = `Example: ${envelope('example', 0.9)} then${eol}${envelope('last line', 0.8)}${trailing}`;
+        expect(read(reply).answer, JSON.stringify([eol, trailing])).toBe('last line');
+      }
+    }
+  });
+
   it('the fence tag is json in any case, with spaces before it; another language or an open fence is no fence', () => {
     for (const open of ['```json', '```JSON', '``` json', '````Json']) {
       expect(read(`${TEMPLATE} then ${open}\n${envelope('fenced', 0.7)}\n\`\`\``).answer, open).toBe('fenced');
     }
     // Tags one letter off `json` in each place (BSON, NEON and TOON are formats of their own) are other languages too.
-    for (const open of ['```jsonc', '```json5', '```js', '```', '```bson', '```jxon', '```jsxn', '```jsox', '```neon', '```toon']) {
+    for (const open of ['```jsonc', '```json5', '```js', '```', '```bson', '```jxon', '```jsxn', '```jsox', '```neon', '```toon', '```jsona', '```jsonA', '```jsonz', '```json0', '```json9']) {
       expect(read(`${TEMPLATE} then ${open}\n${envelope('fenced', 0.7)}\n\`\`\``).answer, open).toBe('<answer>');
     }
     expect(read(`${TEMPLATE} then \`\`\`json\n${envelope('unclosed', 0.7)} and more`).answer).toBe('<answer>');
