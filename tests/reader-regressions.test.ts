@@ -447,15 +447,15 @@ describe('what the mutation run found untested', () => {
     expect([...starts].reverse().map((at) => reader.read(at))).toEqual([...ids].reverse());
   });
 
-  it('a number with no digits, or a broken literal, ends nothing: the object holding it fails, wherever the text before it could resume', () => {
+  it('a number with no digits, a broken literal or a broken escape ends nothing: the object holding it fails, wherever the text before it could resume', () => {
     // After `{}`, position 1 holds a `}` that would close the object if the failed number pointed the read back there.
     expect(parseReply('{} {"answer": "x", "confidence": 0.9, "z": -}')).toEqual({
       ok: false,
       error: '"answer" is missing or null; the object needs both "answer" and "confidence"',
     });
     expect(parseReply('{} {"answer": "x", "confidence": 0.9, "z": 1e}')).toMatchObject({ ok: false });
-    // A broken literal likewise.
-    for (const broken of ['nul', 'tru', 'fals']) {
+    // A broken literal likewise, and a string with a broken escape.
+    for (const broken of ['nul', 'tru', 'fals', '"\\u12x4"', '"\\q"']) {
       expect(parseReply(`{} {"answer": "x", "confidence": 0.9, "z": ${broken}}`), broken).toEqual({
         ok: false,
         error: '"answer" is missing or null; the object needs both "answer" and "confidence"',
