@@ -221,7 +221,6 @@ export class JsonObjectReader {
     }
     if (!this.#decode(start)) {
       // The object a read starts at is the outermost still open.
-      // Stryker disable next-line ConditionalExpression: it failed, and a read there fails again: its mark only spares repeating that read
       this.#failOpen(again ? 0 : 1);
       if (!again && this.#count === id + 1) this.#count = id;
       this.#dropMemberSets(id, sets);
