@@ -69,15 +69,20 @@ export function parseReply(text: string, anyAnswer = false): Reading<JsonValue> 
 
 /** A reply's candidates, judged in turn. Methods rather than closures, which cost an allocation each per reply. */
 class Candidates {
+  // Stryker disable next-line StringLiteral: find() sets the text before any read
   #text = '';
   #end = 0;
   readonly #reader = new JsonObjectReader(ENVELOPE_KEYS);
+  // Stryker disable next-line BooleanLiteral: find() sets it before any read
   #anyAnswer = false;
   /** Only the first rejection is ever reported, so its message is written once, at the end. */
+  // Stryker disable next-line UnaryOperator: find() resets it before any read
   #firstRejected = -1;
   /** The first rejected object inside a fence: reported before the last line and the rest, as it is tried before them. */
+  // Stryker disable next-line UnaryOperator: find() resets it before any read
   #firstFencedRejected = -1;
   /** Whether the object `#consider` last rejected has an `answer` or `confidence` key. */
+  // Stryker disable next-line BooleanLiteral: #consider sets it before #scan reads it
   #envelopeRejected = false;
   /** The insides of the reply's ```` ```json ```` fences, as [from, to) pairs in order; reused, as the instance is. */
   readonly #fences: number[] = [];
@@ -93,8 +98,10 @@ class Candidates {
       return this.#scan(start);
     } finally {
       // Keeps no reply alive between calls.
+      // Stryker disable next-line StringLiteral: any text the next find() replaces is as good; only letting go of the reply matters
       this.#text = '';
       this.#fences.length = 0;
+      // Stryker disable next-line StringLiteral: as above, the next find() resets the reader with its own reply
       this.#reader.reset('');
     }
   }
@@ -103,7 +110,7 @@ class Candidates {
     const text = this.#text;
     const end = this.#end;
     const fences = this.#fences;
-    // Stryker disable next-line ConditionalExpression: a reply without three backticks has no fence for the search to find; indexOf only settles it sooner
+    // Stryker disable next-line ConditionalExpression,StringLiteral: a reply without three backticks has no fence for the search to find; indexOf only settles it sooner
     if (text.indexOf('```', start) >= 0) jsonFences(text, start, end, fences);
     // The last line wins over every unfenced object but none inside a fence: kept until the scan has seen the fences.
     let kept: Reading<JsonValue> | undefined;
@@ -165,6 +172,7 @@ class Candidates {
     // Stryker disable next-line ConditionalExpression: no object read from a position without `{` ends where the reply ends
     if (this.#text.charCodeAt(from) !== OPEN_BRACE) return undefined;
     // The scan meets this position again.
+    // Stryker disable next-line BooleanLiteral: without `again` a failed read there is read afresh by the scan and fails alike; `again` only spares that
     const id = this.#reader.read(from, true);
     // Stryker disable next-line ConditionalExpression: object -1 has no end, so the test below rejects it as well
     if (id < 0) return undefined;
@@ -212,6 +220,7 @@ function jsonFences(text: string, start: number, end: number, into: number[]): v
     const info = skipBlanks(text, pastBackticks(text, open));
     const close = text.indexOf('```', info);
     if (close < 0 || close >= end) return;
+    // Stryker disable next-line ArithmeticOperator: the four characters before the tag are backticks or blanks, never a `{`, so starting there adds no object
     if (isJsonTag(text, info)) into.push(info + 4, close);
     open = text.indexOf('```', pastBackticks(text, close));
   }

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { decimalString, EMPTY_REPLY_ERROR, MAX_DEPTH, NO_OBJECT_ERROR, parseReply, type Reading } from '../src/parse.js';
 import { envelope } from './helpers.js';
 
@@ -146,6 +146,13 @@ describe('§4 candidates', () => {
     expect(read('{"answer": "x", "confidence": 0.0}').confidence).toBe(0);
   });
 
+  it('§4 each of the four JSON whitespace characters may stand between any two tokens of an object the reader finds in prose', () => {
+    for (const blank of [' ', '\n', '\r', '\t']) {
+      const object = ['{', '"answer"', ':', '"x"', ',', '"confidence"', ':', '0.9', ',', '"a"', ':', '[', '1', ',', '{', '}', ']', '}'].join(blank);
+      expect(read(`Here: ${object} done`), JSON.stringify(blank)).toMatchObject({ answer: 'x', confidence: 0.9 });
+    }
+  });
+
   it('§4 control characters inside strings are invalid JSON', () => {
     expect(errorOf('{"answer": "a\u0001b", "confidence": 0.9}')).toBe(NO_OBJECT_ERROR);
   });
@@ -173,11 +180,21 @@ describe('§4 the format example, a draft or a nested example never wins over th
     expect(read(`Example: ${envelope('example', 0.9)} then\n${envelope('last line', 0.8)}`).answer).toBe('last line');
   });
 
+  it('the last line is found whatever ends the lines, \\n, \\r\\n or \\r, and before trailing line ends', () => {
+    for (const eol of ['\n', '\r\n', '\r']) {
+      for (const trailing of ['', eol, `${eol}${eol} `]) {
+        const reply = `Example: ${envelope('example', 0.9)} then${eol}${envelope('last line', 0.8)}${trailing}`;
+        expect(read(reply).answer, JSON.stringify([eol, trailing])).toBe('last line');
+      }
+    }
+  });
+
   it('the fence tag is json in any case, with spaces before it; another language or an open fence is no fence', () => {
     for (const open of ['```json', '```JSON', '``` json', '````Json']) {
       expect(read(`${TEMPLATE} then ${open}\n${envelope('fenced', 0.7)}\n\`\`\``).answer, open).toBe('fenced');
     }
-    for (const open of ['```jsonc', '```json5', '```js', '```']) {
+    // Tags one letter off `json` in each place (BSON, NEON and TOON are formats of their own) are other languages too.
+    for (const open of ['```jsonc', '```json5', '```js', '```', '```bson', '```jxon', '```jsxn', '```jsox', '```neon', '```toon', '```jsona', '```jsonA', '```jsonz', '```json0', '```json9']) {
       expect(read(`${TEMPLATE} then ${open}\n${envelope('fenced', 0.7)}\n\`\`\``).answer, open).toBe('<answer>');
     }
     expect(read(`${TEMPLATE} then \`\`\`json\n${envelope('unclosed', 0.7)} and more`).answer).toBe('<answer>');
@@ -189,6 +206,16 @@ describe('§4 the format example, a draft or a nested example never wins over th
     expect(read(`\`\`\`python\n\`\`\`json ${envelope('first', 0.9)} \`\`\``).answer).toBe('first');
   });
 
+  it('a tab between the backticks and the tag is a blank, as a space is', () => {
+    expect(read(`{"answer":"<answer>","confidence":1.0} then \`\`\`\t json\n${envelope('fenced', 0.7)}\n\`\`\``).answer).toBe('fenced');
+  });
+
+  it('fences pair up once, in order: a closing run followed by json, then another pair, makes no fence', () => {
+    // The python block closes with ```json, and ```text opens the next block: no json fence anywhere, so the last line wins.
+    const reply = `\`\`\`python\nprint(1)\n\`\`\`json\n${envelope('between', 0.9)}\n\`\`\`text\nx\n\`\`\`\n${envelope('last line', 0.8)}`;
+    expect(read(reply).answer).toBe('last line');
+  });
+
   it('an envelope that breaks a rule is not replaced by an example nested inside it', () => {
     const example = envelope('example', 1);
     const reply = `{"ambiguous": false, "answer": "Paris", "example": ${example}, "confidence": "high"}`;
@@ -197,6 +224,8 @@ describe('§4 the format example, a draft or a nested example never wins over th
     // A null answer is still the key: the object is the envelope, and what it nests stays an example.
     expect(parseReply(`{"answer": null, "confidence": 0.9, "x": ${example}}`)).toMatchObject({ ok: false, error: expect.stringMatching(/"answer" is missing/) });
     expect(parseReply(`{"confidence": 0.9, "x": ${example}}`)).toMatchObject({ ok: false, error: expect.stringMatching(/"answer" is missing/) });
+    // Either key alone makes the object the envelope: an answer without a confidence too.
+    expect(parseReply(`{"answer": "draft", "x": ${example}}`)).toMatchObject({ ok: false, error: expect.stringMatching(/"confidence" is missing/) });
   });
 
   it('a wrapper with neither key still gives way to its envelope, and a later object after the broken envelope is still tried', () => {
@@ -215,6 +244,41 @@ describe('§4 the format example, a draft or a nested example never wins over th
     expect(errorOf(reply)).toMatch(/"confidence" is missing/);
     const whole = `{"answer": "x", "confidence": 2, "note": "\`\`\`json {\\"answer\\": 1} \`\`\`"}`;
     expect(errorOf(whole)).toMatch(/out of range: 2/);
+  });
+
+  // Which fence an object is in is tracked as the scan moves on: these pin where a fence starts and ends.
+  it('an object after a fence is not in it: the last line still wins over it', () => {
+    const reply = `\`\`\`json\n{"answer": "broken"}\n\`\`\`\n${envelope('after the fence', 0.9)} and then\n${envelope('last line', 0.8)}`;
+    expect(read(reply).answer).toBe('last line');
+  });
+
+  it("an object in the second fence is fenced too, and wins over the last line when the first fence's object fails", () => {
+    const reply = `\`\`\`json\n{"answer": "broken"}\n\`\`\`\n\`\`\`json\n${envelope('second fence', 0.7)}\n\`\`\`\n${envelope('last line', 0.8)}`;
+    expect(read(reply).answer).toBe('second fence');
+  });
+
+  it('an object right after the json tag is inside the fence', () => {
+    expect(read(`Format: {"answer":"<answer>","confidence":1.0} \`\`\`json${envelope('fenced', 0.6)}\`\`\``).answer).toBe('fenced');
+  });
+
+  it("the whole reply's rejection is reported over a fenced object's inside it", () => {
+    // Neither key, so what it nests is tried: the `{}` in the fence in its string is fenced, and rejected after it.
+    const whole = `{"note": "\`\`\`json {} \`\`\`", "deep": ${'['.repeat(MAX_DEPTH)}${']'.repeat(MAX_DEPTH)}}`;
+    expect(errorOf(whole)).toBe(`the JSON object nests ${MAX_DEPTH + 1} levels deep; Booth reads objects at most ${MAX_DEPTH} deep`);
+  });
+
+  it("the first reply a fresh process reads finds its fence like any later one", async () => {
+    // The reader's state is shared by every reply: what it starts as must read a first reply as it reads the rest.
+    vi.resetModules();
+    const fresh = await import('../src/parse.js');
+    const reply = `Format: {"answer":"<answer>","confidence":1.0}\n\`\`\`json\n${envelope('fenced', 0.6)}\n\`\`\`\n`;
+    expect(fresh.parseReply(reply)).toMatchObject({ ok: true, answer: 'fenced' });
+  });
+
+  it('a fenced object right after an unfenced one that passed still wins', () => {
+    // The first object's string opens the fence, so the object starting where it ends is inside it.
+    const reply = `Here: {"answer": "\`\`\`json", "confidence": 0.9}${envelope('fenced', 0.6)}\`\`\` done`;
+    expect(read(reply).answer).toBe('fenced');
   });
 });
 

@@ -411,3 +411,68 @@ describe('the wording of docs/api.md says what the reader does', () => {
     expect(once('{"ambiguous": "yes", "answer": "x", "confidence": 0.9}').attempts[0]?.error).toMatch(/ambiguous/);
   });
 });
+
+/**
+ * Gaps a mutation run of the reader found (`npx stryker run stryker.reader.config.mjs`): each
+ * test pins a behaviour that a mutant of src/json-objects.ts or src/parse.ts changed without
+ * any other test noticing.
+ */
+describe('what the mutation run found untested', () => {
+  it('a reader asked to keep too many keys says how many it keeps and how many it got', () => {
+    expect(() => new JsonObjectReader(['a', 'b', 'c', 'd'])).toThrow('A JsonObjectReader keeps at most 3 keys, got 4.');
+  });
+
+  it('`{}` read with `again` after the memo is made is known there again, by the same id', () => {
+    const text = '{"s": "{", "x": {}} {}';
+    const reader = new JsonObjectReader(['answer']);
+    reader.reset(text);
+    reader.read(0);
+    // Inside the string "{", before the `{}` already read: this read makes the memo.
+    expect(reader.read(text.indexOf('"{"') + 1)).toBe(-1);
+    const at = text.lastIndexOf('{}');
+    const id = reader.read(at, true);
+    expect(reader.read(at)).toBe(id);
+    expect([reader.start(id), reader.end(id)]).toEqual([at, text.length]);
+  });
+
+  it('an object read again after many later ones is found among their rows by its start, under the id it had', () => {
+    // Eight rows without the memo: a read before the latest object's start searches them for its own row.
+    const text = Array.from({ length: 8 }, (_, k) => `{"k": ${k}}`).join(' ');
+    const reader = new JsonObjectReader(['answer']);
+    reader.reset(text);
+    const starts = [...text.matchAll(/\{/g)].map((match) => match.index);
+    const ids = starts.map((at) => reader.read(at));
+    expect(ids).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+    expect(starts.map((at) => reader.read(at))).toEqual(ids);
+    expect([...starts].reverse().map((at) => reader.read(at))).toEqual([...ids].reverse());
+  });
+
+  it('a number with no digits, a broken literal or a broken escape ends nothing: the object holding it fails, wherever the text before it could resume', () => {
+    // After `{}`, position 1 holds a `}` that would close the object if the failed number pointed the read back there.
+    expect(parseReply('{} {"answer": "x", "confidence": 0.9, "z": -}')).toEqual({
+      ok: false,
+      error: '"answer" is missing or null; the object needs both "answer" and "confidence"',
+    });
+    expect(parseReply('{} {"answer": "x", "confidence": 0.9, "z": 1e}')).toMatchObject({ ok: false });
+    // A broken literal likewise, and a string with a broken escape.
+    for (const broken of ['nul', 'tru', 'fals', '"\\u12x4"', '"\\q"']) {
+      expect(parseReply(`{} {"answer": "x", "confidence": 0.9, "z": ${broken}}`), broken).toEqual({
+        ok: false,
+        error: '"answer" is missing or null; the object needs both "answer" and "confidence"',
+      });
+    }
+  });
+
+  it('an object around one the memo knows failed fails too, in the reader and in a reply', () => {
+    const text = '{"s": "{", "t": {}} {"a": {"b": x}}';
+    const reader = new JsonObjectReader(['answer']);
+    reader.reset(text);
+    reader.read(0);
+    expect(reader.read(text.indexOf('"{"') + 1)).toBe(-1);
+    // Failed where it starts, read with `again`: the memo says so, and the object around it meets that mark.
+    expect(reader.read(text.indexOf('{"b"'), true)).toBe(-1);
+    expect(reader.read(text.indexOf('{"a"'))).toBe(-1);
+    // The reply's last line is read first and fails; the object around it, read next, fails on meeting it.
+    expect(parseReply('Here: {"answer": "x", "confidence": 0.9, "a":\n{"b": x}}')).toEqual({ ok: false, error: 'no JSON object was found in the reply' });
+  });
+});
