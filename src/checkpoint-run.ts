@@ -6,8 +6,9 @@ import { type Engine, startEngine } from './engines.js';
 import { failIfBroken } from './machine-run.js';
 import type { CheckSettings, MachineInput } from './options.js';
 import type { RunTelemetry } from './telemetry.js';
-import { isUsage, type UsageReport, usageFromReport } from './usage.js';
+import { type UsageReport, usageFromReport } from './usage.js';
 import { answerForSchema, answerFormatOf, type JsonSchema, replySchemaOf } from './schema.js';
+import { checkSnapshot } from './stored.js';
 
 /** What the machine needs next from its interpreter. */
 export type Need =
@@ -205,10 +206,9 @@ export function readCheckpoint(
   ) {
     fail('holds no resumable run of the checkpoint machine.');
   }
-  // Usage is summed into results: a corrupt count would spread to every total after it.
-  const usages = [snapshot?.context?.usage, snapshot?.context?.lateUsage, ...(snapshot?.context?.attempts as Array<{ usage?: unknown }>).map((a) => a?.usage)];
-  const corrupt = usages.find((usage) => usage !== undefined && usage !== null && !isUsage(usage));
-  if (corrupt !== undefined) fail(`holds a usage that is not token counts: ${JSON.stringify(corrupt)}. Delete it to start the run afresh.`);
+  // What it holds reaches the result, onAttempt and the machine's guards: each field of its type
+  // (usage is summed into results: a corrupt count would spread to every total after it).
+  checkSnapshot(snapshot, (problem) => fail(`holds a run whose ${problem}. Delete it to start the run afresh.`));
   const expected: Record<string, unknown> = {
     prompt,
     threshold: settings.threshold,
