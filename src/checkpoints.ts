@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { type CheckpointSecret, signedStore } from './checkpoint-signing.js';
+import { readShape } from './options.js';
 
 /**
  * Durable checks: `acheck(…, { checkpoint, key })` saves the machine's snapshot after
@@ -65,15 +67,25 @@ export function memoryStore(): CheckpointStore & { readonly size: number } {
   };
 }
 
+export interface FileStoreOptions {
+  /**
+   * Signs each checkpoint (HMAC-SHA-256) and refuses one whose signature is missing or does
+   * not match: for a directory that others can write. At least 16 bytes; 32 random bytes is
+   * right. With it, `load` and `save` return Promises, which `acheck()` awaits.
+   */
+  readonly secret?: CheckpointSecret | undefined;
+}
+
 /**
  * Keeps one JSON file per key in `directory`. A save is atomic — written to a temporary
  * file, flushed to disk, then renamed over the old one — so a crash leaves either the
  * previous checkpoint or the new one, never half of one.
  */
-export function fileStore(directory: string): CheckpointStore {
+export function fileStore(directory: string, options: FileStoreOptions = {}): CheckpointStore {
+  const { secret } = readShape(options, ['secret'], '`options`', 'fileStore');
   const root = resolve(directory);
   const fileOf = (key: string) => join(root, `${encodeURIComponent(key)}.json`);
-  return {
+  return signedStore(secret, 'fileStore', {
     locate: fileOf,
     load: (key) => {
       const file = fileOf(key);
@@ -118,5 +130,5 @@ export function fileStore(directory: string): CheckpointStore {
     delete: (key) => {
       rmSync(fileOf(key), { force: true });
     },
-  };
+  });
 }

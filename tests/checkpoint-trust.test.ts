@@ -1,11 +1,12 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
-import { acheck, check, fileStore, memoryStore } from '../src/index.js';
+import { acheck, type Checkpoint, check, fileStore, memoryStore } from '../src/index.js';
 import { envelope } from './helpers.js';
-import { forgedVerdict, QUESTION, refusedWithoutACall, savedAfterFirstAttempt, withValueAt } from './forged-runs.js';
+import { forgedVerdict, QUESTION, refusedWithoutACall, resumesToRepaired, savedAfterFirstAttempt, withValueAt } from './forged-runs.js';
 
+const SECRET = 'a secret of more than sixteen bytes';
 const directory = () => mkdtempSync(join(tmpdir(), 'booth-trust-'));
 
 describe('a forged verdict in a checkpoint', () => {
@@ -91,3 +92,56 @@ describe('a forged verdict in a checkpoint', () => {
     }
   });
 });
+
+describe('fileStore(dir, { secret }): signed checkpoints', () => {
+  it('a signed run resumes: the file carries an HMAC-SHA-256 signature', async () => {
+    const store = fileStore(directory(), { secret: SECRET });
+    await savedAfterFirstAttempt(store, 'k');
+    const stored = JSON.parse(readFileSync(store.locate!('k'), 'utf8')) as { signature?: unknown };
+    expect(stored.signature).toMatch(/^hmac-sha256:[0-9a-f]{64}$/);
+    await resumesToRepaired(store, 'k');
+  });
+
+  it('a signed checkpoint changed in any way is refused, even into a run whose verdict its attempts lead to', async () => {
+    const store = fileStore(directory(), { secret: SECRET });
+    await savedAfterFirstAttempt(store, 'k');
+    const file = store.locate!('k');
+    const stored = JSON.parse(readFileSync(file, 'utf8')) as Checkpoint & { signature: string };
+    // Confident and VERIFIED: consistent, so only the signature can tell.
+    const forged = withValueAt(forgedVerdict(stored as never), 'snapshot.context.attempts[0].confidence', 0.95);
+    writeFileSync(file, JSON.stringify(forged));
+    await refusedWithoutACall(store, 'k', `Booth checkpoint for key "k" in ${file} has a signature that does not match this store's secret`);
+    writeFileSync(file, JSON.stringify({ ...stored, signature: 'hmac-sha256:not hex' }));
+    await refusedWithoutACall(store, 'k', 'has a signature that does not match');
+    // Another run's signed checkpoint, moved to this key: its signature holds, but it names its own key.
+    await savedAfterFirstAttempt(store, 'other');
+    writeFileSync(file, readFileSync(store.locate!('other'), 'utf8'));
+    await refusedWithoutACall(store, 'k', 'was saved for key "other"');
+  });
+
+  it('an unsigned checkpoint is refused when the store has a secret', async () => {
+    const dir = directory();
+    await savedAfterFirstAttempt(fileStore(dir), 'k');
+    await refusedWithoutACall(fileStore(dir, { secret: SECRET }), 'k', 'carries no signature, and this store has a secret');
+  });
+
+  it('a checkpoint signed with another secret is refused', async () => {
+    const dir = directory();
+    await savedAfterFirstAttempt(fileStore(dir, { secret: 'another secret of sixteen bytes or more' }), 'k');
+    await refusedWithoutACall(fileStore(dir, { secret: SECRET }), 'k', "has a signature that does not match this store's secret");
+  });
+
+  it('a secret of bytes works as text does; a short or mistyped secret is an error that never shows it', async () => {
+    const secret = new TextEncoder().encode(SECRET);
+    const dir = directory();
+    await savedAfterFirstAttempt(fileStore(dir, { secret }), 'k');
+    // The same bytes given as text sign the same.
+    await resumesToRepaired(fileStore(dir, { secret: SECRET }), 'k');
+    expect(() => fileStore(dir, { secret: 'short-pw' })).toThrow(
+      new RangeError('Expected `secret` of fileStore() to be a string or a Uint8Array of at least 16 bytes, such as 32 random bytes (openssl rand -base64 32), got a string of 8 bytes.'),
+    );
+    expect(() => fileStore(dir, { secret: 42 as never })).toThrow(TypeError);
+    expect(() => fileStore(dir, { sekret: SECRET } as never)).toThrow('Unknown option `sekret` for fileStore(); did you mean `secret`?');
+  });
+});
+
