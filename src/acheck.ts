@@ -1,4 +1,4 @@
-import { resultFrom, runSchema, runValidator } from './check.js';
+import { resultOf, runSchema, runValidator } from './check.js';
 import { type CallOutcome, CheckpointRun, readCheckpoint, sampleEvent } from './checkpoint-run.js';
 import { type AsyncCallFn, type AsyncCheckOptions, type CallInfo, type CheckSettings, readCheckArguments, type TypedAsyncCheckOptions } from './options.js';
 import { RunTelemetry } from './telemetry.js';
@@ -106,7 +106,7 @@ async function runAcheck(callFn: AsyncCallFn, prompt: string, settings: CheckSet
         }
         case 'done':
           if (checkpoint) await checkpoint.store.delete(checkpoint.key);
-          return resultFrom<unknown>(need.output);
+          return resultOf(need.output);
       }
     }
   } finally {

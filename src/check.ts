@@ -5,6 +5,7 @@ import { type CheckResult, checkResult, type TypedCheckResult } from './result.j
 import type { AnswerSchema } from './schema.js';
 import { AMBIGUOUS, REPAIRED, UNCERTAIN, VERIFIED } from './constants.js';
 import { RunTelemetry } from './telemetry.js';
+import { checkOutput } from './stored.js';
 import { describeValue, isThenable, swallowRejection } from './values.js';
 
 /**
@@ -65,7 +66,7 @@ function runCheck(callFn: CallFn, prompt: string, settings: CheckSettings, telem
         case 'wait':
           throw new Error('Booth internal error: a synchronous run has nothing to wait for');
         case 'done':
-          return resultFrom<unknown>(need.output);
+          return resultOf(need.output);
       }
     }
   } finally {
@@ -139,11 +140,17 @@ export function runValidator(settings: CheckSettings, answer: unknown): Checkpoi
 export function resultFrom(output: CheckpointOutput): CheckResult;
 export function resultFrom<T>(output: CheckpointOutput<unknown>): TypedCheckResult<T>;
 export function resultFrom(output: CheckpointOutput<unknown>): CheckResult<unknown, unknown> {
-  if (!isCheckpointOutput(output)) {
-    throw new TypeError(
-      `Expected \`output\` to be the checkpoint machine's output (event.output in an invoke's onDone), got ${describeValue(output)}.`,
-    );
-  }
+  const expected = "Expected `output` to be the checkpoint machine's output (event.output in an invoke's onDone)";
+  if (!isCheckpointOutput(output)) throw new TypeError(`${expected}, got ${describeValue(output)}.`);
+  // An output may come back from a file or a queue (a booth batch line): it reaches results and pages only once every field is of its type.
+  checkOutput(output, (problem) => {
+    throw new TypeError(`${expected} or a result's JSON as Booth wrote it, but its ${problem}. Pass the output or the result line unchanged.`);
+  });
+  return resultOf(output);
+}
+
+/** The result of an output the machine just made: check() and acheck() need not check it again. */
+export function resultOf(output: CheckpointOutput<unknown>): CheckResult<unknown, unknown> {
   return checkResult<unknown, unknown>({
     status: output.status,
     answer: output.answer,

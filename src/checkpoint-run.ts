@@ -1,13 +1,14 @@
 import type { Snapshot } from 'xstate';
-import type { CheckpointEvent, CheckpointOutput } from '../machines/checkpoint.js';
+import { type CheckpointContext, type CheckpointEvent, type CheckpointOutput, checkpointMachine, checkpointOutput } from '../machines/checkpoint.js';
 import type { Attempt } from './attempt.js';
 import { type Checkpoint, CheckpointError, digest, FORMAT, VERSION } from './checkpoints.js';
-import { type Engine, startEngine } from './engines.js';
+import { decidedState, type Engine, startEngine } from './engines.js';
 import { failIfBroken } from './machine-run.js';
 import type { CheckSettings, MachineInput } from './options.js';
 import type { RunTelemetry } from './telemetry.js';
-import { isUsage, type UsageReport, usageFromReport } from './usage.js';
+import { type UsageReport, usageFromReport } from './usage.js';
 import { answerForSchema, answerFormatOf, type JsonSchema, replySchemaOf } from './schema.js';
+import { checkSnapshot } from './stored.js';
 
 /** What the machine needs next from its interpreter. */
 export type Need =
@@ -205,10 +206,9 @@ export function readCheckpoint(
   ) {
     fail('holds no resumable run of the checkpoint machine.');
   }
-  // Usage is summed into results: a corrupt count would spread to every total after it.
-  const usages = [snapshot?.context?.usage, snapshot?.context?.lateUsage, ...(snapshot?.context?.attempts as Array<{ usage?: unknown }>).map((a) => a?.usage)];
-  const corrupt = usages.find((usage) => usage !== undefined && usage !== null && !isUsage(usage));
-  if (corrupt !== undefined) fail(`holds a usage that is not token counts: ${JSON.stringify(corrupt)}. Delete it to start the run afresh.`);
+  // What it holds reaches the result, onAttempt and the machine's guards: each field of its type
+  // (usage is summed into results: a corrupt count would spread to every total after it).
+  checkSnapshot(snapshot, (problem) => fail(`holds a run whose ${problem}. Delete it to start the run afresh.`));
   const expected: Record<string, unknown> = {
     prompt,
     threshold: settings.threshold,
@@ -236,12 +236,77 @@ export function readCheckpoint(
       fail(`belongs to a different run: ${differs}.`);
     }
   }
-  return upgraded(snapshot as unknown as SavedRun, settings);
+  const run = upgraded(snapshot as unknown as SavedRun, settings);
+  checkDecisions(run as unknown as DecidedRun, fail);
+  return run;
+}
+
+/** A saved run once upgraded: the machine's context, in a state. */
+interface DecidedRun {
+  readonly status: 'active' | 'done';
+  readonly value: string;
+  readonly context: CheckpointContext;
+}
+
+/** The final states' verdicts, as the machine's own `conclude` actions name them. */
+const CONCLUDES: ReadonlyMap<string, unknown> = new Map(
+  Object.entries(checkpointMachine.root.states).flatMap(([name, node]) =>
+    node.type !== 'final' ? [] : node.entry.flatMap((action) => ((action as { type?: unknown }).type === 'conclude' ? [[name, (action as { params: { status: unknown } }).params.status] as const] : [])),
+  ),
+);
+
+/**
+ * Where a run can be saved while it is under way: a save follows a finished attempt, before
+ * the next attempt's calls are handed out, so the run waits for a call (or its retry); only a
+ * timer can change it before the save, and a timer only fails calls.
+ */
+const RESTING = ['calling', 'backingOff', 'sampling'];
+
+/**
+ * A saved run must be one the machine made: each finished attempt is asked again, of the
+ * machine's own guards in its own order (no copy of them here), where its eventless
+ * transitions lead once its reply was read. Every attempt but a finished run's last must
+ * have earned a retry, and the last must have ended the run where the snapshot says, with
+ * that verdict: a snapshot marked VERIFIED whose attempt is not confident is forged or
+ * corrupt, and fails here before any call. Time cannot be asked again, so the deadline is
+ * given the benefit of the doubt: a run with one may have ended UNCERTAIN with retries left.
+ */
+function checkDecisions({ status, value, context }: DecidedRun, fail: (problem: string) => never): void {
+  const done = status === 'done';
+  const { attempts } = context;
+  const concluded = CONCLUDES.get(value);
+  if (done ? concluded === undefined || context.status !== concluded : !RESTING.includes(value) || context.status !== null) {
+    fail(`holds a run ${status} in state ${value} with verdict ${String(context.status)}, which the checkpoint machine never saves. Delete it to start the run afresh.`);
+  }
+  if (context.prompts.length !== context.attempt + 1 || attempts.length !== context.attempt + (done ? 1 : 0)) {
+    fail(`holds a run at attempt ${context.attempt} with ${attempts.length} attempts and ${context.prompts.length} prompts, which do not go together. Delete it to start the run afresh.`);
+  }
+  // The replies of an attempt under way come after the save: any a saved run holds is a call a timer failed.
+  if (!done && context.slots.some((slot) => slot.reply !== null && !slot.reply.callFailed)) {
+    fail('holds a sample answered before its call was made, which the checkpoint machine never saves. Delete it to start the run afresh.');
+  }
+  const settings = { ...context.settings, deadlineAt: null };
+  const from = settings.samples > 1 ? 'agreementGate' : 'parsing';
+  attempts.forEach((attempt, index) => {
+    const decided = decidedState(from, { ...context, settings, attempt: index, draft: attempt, awaitingVerdict: false }, ['reconsidering']);
+    if (!done || index < attempts.length - 1) {
+      if (decided !== 'reconsidering') {
+        fail(`holds attempt ${index}, which the checkpoint machine would have ended ${String(CONCLUDES.get(decided))}, yet the run went on. Delete it to start the run afresh.`);
+      }
+      return;
+    }
+    const ended = decided === 'reconsidering' && settings.deadlineMs !== null ? 'uncertain' : decided;
+    if (ended !== value) {
+      const verdict = decided === 'reconsidering' ? 'a retry' : String(CONCLUDES.get(decided));
+      fail(`says the run ended ${String(context.status)}, but its attempts and settings lead to ${verdict}: it was changed after it was saved. Delete it to start the run afresh.`);
+    }
+  });
 }
 
 const BEFORE_SAMPLING: Readonly<Record<string, unknown>> = { samples: 1, confidenceFrom: 'self' };
 
 interface SavedRun {
+  readonly status: 'active' | 'done';
   readonly context: { readonly settings: object; readonly draft: object; readonly attempts: readonly object[] };
 }
 
@@ -254,27 +319,27 @@ interface SavedRun {
 function upgraded(snapshot: SavedRun, caller: CheckSettings): Snapshot<unknown> {
   const { context } = snapshot;
   const current = (attempt: object) => withField(withField(attempt, 'schemaIssues', 'validationError'), 'usage', 'durationMs');
-  return {
-    ...snapshot,
-    context: {
-      slots: [],
-      calls: 0,
-      started: [],
-      usage: null,
-      lateUsage: null,
-      ...context,
-      settings: {
-        answerFormat: null,
-        samples: 1,
-        confidenceFrom: 'self',
-        ...context.settings,
-        sampleConcurrency: caller.sampleConcurrency,
-        agree: caller.agree === null ? null : () => caller.agree,
-      },
-      draft: current(context.draft),
-      attempts: context.attempts.map(current),
+  const resumed = {
+    slots: [],
+    calls: 0,
+    started: [],
+    usage: null,
+    lateUsage: null,
+    ...context,
+    settings: {
+      answerFormat: null,
+      samples: 1,
+      confidenceFrom: 'self',
+      ...context.settings,
+      sampleConcurrency: caller.sampleConcurrency,
+      agree: caller.agree === null ? null : () => caller.agree,
     },
-  } as unknown as Snapshot<unknown>;
+    draft: current(context.draft),
+    attempts: context.attempts.map(current),
+  } as unknown as CheckpointContext;
+  // A saved output is never read: XState would hand it out as it is, the stepper makes its own. A run resumed ended gets the machine's.
+  const output = snapshot.status === 'done' ? checkpointOutput(resumed) : undefined;
+  return { ...snapshot, output, context: resumed } as unknown as Snapshot<unknown>;
 }
 
 /** `attempt` with `field` null when it lacks it, in its documented place after `after`, so an old attempt reads like a new one. */

@@ -2,6 +2,8 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { replaceFile } from './atomic-file.js';
+import { type CheckpointSecret, signedStore } from './checkpoint-signing.js';
+import { readShape } from './options.js';
 import { describeValue } from './values.js';
 
 /**
@@ -82,6 +84,15 @@ export function memoryStore(): CheckpointStore & { readonly size: number } {
   };
 }
 
+export interface FileStoreOptions {
+  /**
+   * Signs each checkpoint (HMAC-SHA-256) and refuses one whose signature is missing or does
+   * not match: for a directory that others can write. At least 16 bytes; 32 random bytes is
+   * right. With it, `load` and `save` return Promises, which `acheck()` awaits.
+   */
+  readonly secret?: CheckpointSecret | undefined;
+}
+
 /**
  * Keeps one JSON file per key in `directory`. A save is atomic — written to a temporary
  * file, flushed to disk, then renamed over the old one — so a crash leaves either the
@@ -92,10 +103,11 @@ export function memoryStore(): CheckpointStore & { readonly size: number } {
  * characters) is kept under a SHA-256 of the key instead; the file holds the key, and a
  * file there holding another key is refused.
  */
-export function fileStore(directory: string): CheckpointStore {
+export function fileStore(directory: string, options: FileStoreOptions = {}): CheckpointStore {
+  const { secret } = readShape(options, ['secret'], '`options`', 'fileStore');
   const root = resolve(directory);
   const fileOf = (key: string) => join(root, fileNameOf(key));
-  return {
+  return signedStore(secret, 'fileStore', {
     locate: fileOf,
     load: (key) => {
       const file = fileOf(key);
@@ -130,7 +142,7 @@ export function fileStore(directory: string): CheckpointStore {
     delete: (key) => {
       rmSync(fileOf(key), { force: true });
     },
-  };
+  });
 }
 
 /**

@@ -11,7 +11,7 @@ import {
 } from '../machines/checkpoint.js';
 import { startRun } from './machine-run.js';
 import type { Inspector, MachineInput } from './options.js';
-import { compile, type Resumable, Stepper } from './stepper.js';
+import { compile, eventlessTarget, type Resumable, Stepper } from './stepper.js';
 
 /**
  * The two engines that run the checkpoint machine for `check()` and `acheck()`: the
@@ -42,6 +42,14 @@ export interface Engine {
 
 /** Compiled once, when Booth is loaded: a change to the machine the stepper cannot run fails here, not mid-check. */
 const program = compile(checkpointMachine, checkpointEffects);
+
+/**
+ * The state the checkpoint machine's own guards lead to from `from` for `context`, no effect
+ * run and stopping at `stops`: how a saved run's verdict is asked again of its attempts.
+ */
+export function decidedState(from: string, context: CheckpointContext, stops: readonly string[]): string {
+  return eventlessTarget(program, from, context, stops);
+}
 
 let forced: EngineName | null = null;
 

@@ -1,6 +1,7 @@
 export { acheck } from './acheck.js';
 export { check, resultFrom } from './check.js';
-export { type Checkpoint, CheckpointError, type CheckpointStore, fileStore, memoryStore } from './checkpoints.js';
+export { type Checkpoint, CheckpointError, type CheckpointStore, fileStore, type FileStoreOptions, memoryStore } from './checkpoints.js';
+export type { CheckpointSecret } from './checkpoint-signing.js';
 export type { CallRetryPolicy, CallTry } from './call-retries.js';
 export { checkWithEvidence, type CompareFn } from './evidence.js';
 export {

@@ -1,3 +1,4 @@
+import { type CheckpointSecret, signedStore } from './checkpoint-signing.js';
 import { CheckpointError, type CheckpointStore, corruptCheckpoint, FORMAT } from './checkpoints.js';
 import { readShape } from './options.js';
 import { describeValue } from './values.js';
@@ -27,6 +28,12 @@ export interface RedisStoreOptions {
    * Default 604 800 (7 days).
    */
   readonly ttlSeconds?: number | null;
+  /**
+   * Signs each checkpoint (HMAC-SHA-256, with Web Crypto) and refuses one whose signature is
+   * missing or does not match, before any call: anyone who can write the server could
+   * otherwise hand a run any snapshot. At least 16 bytes; 32 random bytes is right.
+   */
+  readonly secret?: CheckpointSecret | undefined;
 }
 
 const DEFAULT_PREFIX = 'booth:checkpoint:';
@@ -36,7 +43,7 @@ const DEFAULT_PREFIX = 'booth:checkpoint:';
  * a run nobody will resume long before weeks of them crowd the server's memory.
  */
 const DEFAULT_TTL_SECONDS = 7 * 24 * 60 * 60;
-const OPTION_KEYS = ['prefix', 'ttlSeconds'] as const;
+const OPTION_KEYS = ['prefix', 'ttlSeconds', 'secret'] as const;
 
 /**
  * Keeps one Redis string per run, at `prefix + key`, holding the checkpoint's JSON. A save
@@ -64,7 +71,7 @@ export function redisStore(client: RedisClientLike, options: RedisStoreOptions =
 
   const nameOf = (key: string) => `${prefix}${key}`;
   const locate = (key: string) => `redis key ${nameOf(key)}`;
-  return {
+  return signedStore(given['secret'], 'redisStore', {
     locate,
     load: async (key) => {
       const text = await client.get(nameOf(key));
@@ -87,7 +94,7 @@ export function redisStore(client: RedisClientLike, options: RedisStoreOptions =
     delete: async (key) => {
       await client.del(nameOf(key));
     },
-  };
+  });
 }
 
 function readTtl(given: Record<string, unknown>): number | null {

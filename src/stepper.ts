@@ -255,13 +255,7 @@ export class Stepper<TContext extends object, TEvent extends EventObject, TOutpu
   }
 
   #passes(check: Check | null, event: EventObject): boolean {
-    if (check === null) return true;
-    const args = { context: this.context as never, event };
-    for (const guard of check.guards) {
-      const params = guard.dynamic ? (guard.params as ParamsFrom)(args) : guard.params;
-      if (!guard.run(args, params as never)) return false;
-    }
-    return true;
+    return passes(check, this.context, event);
   }
 
   #take(transition: Transition, event: EventObject): void {
@@ -355,6 +349,35 @@ export class Stepper<TContext extends object, TEvent extends EventObject, TOutpu
 }
 
 const INIT: EventObject = { type: 'xstate.init' };
+
+function passes(check: Check | null, context: object, event: EventObject): boolean {
+  if (check === null) return true;
+  const args = { context: context as never, event };
+  for (const guard of check.guards) {
+    const params = guard.dynamic ? (guard.params as ParamsFrom)(args) : guard.params;
+    if (!guard.run(args, params as never)) return false;
+  }
+  return true;
+}
+
+const DECIDE: EventObject = { type: 'booth.decide' };
+
+/**
+ * Where `program`'s eventless transitions lead from state `from` for `context`, running no
+ * effect: the machine's own guards, in its own order, asked of data whose events were already
+ * handled (a checkpoint's finished attempt). Stops at a final state, at one of `stops`, or
+ * where no eventless transition is open; a loop stops once every state was passed.
+ */
+export function eventlessTarget(program: Program, from: string, context: object, stops: readonly string[]): string {
+  let state = program.states.find((s) => s.name === from);
+  if (!state) throw new TypeError(`Machine "${program.id}" has no state ${JSON.stringify(from)}.`);
+  for (let passed = 0; passed < program.states.length && !state.final && !stops.includes(state.name); passed += 1) {
+    const next: Transition | undefined = state.always.find((transition) => passes(transition.check, context, DECIDE));
+    if (next === undefined || next.target < 0) break;
+    state = program.states[next.target]!;
+  }
+  return state.name;
+}
 
 /** A copy of `context` with its own copy of every array a run appends to, so a saved snapshot and a run never share one. */
 function ownArrays<TContext extends object>(program: Program, context: TContext): TContext {

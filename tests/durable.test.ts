@@ -27,6 +27,16 @@ storeContract('fileStore', {
   writeRaw: ({ location }, key, text) => writeFileSync(location(key), text),
 });
 
+// Signed, a store keeps its contract: load gives back what was saved, without the signature.
+storeContract('fileStore with a secret', {
+  make: () => {
+    const dir = directory();
+    const location = (key: string) => join(dir, `${encodeURIComponent(key)}.json`);
+    return { store: fileStore(dir, { secret: 'a secret of more than sixteen bytes' }), count: () => readdirSync(dir).length, location };
+  },
+  writeRaw: ({ location }, key, text) => writeFileSync(location(key), text),
+});
+
 describe('fileStore', () => {
   it('writes one JSON file per key, atomically, and deletes it', async () => {
     const dir = directory();

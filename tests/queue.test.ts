@@ -345,6 +345,23 @@ describe('booth batch --queue with booth worker', () => {
     for (const w of await stopped([paused, other])) expect(w.code, w.stderr).toBe(0);
   }, 60_000);
 
+  it('a worker refuses run settings in Redis that no worker wrote (null, an array, not JSON, a nested value), naming the key, never crashing', async () => {
+    for (const [text, problem] of [
+      ['null', 'holds null, not a JSON object of check flags such as {"--threshold":0.7}'],
+      ['[1,2]', 'holds an array, not a JSON object of check flags'],
+      ['{"--threshold":', 'is not JSON'],
+      ['{"--threshold":{"<b>":1}}', 'gives "--threshold" an object, where a flag has a string, number, boolean or null'],
+    ] as const) {
+      const run = newRun();
+      await client.set(`booth:run:${run}:settings`, text);
+      const refused = await booth(['worker', '--queue', redis.url, '--name', run, ...server.endpoint]);
+      expect(refused.code, refused.stderr).toBe(2);
+      expect(refused.stderr).not.toContain('Cannot read properties');
+      expect(refused.stderr).toContain(`error: run ${run} has check flags in Redis that no worker wrote: booth:run:${run}:settings ${problem}`);
+      expect(refused.stderr).toContain('delete it in Redis and start them again');
+    }
+  }, 60_000);
+
   it('a worker started with other check flags than the run\'s first worker is refused, naming the flags', async () => {
     const run = newRun();
     const first = await worker(run, ['--threshold', '0.7']);

@@ -5,6 +5,7 @@ import { acheck, type Checkpoint, CheckpointError } from '../src/index.js';
 import { redisStore } from '../src/redis.js';
 import { startRedis, type RedisServer } from './fixtures/redis-server.js';
 import { decided } from './helpers.js';
+import { forgedVerdict, refusedWithoutACall, resumesToRepaired, savedAfterFirstAttempt, withValueAt } from './forged-runs.js';
 import { scriptedCall, storeContract, uninterrupted } from './store-contract.js';
 
 let redis: RedisServer;
@@ -38,6 +39,19 @@ storeContract('redisStore', {
     const prefix = `contract-${++stores}:`;
     return {
       store: redisStore(client, { prefix }),
+      prefix,
+      count: async () => (await client.keys(`${prefix}*`)).length,
+      location: (key: string) => `redis key ${prefix}${key}`,
+    };
+  },
+  writeRaw: ({ prefix }, key, text) => client.set(`${prefix}${key}`, text),
+});
+
+storeContract('redisStore with a secret', {
+  make: () => {
+    const prefix = `contract-${++stores}:`;
+    return {
+      store: redisStore(client, { prefix, secret: 'a secret of more than sixteen bytes' }),
       prefix,
       count: async () => (await client.keys(`${prefix}*`)).length,
       location: (key: string) => `redis key ${prefix}${key}`,
@@ -209,6 +223,38 @@ describe('redisStore arguments', () => {
   it('options that are not an object, or a misspelt option, are a TypeError naming them', () => {
     expect(() => looseRedisStore(client, 60)).toThrow('Expected `options` to be a plain object, got 60.');
     expect(() => looseRedisStore(client, { ttl_seconds: 60 })).toThrow('Unknown option `ttl_seconds` for redisStore(); did you mean `ttlSeconds`?');
-    expect(() => looseRedisStore(client, { ttl: 60 })).toThrow('Unknown option `ttl` for redisStore(); the options are `prefix`, `ttlSeconds`.');
+    expect(() => looseRedisStore(client, { ttl: 60 })).toThrow('Unknown option `ttl` for redisStore(); the options are `prefix`, `ttlSeconds`, `secret`.');
+  });
+});
+
+describe('redisStore: what another machine wrote is not trusted', () => {
+  const SECRET = 'a secret of more than sixteen bytes';
+
+  it('a forged verdict (VERIFIED on an attempt of confidence 0.1) written to the server is refused, with no call', async () => {
+    const store = redisStore(client, { prefix: 'forged:' });
+    const saved = await savedAfterFirstAttempt(store, 'k');
+    await client.set('forged:k', JSON.stringify(forgedVerdict(saved)));
+    await refusedWithoutACall(store, 'k', 'Booth checkpoint for key "k" in redis key forged:k says the run ended VERIFIED');
+  });
+
+  it('with a secret, a signed run resumes through another connection; the value carries its signature', async () => {
+    await savedAfterFirstAttempt(redisStore(client, { prefix: 'signed:', secret: SECRET }), 'k');
+    expect(JSON.parse((await client.get('signed:k')) ?? 'null')).toHaveProperty('signature', expect.stringMatching(/^hmac-sha256:[0-9a-f]{64}$/));
+    await resumesToRepaired(redisStore(connect(), { prefix: 'signed:', secret: SECRET }), 'k');
+  });
+
+  it('with a secret, a tampered, an unsigned and another secret\'s checkpoint are each refused, with no call', async () => {
+    const store = redisStore(client, { prefix: 'tampered:', secret: SECRET });
+    await savedAfterFirstAttempt(store, 'k');
+    const stored = JSON.parse((await client.get('tampered:k')) ?? 'null') as Parameters<typeof forgedVerdict>[0];
+    // Consistent with its attempts, so only the signature can tell.
+    await client.set('tampered:k', JSON.stringify(withValueAt(forgedVerdict(stored), 'snapshot.context.attempts[0].confidence', 0.95)));
+    await refusedWithoutACall(store, 'k', "in redis key tampered:k has a signature that does not match this store's secret");
+
+    await savedAfterFirstAttempt(redisStore(client, { prefix: 'unsigned:' }), 'k');
+    await refusedWithoutACall(redisStore(client, { prefix: 'unsigned:', secret: SECRET }), 'k', 'carries no signature, and this store has a secret');
+
+    await savedAfterFirstAttempt(redisStore(client, { prefix: 'other:', secret: 'another secret, also long enough' }), 'k');
+    await refusedWithoutACall(redisStore(client, { prefix: 'other:', secret: SECRET }), 'k', "has a signature that does not match this store's secret");
   });
 });

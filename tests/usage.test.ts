@@ -207,7 +207,11 @@ describe('usage: what the calls consumed, as callFn reports it', () => {
     saved.snapshot.context.attempts[0]!['usage'] = { inputTokens: '5', outputTokens: 1, totalTokens: 6, costUsd: null };
     const store = { load: () => saved, save: () => {}, delete: () => {} };
     await expect(acheck(async () => envelope('Paris', 0.9), 'q', { maxRetries: 1, checkpoint: store, key: 'k' })).rejects.toThrow(
-      new CheckpointError('k', null, 'holds a usage that is not token counts: {"inputTokens":"5","outputTokens":1,"totalTokens":6,"costUsd":null}. Delete it to start the run afresh.'),
+      new CheckpointError(
+        'k',
+        null,
+        'holds a run whose snapshot.context.attempts[0].usage.inputTokens is a string, expected a whole number, 0 or more. Delete it to start the run afresh.',
+      ),
     );
   });
 
@@ -232,16 +236,20 @@ describe('usage: what the calls consumed, as callFn reports it', () => {
       expect(resumed.status).toBe('REPAIRED');
       expect(resumed.attempts[0]?.usage).toEqual(usage);
     }
-    for (const usage of [
-      6,
-      'six tokens',
-      { inputTokens: -1, outputTokens: 1, totalTokens: 0, costUsd: null },
-      { inputTokens: 5, outputTokens: 1.5, totalTokens: 6, costUsd: null },
-      { inputTokens: 5, outputTokens: 1, totalTokens: 6, costUsd: '0.25' },
-      { inputTokens: 5, outputTokens: 1, totalTokens: 6, costUsd: -0.25 },
-      { inputTokens: 5, outputTokens: 1, totalTokens: 6, costUsd: Number.POSITIVE_INFINITY },
-    ]) {
-      await expect(resume(usage)).rejects.toThrow(new CheckpointError('k', null, `holds a usage that is not token counts: ${JSON.stringify(usage)}. Delete it to start the run afresh.`));
+    const problems: Array<[unknown, string]> = [
+      [6, 'usage is 6, expected token counts ({ inputTokens, outputTokens, totalTokens, costUsd }) or null'],
+      // The kind of value found, never the value: a stored string may be anything.
+      ['six tokens', 'usage is a string, expected token counts ({ inputTokens, outputTokens, totalTokens, costUsd }) or null'],
+      [{ inputTokens: -1, outputTokens: 1, totalTokens: 0, costUsd: null }, 'usage.inputTokens is -1, expected a whole number, 0 or more'],
+      [{ inputTokens: 5, outputTokens: 1.5, totalTokens: 6, costUsd: null }, 'usage.outputTokens is 1.5, expected a whole number, 0 or more'],
+      [{ inputTokens: 5, outputTokens: 1, totalTokens: 6, costUsd: '0.25' }, 'usage.costUsd is a string, expected a number of dollars, 0 or more or null'],
+      [{ inputTokens: 5, outputTokens: 1, totalTokens: 6, costUsd: -0.25 }, 'usage.costUsd is -0.25, expected a number of dollars, 0 or more or null'],
+      [{ inputTokens: 5, outputTokens: 1, totalTokens: 6, costUsd: Number.POSITIVE_INFINITY }, 'usage.costUsd is Infinity, expected a number of dollars, 0 or more or null'],
+    ];
+    for (const [usage, problem] of problems) {
+      await expect(resume(usage)).rejects.toThrow(
+        new CheckpointError('k', null, `holds a run whose snapshot.context.attempts[0].${problem}. Delete it to start the run afresh.`),
+      );
     }
   });
 

@@ -238,16 +238,36 @@ async function joinRun(client: Redis, key: string, name: string, shared: Readonl
   await client.set(key, mine, 'NX');
   const theirs = await client.get(key);
   if (theirs === null || theirs === mine) return;
-  let run: Record<string, unknown>;
-  try {
-    run = JSON.parse(theirs) as Record<string, unknown>;
-  } catch {
-    run = {};
-  }
+  const run = readRunSettings(theirs, (problem) => {
+    throw new RunSettingsError(
+      `run ${name} has check flags in Redis that no worker wrote: ${key} ${problem}. If nothing else uses that key, stop the workers, delete it in Redis and start them again.`,
+    );
+  });
   const differing = Object.keys({ ...run, ...shared }).filter((flag) => JSON.stringify(run[flag] ?? null) !== JSON.stringify(shared[flag] ?? null));
   const show = (flags: Readonly<Record<string, unknown>>) => differing.map((flag) => `${flag} ${flags[flag] ?? '(not given)'}`).join(', ');
   throw new RunSettingsError(
     `run ${name} is checked with ${show(run)}, as its first worker was started; this worker has ${show(shared)}. ` +
       `Start it with the same flags, or give the batch another --name; if the first worker's were a mistake, stop the workers and delete ${key} in Redis.`,
   );
+}
+
+/**
+ * The run's check flags as its first worker wrote them: a JSON object of scalars. Redis is
+ * shared and its contents are not to be trusted: anything else fails with the field and the
+ * kind of value found, never the value.
+ */
+function readRunSettings(text: string, fail: (problem: string) => never): Readonly<Record<string, JsonScalar>> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    return fail('is not JSON');
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    return fail(`holds ${parsed === null ? 'null' : Array.isArray(parsed) ? 'an array' : `a ${typeof parsed}`}, not a JSON object of check flags such as {"--threshold":0.7}`);
+  }
+  for (const [flag, value] of Object.entries(parsed)) {
+    if (value !== null && typeof value === 'object') return fail(`gives ${JSON.stringify(flag)} ${Array.isArray(value) ? 'an array' : 'an object'}, where a flag has a string, number, boolean or null`);
+  }
+  return parsed as Record<string, JsonScalar>;
 }
