@@ -42,7 +42,7 @@ import {
 import { type Validator, verdictFromReturn, verdictFromThrow } from '../src/validation.js';
 import { type MachineInput, readMachineInput } from '../src/options.js';
 import { type AgreeFn, agreementOf, type ConfidenceSource, defaultAgree } from '../src/agreement.js';
-import { QUEUED, type SampleSlot, type VoteSettings, votedAttempt } from '../src/sampling.js';
+import { keyArrived, QUEUED, type SampleSlot, type VoteSettings, votedAttempt } from '../src/sampling.js';
 import { describeThrown } from '../src/values.js';
 import { addUsage, totalUsage, type Usage, type UsageReport, usageFromReport } from '../src/usage.js';
 
@@ -457,8 +457,9 @@ export const checkpointEffects = {
   recordSampleReply: update((context: CheckpointContext, { sample, reply }: { sample: number; reply: unknown }) => {
     const slot = context.slots[sample]!;
     const tries = firstTry(slot.tries);
-    const read =
-      typeof reply === 'string' ? attemptFromReply(reply, tries, context.settings.answerFormat !== null) : attemptFromNonText(reply, tries);
+    const typed = context.settings.answerFormat !== null;
+    const read = typeof reply === 'string' ? attemptFromReply(reply, tries, typed) : attemptFromNonText(reply, tries);
+    keyArrived(read, typed, context.settings.agree !== null);
     return startQueued(context, withSlot(context, sample, { ...slot, state: 'done', tries, reply: read }));
   }),
   recordSampleError: update((context: CheckpointContext, { sample, error }: { sample: number; error: unknown }) => {

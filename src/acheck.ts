@@ -1,6 +1,7 @@
 import { resultOf, runSchema, runValidator } from './check.js';
 import { type CallOutcome, CheckpointRun, readCheckpoint, sampleEvent } from './checkpoint-run.js';
 import { type AsyncCallFn, type AsyncCheckOptions, type CallInfo, type CheckSettings, readCheckArguments, type TypedAsyncCheckOptions } from './options.js';
+import { nextMacrotask } from './macrotask.js';
 import { RunTelemetry } from './telemetry.js';
 import type { CheckResult, TypedCheckResult } from './result.js';
 import type { JsonSchema } from './schema.js';
@@ -58,6 +59,7 @@ async function runAcheck(callFn: AsyncCallFn, prompt: string, settings: CheckSet
   // Sample calls run side by side: each settles into the machine by itself, if it still waits for it.
   // Made for the first sample Booth may abandon: other calls have nothing to abort.
   let samplesInFlight: Map<number, AbortController> | null = null;
+  const inbox = new SampleInbox();
   try {
     for (;;) {
       const need = run.next();
@@ -77,7 +79,10 @@ async function runAcheck(callFn: AsyncCallFn, prompt: string, settings: CheckSet
           if (call) (samplesInFlight ??= new Map()).set(need.call, call);
           void called(callFn, need.prompt, callInfo(need, run, signal, call), telemetry).then((outcome) => {
             samplesInFlight?.delete(need.call);
-            if (run.wantsCall(need.call)) run.send(sampleEvent(outcome, need));
+            // Asked when the reply is handed over: the machine may have given up on it meanwhile.
+            inbox.deliver(outcome, () => {
+              if (run.wantsCall(need.call)) run.send(sampleEvent(outcome, need));
+            });
           });
           // callFn may have aborted synchronously: then no other sample is called.
           signal?.throwIfAborted();
@@ -113,6 +118,38 @@ async function runAcheck(callFn: AsyncCallFn, prompt: string, settings: CheckSet
     if (samplesInFlight) abandon(samplesInFlight, () => true);
     run.stop();
   }
+}
+
+/**
+ * A sample reply this long or longer is handed to the machine in a macrotask of its own:
+ * reading it (and making its vote key) takes a few milliseconds a megabyte. Shorter ones, the
+ * usual, are handed over at once, as before.
+ */
+const HEAVY_REPLY_CHARS = 64 * 1024;
+
+/**
+ * Hands sample replies to the machine, long ones one macrotask apart. Sample calls that
+ * settle together (a provider that answers at once, a batch of responses read in one go)
+ * would otherwise all be read in one stretch of the event loop: 20 replies of 1 MB held it
+ * for over 400 ms, long enough to starve timers, sockets and a queue worker's lock renewal.
+ * The machine decides the same either way; this only chooses when it is told. In order of
+ * arrival: a short reply behind a long one waits its turn.
+ */
+class SampleInbox {
+  readonly #waiting: Array<() => void> = [];
+
+  deliver(outcome: CallOutcome, hand: () => void): void {
+    const heavy = outcome.type === 'model.replied' && typeof outcome.reply === 'string' && outcome.reply.length >= HEAVY_REPLY_CHARS;
+    if (!heavy && this.#waiting.length === 0) return hand();
+    this.#waiting.push(hand);
+    if (this.#waiting.length === 1) nextMacrotask(this.#next);
+  }
+
+  readonly #next = (): void => {
+    const hand = this.#waiting.shift();
+    if (this.#waiting.length > 0) nextMacrotask(this.#next);
+    hand?.();
+  };
 }
 
 /**

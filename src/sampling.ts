@@ -1,4 +1,4 @@
-import { type AgreeFn, type ConfidenceSource, combinedConfidence, type Voter, voteOf } from './agreement.js';
+import { type AgreeFn, type AgreementKey, agreementKey, defaultAgree, type ConfidenceSource, combinedConfidence, type Voter, voteOf } from './agreement.js';
 import { type Attempt, type Sample, withSampling } from './attempt.js';
 import type { CallTry } from './call-retries.js';
 
@@ -32,7 +32,7 @@ export interface VoteSettings {
 export function sampleOf(reply: Attempt<unknown>, typed: boolean): Sample<unknown> {
   return Object.freeze({
     rawText: reply.rawText,
-    answer: reply.parseOk ? (typed ? (reply.parsed?.['answer'] ?? null) : reply.answer) : null,
+    answer: reply.parseOk ? sampleAnswer(reply, typed) : null,
     confidence: reply.confidence,
     parseOk: reply.parseOk,
     error: reply.error,
@@ -41,6 +41,38 @@ export function sampleOf(reply: Attempt<unknown>, typed: boolean): Sample<unknow
     interpretations: reply.interpretations,
     callTries: reply.callTries,
   });
+}
+
+/**
+ * Each parsed reply's key under the default `agree`, made once. Kept beside the replies
+ * rather than in the context: it is a function of the reply alone, so it decides nothing a
+ * recomputation would not, and a checkpoint neither carries it nor can forge it (a resumed
+ * run makes it again from the reply). A WeakMap, so it goes when the run's replies go.
+ */
+const keys = new WeakMap<Attempt<unknown>, AgreementKey>();
+
+/** The key the default `agree` votes `reply` by; made once per reply. */
+function keyOf(reply: Attempt<unknown>, typed: boolean): AgreementKey {
+  let key = keys.get(reply);
+  if (key === undefined) {
+    key = agreementKey(sampleAnswer(reply, typed), typed);
+    keys.set(reply, key);
+  }
+  return key;
+}
+
+/**
+ * Makes the vote's key of a reply that has just arrived, when the run votes by the default
+ * `agree`: normalizing a long answer takes time, and made as each reply arrives it is spread
+ * over the replies' events instead of all falling on the vote, in one stretch of the event loop.
+ */
+export function keyArrived(reply: Attempt<unknown>, typed: boolean, customAgree: boolean): void {
+  if (reply.parseOk && !customAgree) keyOf(reply, typed);
+}
+
+/** A parsed reply's answer as the vote and `attempt.samples` see it: with a schema the model's own value. */
+function sampleAnswer(reply: Attempt<unknown>, typed: boolean): unknown {
+  return typed ? (reply.parsed?.['answer'] ?? null) : reply.answer;
 }
 
 /**
@@ -53,8 +85,11 @@ export function votedAttempt(replies: readonly Attempt<unknown>[], settings: Vot
   const samples = Object.freeze(replies.map((reply) => sampleOf(reply, settings.typed)));
   const callTries = Object.freeze(replies.flatMap((reply) => reply.callTries));
   const voters: Voter[] = [];
+  const keyed = settings.agree === defaultAgree(settings.typed);
   samples.forEach((sample, index) => {
-    if (sample.parseOk) voters.push({ index, answer: sample.answer, confidence: sample.confidence!, ambiguous: sample.ambiguous });
+    if (!sample.parseOk) return;
+    const voter: Voter = { index, answer: sample.answer, confidence: sample.confidence!, ambiguous: sample.ambiguous };
+    voters.push(keyed ? { ...voter, key: keyOf(replies[index]!, settings.typed) } : voter);
   });
   if (voters.length === 0) {
     const failed = replies.find((reply) => !reply.callFailed) ?? replies[0]!;

@@ -362,6 +362,37 @@ describe('booth batch --queue with booth worker', () => {
     }
   }, 60_000);
 
+  it('20 samples of 2 MB each: the worker keeps its lock while they vote, and the question is checked once, in 20 calls', async () => {
+    // Every call a different long answer, differing only at its end: 20 clusters of one. The
+    // vote once normalized both answers of every pair, holding the worker's event loop long
+    // past its lock (2 s here): the job was taken over and run again, for ever.
+    const prose = 'lorem ipsum dolor sit amet, '.repeat(Math.ceil((2 << 20) / 28));
+    let calls = 0;
+    server.provider.fallback = () => ({ text: envelope(`${prose} ${calls++}`, 0.9) });
+    const input = questions(1);
+    const output = join(dir(), 'results.jsonl');
+    const run = newRun();
+    // A lock of 10 s, not this file's 2 s: on a busy machine a 2 MB reply takes up to half a
+    // second to read and the 130 MB line some hundreds of milliseconds to hand to Redis, too
+    // near a 2 s lock's renewal each second; the vote that compared every pair took minutes.
+    const workers = [await worker(run, ['--samples', '20', '--max-retries', '0', '--lock-ms', '10000'])];
+    const batch = booth(['batch', input, '--queue', redis.url, '--name', run, '-o', output]);
+    // A worker that loses its lock re-runs the question without end: stop looking once it called more than it should.
+    const ended = await Promise.race([batch.then(() => true), (async () => {
+      for (const deadline = Date.now() + 90_000; server.provider.received.length <= 20 && Date.now() < deadline; ) await sleep(100);
+      return false;
+    })()]);
+    expect(server.provider.received).toHaveLength(20);
+    expect(ended).toBe(true);
+    expect((await batch).code).toBe(0);
+    const [row] = resultsIn(output);
+    expect(row).toMatchObject({ id: 0, status: 'UNCERTAIN', agreement: 1 / 20 });
+    expect((row?.['attempts'] as Array<{ clusters: unknown[] }>)[0]?.clusters).toHaveLength(20);
+    expect(workers[0]!.said()).not.toMatch(/lost its lock/);
+    expect(await client.xlen(`booth:run:${run}:finished`)).toBe(1);
+    for (const w of await stopped(workers)) expect(w.code, w.stderr).toBe(0);
+  }, 150_000);
+
   it('a worker started with other check flags than the run\'s first worker is refused, naming the flags', async () => {
     const run = newRun();
     const first = await worker(run, ['--threshold', '0.7']);

@@ -3,6 +3,7 @@ import type { Redis } from 'ioredis';
 import { acheck } from '../acheck.js';
 import { retryAfterOf } from '../call-retries.js';
 import type { CheckpointStore } from '../checkpoints.js';
+import { untilNextMacrotask } from '../macrotask.js';
 import type { AsyncCallFn } from '../options.js';
 import { redisStore } from '../redis.js';
 import { type BatchCheckOptions, resultRow } from './batch.js';
@@ -169,7 +170,10 @@ export async function startWorker(settings: WorkerSettings): Promise<RunningWork
       // The prompts stay in Redis: the batch that collects the line decides whether to keep them.
       const row = resultRow(question, Math.round(performance.now() - started), result, true);
       const keysOfFinish = [lockKey, keys.results, keys.finished, checkpointKey];
-      if ((await client.eval(FINISH_IF_LOCKED, 4, ...keysOfFinish, token ?? '', jobId, JSON.stringify(row))) !== 1) leave({ kind: 'lost' });
+      // A line with samples carries every reply: 20 replies of 2 MB make 130 MB, seconds of
+      // JSON.stringify in one stretch, during which no lock of this worker's could be renewed.
+      const line = await jsonInSlices(row);
+      if ((await client.eval(FINISH_IF_LOCKED, 4, ...keysOfFinish, token ?? '', jobId, line)) !== 1) leave({ kind: 'lost' });
     } catch (error) {
       const reason: unknown = controller.signal.reason;
       if (!controller.signal.aborted || !(reason instanceof Leaving)) throw error;
@@ -222,6 +226,75 @@ export async function startWorker(settings: WorkerSettings): Promise<RunningWork
       await worker.close();
     },
   };
+}
+
+/**
+ * `Buffer.from(JSON.stringify(value))`, the same bytes, made a piece at a time: it descends
+ * into arrays and plain objects and hands every other value to `JSON.stringify` whole, and once
+ * a stretch of work has lasted `sliceMs` it encodes what it wrote so far and waits for the
+ * next macrotask, so that timers (BullMQ's lock renewal among them) run in between. Bytes, not
+ * a string: joining a 130 MB string and encoding it for Redis would be two long stretches more.
+ * For JSON data, as a result line is: a value with its own `toJSON` inside an array or plain
+ * object is stringified whole, its `toJSON` given no key.
+ */
+export async function jsonInSlices(value: unknown, sliceMs = 10): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let parts: string[] = [];
+  // The objects being written, outermost first: JSON.stringify refuses a cycle, and so does this.
+  const open = new Set<object>();
+  let since = performance.now();
+  const write = async (item: unknown): Promise<void> => {
+    if (performance.now() - since >= sliceMs) {
+      // Well-formed JSON.stringify escapes lone surrogates, so each piece encodes as the whole would.
+      chunks.push(Buffer.from(parts.join('')));
+      parts = [];
+      await untilNextMacrotask();
+      since = performance.now();
+    }
+    const list = Array.isArray(item) && typeof (item as { toJSON?: unknown }).toJSON !== 'function';
+    if (!list && !isPlainData(item)) {
+      parts.push(JSON.stringify(item) ?? 'null');
+      return;
+    }
+    if (open.has(item as object)) throw new TypeError('Converting circular structure to JSON');
+    open.add(item as object);
+    let first = true;
+    parts.push(list ? '[' : '{');
+    for (const [key, member] of list ? (item as unknown[]).entries() : Object.entries(item as object)) {
+      const skipped = member === undefined || typeof member === 'function' || typeof member === 'symbol';
+      // As JSON.stringify: an array writes null for what it cannot write, an object leaves the key out.
+      if (skipped && !list) continue;
+      if (!first) parts.push(',');
+      first = false;
+      if (!list) parts.push(`${JSON.stringify(key)}:`);
+      if (skipped) parts.push('null');
+      else await write(member);
+    }
+    parts.push(list ? ']' : '}');
+    open.delete(item as object);
+  };
+  if (value === undefined || typeof value === 'function' || typeof value === 'symbol') throw new TypeError(`Expected a JSON value to write, got ${typeof value}.`);
+  await write(value);
+  chunks.push(Buffer.from(parts.join('')));
+  // Not Buffer.concat: writing 130 MB of fresh memory at once costs a third of a second here,
+  // page faults mostly; copied in slices, the pages are touched a slice at a time.
+  const bytes = Buffer.allocUnsafe(chunks.reduce((sum, chunk) => sum + chunk.length, 0));
+  let offset = 0;
+  for (const chunk of chunks) {
+    if (performance.now() - since >= sliceMs) {
+      await untilNextMacrotask();
+      since = performance.now();
+    }
+    offset += chunk.copy(bytes, offset);
+  }
+  return bytes;
+}
+
+/** An object JSON.stringify writes key by key: a plain one, without a `toJSON` of its own. */
+function isPlainData(value: unknown): value is object {
+  if (typeof value !== 'object' || value === null) return false;
+  const prototype: unknown = Object.getPrototypeOf(value);
+  return (prototype === Object.prototype || prototype === null) && typeof (value as { toJSON?: unknown }).toJSON !== 'function';
 }
 
 /** The wait a 429 asks for with Retry-After, read as call retries read it; null for any other error. */
