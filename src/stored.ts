@@ -42,7 +42,7 @@ function kindOf(value: unknown): string {
 }
 
 function wrong(path: string, value: unknown, expected: string, fail: Fail): never {
-  return fail(`${path} is ${kindOf(value)}, expected ${expected}`);
+  return fail(`${path === '' ? 'value' : path} is ${kindOf(value)}, expected ${expected}`);
 }
 
 const leaf = (expected: string, fits: (value: unknown) => boolean): Shape => ({

@@ -119,6 +119,18 @@ describe('machine graphs', () => {
 });
 
 describe('a single run, drawn', () => {
+  it("a result made by another copy of Booth (its ESM build beside the CommonJS one) draws as this copy's own does", async () => {
+    const result = check(scripted([envelope('Paris', 0.9)]).sync, 'Capital of France?');
+    // Another copy's class: the same own fields, another prototype.
+    const foreign = Object.setPrototypeOf({ ...result }, class ForeignResult {}.prototype) as typeof result;
+    expect(foreign).not.toBeInstanceOf(result.constructor);
+    expect(await toHtml(foreign)).toBe(await toHtml(result));
+    expect(toMermaid(foreign)).toBe(toMermaid(result));
+    // Still read as untrusted: a wrong field is named, with no value quoted.
+    const forged = Object.setPrototypeOf({ ...result, confidence: '<b>0.9</b>' }, class ForeignResult {}.prototype) as typeof result;
+    await expect(toHtml(forged)).rejects.toThrow(/its confidence is a string, expected/);
+  });
+
   it('toDot highlights exactly the edges of the trace, with how many times', () => {
     const result = repaired();
     const source = toDot(result);

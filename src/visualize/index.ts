@@ -8,6 +8,7 @@ import type { AnyStateMachine } from 'xstate';
 import type { CheckpointOutput } from '../../machines/checkpoint.js';
 import { resultFrom } from '../check.js';
 import { type AnyBoothResult, type BoothResult, Result } from '../result.js';
+import { isPlainObject } from '../values.js';
 import { renderHtml } from './html.js';
 import { dot, stateDiagram } from './render.js';
 import { graphOf, runDot, runFlowchart } from './run.js';
@@ -20,7 +21,10 @@ export type Run = AnyBoothResult | CheckpointOutput<unknown>;
 
 // The drawings read answers through answerText(), so a typed answer draws like a string one.
 function asResult(run: Run): BoothResult {
-  return run instanceof Result ? (run as unknown as BoothResult) : resultFrom(run as CheckpointOutput);
+  if (run instanceof Result) return run as unknown as BoothResult;
+  // A result made by another copy of Booth (its ESM build beside this CommonJS one, say) is
+  // no instance of this copy's class: its own fields are read as an output, and checked as one.
+  return resultFrom((isPlainObject(run) ? run : { ...(run as object) }) as CheckpointOutput);
 }
 
 let viz: Promise<Viz> | undefined;
