@@ -34,10 +34,10 @@ const FAST_PATH_LIMIT = 65_536;
 
 /**
  * Finds the model's JSON object in a reply. Candidates, first acceptable wins: the whole
- * trimmed reply; the objects that start inside a ```` ```json ```` fence; the reply's last
- * non-empty line; then every other object, each group in order of where its objects start
- * (outer before inner). Models echo the format example before their answer, and a fence is
- * where they put the answer they mean. An object with an `answer` or `confidence` key that
+ * trimmed reply; its last non-empty line; the objects that start inside a ```` ```json ````
+ * fence; then every other object, each group in order of where its objects start (outer
+ * before inner). Models echo the format example before their answer: the answer is what
+ * they end on, or what they fence. An object with an `answer` or `confidence` key that
  * breaks a rule is the model's envelope gone wrong, so nothing nested inside it is tried in
  * its place: that would be an example or a draft (a wrapper such as `{"result": {…}}` has
  * neither key, and its envelope is still found). On failure the error is the reason the
@@ -112,17 +112,15 @@ class Candidates {
     const fences = this.#fences;
     // Stryker disable next-line ConditionalExpression,StringLiteral: a reply without three backticks has no fence for the search to find; indexOf only settles it sooner
     if (text.indexOf('```', start) >= 0) jsonFences(text, start, end, fences);
-    // The last line wins over every unfenced object but none inside a fence: kept until the scan has seen the fences.
+    // An unfenced object that passes waits for the scan to see the fences after it.
     let kept: Reading<JsonValue> | undefined;
-    let wholeRejected = false;
+    let earlyRejected = false;
     // Stryker disable next-line ConditionalExpression: a whole-span candidate must end at the reply's end, which #wholeSpan checks; this only skips reading it
     if (text.charCodeAt(end - 1) === CLOSE_BRACE) {
-      const whole = this.#wholeSpan(start);
-      if (whole) return whole;
-      // The whole reply is the first candidate judged, so any rejection so far is its own.
-      wholeRejected = this.#firstRejected >= 0;
-      kept = this.#wholeSpan(lastLineStart(text, start, end));
-      if (kept && fences.length === 0) return kept;
+      const found = this.#wholeSpan(start) ?? this.#wholeSpan(lastLineStart(text, start, end));
+      if (found) return found;
+      // The whole reply and the last line are the first candidates judged, so any rejection so far is theirs.
+      earlyRejected = this.#firstRejected >= 0;
     }
     let fence = 0;
     // A loop, not indexOf: a reply can be mostly braces, and a call per brace costs more.
@@ -147,7 +145,7 @@ class Candidates {
       if (id !== this.#firstRejected && id !== this.#firstFencedRejected) this.#reader.forget(id);
     }
     if (kept) return kept;
-    const reported = wholeRejected || this.#firstFencedRejected < 0 ? this.#firstRejected : this.#firstFencedRejected;
+    const reported = earlyRejected || this.#firstFencedRejected < 0 ? this.#firstRejected : this.#firstFencedRejected;
     return reject(reported < 0 ? NO_OBJECT_ERROR : rejection(this.#reader, reported, this.#anyAnswer));
   }
 

@@ -175,9 +175,11 @@ describe('§4 the format example, a draft or a nested example never wins over th
     expect(read(reply).answer).toBe('final');
   });
 
-  it('a fence wins over the last line, which wins over earlier unfenced objects', () => {
-    expect(read(`\`\`\`json\n${envelope('fenced', 0.7)}\n\`\`\`\n${TEMPLATE}`).answer).toBe('fenced');
+  it('the last line wins over a fence, and a fence over earlier unfenced objects', () => {
+    // A format example in a fence, then the answer the model ends on: the answer is the last line.
+    expect(read(`Example format:\n\`\`\`json\n${TEMPLATE}\n\`\`\`\n${envelope('Paris', 0.4)}`)).toMatchObject({ answer: 'Paris', confidence: 0.4 });
     expect(read(`Example: ${envelope('example', 0.9)} then\n${envelope('last line', 0.8)}`).answer).toBe('last line');
+    expect(read(`Example: ${envelope('example', 0.9)} then \`\`\`json ${envelope('fenced', 0.7)} \`\`\` done.`).answer).toBe('fenced');
   });
 
   it('the last line is found whatever ends the lines, \\n, \\r\\n or \\r, and before trailing line ends', () => {
@@ -252,8 +254,8 @@ describe('§4 the format example, a draft or a nested example never wins over th
     expect(read(reply).answer).toBe('last line');
   });
 
-  it("an object in the second fence is fenced too, and wins over the last line when the first fence's object fails", () => {
-    const reply = `\`\`\`json\n{"answer": "broken"}\n\`\`\`\n\`\`\`json\n${envelope('second fence', 0.7)}\n\`\`\`\n${envelope('last line', 0.8)}`;
+  it("an object in the second fence is fenced too, and wins over an earlier unfenced object when the first fence's object fails", () => {
+    const reply = `${envelope('unfenced', 0.8)} \`\`\`json\n{"answer": "broken"}\n\`\`\`\n\`\`\`json\n${envelope('second fence', 0.7)}\n\`\`\` end`;
     expect(read(reply).answer).toBe('second fence');
   });
 

@@ -46,8 +46,8 @@ export function oracle(reply: string): Verdict {
 }
 
 /**
- * The candidates of docs/api.md, in its order: the whole reply; the objects starting inside a
- * ```json fence; the last line; every other object. Objects are listed by where they
+ * The candidates of docs/api.md, in its order: the whole reply; the last line; the objects
+ * starting inside a ```json fence; every other object. Objects are listed by where they
  * start, and nothing inside an object that passes, or that has an "answer" or "confidence"
  * key and fails, is listed.
  */
@@ -55,13 +55,13 @@ function* candidates(reply: string): Generator<object> {
   const trimmed = reply.trim();
   const whole = wholeObject(trimmed);
   if (whole) yield whole;
+  const lines = reply.split(/\r\n|\n|\r/).map((line) => line.trim()).filter((line) => line !== '');
+  const last = wholeObject(lines.at(-1) ?? '');
+  if (last) yield last;
   const objects = objectsByStart(reply);
   const fences = jsonFenceInsides(reply);
   const fenced = (at: number) => fences.some(([from, to]) => from <= at && at < to);
   for (const { at, object } of objects) if (fenced(at)) yield object;
-  const lines = reply.split(/\r\n|\n|\r/).map((line) => line.trim()).filter((line) => line !== '');
-  const last = wholeObject(lines.at(-1) ?? '');
-  if (last) yield last;
   for (const { at, object } of objects) if (!fenced(at)) yield object;
 }
 
