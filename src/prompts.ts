@@ -86,7 +86,7 @@ function retryParagraph(kind: Exclude<RetryKind, 'repeat'>, previous: PreviousAt
     case 'validation':
       return (
         `Your previous answer was ${quoted(previous.answer, typed)}. It ${VALIDATION_RETRY_MARKER}: ` +
-        `${previous.validationError || GENERIC_VALIDATION_MESSAGE}. Give a corrected answer.`
+        `${echoMessage(previous.validationError || GENERIC_VALIDATION_MESSAGE)}. Give a corrected answer.`
       );
     case 'disagreement':
       return disagreementParagraph(previous.clusters ?? [], typed);
@@ -159,6 +159,21 @@ export function echoJson(json: string): string {
   else if (isHighSurrogate(json.charCodeAt(cut - 1))) cut -= 1;
   return escapeLineBreaks(`${json.slice(0, cut)}…${inString ? '"' : ''}`);
 }
+
+/** How many characters of a validator's or schema's message a retry prompt repeats. */
+export const MESSAGE_LIMIT = 500;
+
+/**
+ * A validator's or schema's message as a retry prompt repeats it: on one line and cut to
+ * `MESSAGE_LIMIT` characters. A message often quotes the answer, and so can carry a megabyte
+ * of it, or a line of its own that reads as an instruction to the model; the attempt's
+ * `validationError` keeps the message whole.
+ */
+export function echoMessage(message: string): string {
+  return cutAt(message, MESSAGE_LIMIT).replace(ANY_LINE_BREAK, ' ');
+}
+
+const ANY_LINE_BREAK = /\r\n|[\n\r\u0085\u2028\u2029]/g;
 
 /** `text` cut to at most `limit` characters, an ellipsis last, never between the halves of a surrogate pair. */
 function cutAt(text: string, limit: number): string {
