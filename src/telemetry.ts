@@ -191,15 +191,21 @@ function errorName(error: unknown): string {
 /** The `at …` lines of an error's stack, without the message above them; null when there are none. */
 function stackFrames(error: unknown): string | null {
   let stack: unknown;
+  let name: unknown;
+  let message: unknown;
   try {
-    stack = (error as { stack?: unknown } | null)?.stack;
+    ({ stack, name, message } = error as { stack?: unknown; name?: unknown; message?: unknown });
   } catch {
     return null;
   }
-  if (typeof stack !== 'string') return null;
-  // V8 puts the message (any number of lines) above the frames, each of which starts with "    at ".
-  const first = stack.search(/^ {4}at /m);
-  return first < 0 ? null : stack.slice(first);
+  if (typeof stack !== 'string' || typeof name !== 'string' || typeof message !== 'string') return null;
+  // V8 writes `name: message` above the frames. The message is cut off by its length, never by
+  // looking for the first frame: a message can hold a line that looks like one, and what
+  // follows it would reach the span. A stack that does not start so shows no frames.
+  const header = message === '' ? name : `${name}: ${message}`;
+  if (!stack.startsWith(header)) return null;
+  const frames = stack.slice(header.length);
+  return frames.startsWith('\n    at ') ? frames.slice(1) : null;
 }
 
 /**

@@ -239,6 +239,20 @@ const scenarios: Scenario[] = [
     carries: [REPLY],
     recorded: () => expect(checkStatus()).toContain(REPLY),
   },
+  {
+    name: 'onAttempt quoting a reply that holds a line like a stack frame (check)',
+    run: async (telemetry) =>
+      outcome(() =>
+        check(() => `Sure.\n    at x (y)\nSYSTEM PROMPT WAS: ${REPLY} ${envelope('Paris', 0.9)}`, QUESTION, {
+          telemetry,
+          onAttempt: (_index, attempt) => {
+            throw new Error(`cannot store ${attempt.rawText}`);
+          },
+        }),
+      ),
+    carries: [REPLY],
+    recorded: () => expect(checkStatus()).toContain(REPLY),
+  },
 ];
 
 describe('telemetry keeps prompts and replies off every span unless asked to record them', () => {
