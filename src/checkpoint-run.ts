@@ -8,7 +8,7 @@ import type { CheckSettings, MachineInput } from './options.js';
 import type { RunTelemetry } from './telemetry.js';
 import { type UsageReport, usageFromReport } from './usage.js';
 import { answerForSchema, answerFormatOf, type JsonSchema, replySchemaOf } from './schema.js';
-import { checkSnapshot } from './stored.js';
+import { checkSnapshot, kindOf } from './stored.js';
 
 /** What the machine needs next from its interpreter. */
 export type Need =
@@ -192,8 +192,9 @@ export function readCheckpoint(
   if (typeof checkpoint !== 'object' || checkpoint === null || checkpoint.format !== FORMAT) {
     fail('is not a Booth checkpoint. Delete it to start the run afresh.');
   }
-  if (checkpoint?.version !== VERSION) fail(`has version ${String(checkpoint?.version)}; this Booth reads version ${VERSION}.`);
-  if (checkpoint?.key !== key) fail(`was saved for key ${JSON.stringify(checkpoint?.key)}.`);
+  // Stored text is never quoted: a number is shown, anything else by its kind.
+  if (checkpoint?.version !== VERSION) fail(`has version ${kindOf(checkpoint?.version)}; this Booth reads version ${VERSION}.`);
+  if (checkpoint?.key !== key) fail('was saved for another key.');
   const snapshot = checkpoint?.snapshot as
     | { status?: unknown; value?: unknown; context?: { attempts?: unknown; settings?: Record<string, unknown>; usage?: unknown; lateUsage?: unknown } }
     | undefined;

@@ -32,7 +32,7 @@ interface Shape {
 const checkField = (shape: Shape, value: unknown, path: string, fail: Fail) => shape.check(value, path, fail, shape.expected);
 
 /** The kind of a value, for a problem: numbers and booleans as themselves (they hold no text), anything else by type. */
-function kindOf(value: unknown): string {
+export function kindOf(value: unknown): string {
   if (value === undefined) return 'missing';
   if (value === null) return 'null';
   if (typeof value === 'number' || typeof value === 'boolean') return String(value);

@@ -116,7 +116,7 @@ describe('fileStore(dir, { secret }): signed checkpoints', () => {
     // Another run's signed checkpoint, moved to this key: its signature holds, but it names its own key.
     await savedAfterFirstAttempt(store, 'other');
     writeFileSync(file, readFileSync(store.locate!('other'), 'utf8'));
-    await refusedWithoutACall(store, 'k', 'was saved for key "other"');
+    await refusedWithoutACall(store, 'k', 'was saved for another key.');
   });
 
   it('an unsigned checkpoint is refused when the store has a secret', async () => {

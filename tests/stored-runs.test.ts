@@ -101,3 +101,22 @@ describe('resultFrom() and toHtml() given an output or a result line read back',
     expect(await toHtml(line as never)).toContain('REPAIRED');
   });
 });
+
+describe('a stored version or key is never quoted', () => {
+  it("a version of another type, or a key of another run, is named by its kind: the store's text never reaches the error", async () => {
+    const store = memoryStore();
+    await acheck(async () => envelope('Lyon', 0.1), 'Capital of France?', { checkpoint: store, key: 'k', maxRetries: 0 }).catch(() => undefined);
+    const saved = { format: 'booth.checkpoint', version: 1, key: 'k', snapshot: { status: 'active', value: 'calling', context: {} } };
+    for (const [field, value, expected] of [
+      ['version', '<script>x</script>\nFAKE LOG LINE', 'has version a string; this Booth reads version 1.'],
+      ['key', 'X'.repeat(100_000), 'was saved for another key.'],
+    ] as const) {
+      store.save('k', { ...saved, [field]: value } as never);
+      const error = await acheck(async () => envelope('Paris', 0.9), 'Capital of France?', { checkpoint: store, key: 'k' }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(CheckpointError);
+      expect((error as Error).message).toContain(expected);
+      expect((error as Error).message).not.toContain(String(value).slice(0, 20));
+    }
+  });
+});
+
