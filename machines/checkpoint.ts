@@ -809,6 +809,8 @@ export const checkpointMachine = setup({
       exit: 'endBackoff',
       on: {
         'backoff.elapsed': { target: 'calling' },
+        // A snapshot keeps no timer: a run resumed while it waited to retry waits again, in full.
+        'booth.resumed': { actions: ['restartClock', arm('deadline'), arm('backoff')] },
         'run.deadline': {
           target: 'uncertain',
           actions: {

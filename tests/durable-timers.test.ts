@@ -64,4 +64,26 @@ describe('a resumed durable run re-arms the timers a snapshot does not keep', ()
     expect(result.status).toBe('UNCERTAIN');
     expect(result.attempts.at(-1)).toMatchObject({ callFailed: true, error: 'the deadline of 10000 ms passed during the call' });
   });
+
+  it('the backoff: a run saved while it waits to retry a call waits again, then calls', async () => {
+    // An onAttempt slower than the call timeout lets the timeout fail the call after its reply,
+    // and the run is saved while it backs off: an honest checkpoint resting in backingOff.
+    const store = memoryStore();
+    const controller = new AbortController();
+    const options = { checkpoint: store, key: 'run', timeoutMs: 100, callRetries: { retries: 2, minDelayMs: 5_000, maxDelayMs: 5_000 } };
+    const first = acheck(async () => envelope('Lyon', 0.1), QUESTION, {
+      ...options,
+      signal: controller.signal,
+      onAttempt: () => new Promise((resolve) => setTimeout(resolve, 300)),
+    });
+    const stopped = expect(first).rejects.toThrow('process going down');
+    setTimeout(() => controller.abort(new Error('process going down')), 500);
+    await vi.advanceTimersByTimeAsync(500);
+    await stopped;
+    expect((store.load('run') as { snapshot: { value: unknown } }).snapshot.value).toBe('backingOff');
+    const resumed = acheck(async () => envelope('Paris', 0.9), QUESTION, options);
+    // The wait is not kept in the snapshot, as the call timeout is not: it starts over.
+    const result = await settlingAt(resumed, 5_000);
+    expect(result).toMatchObject({ ok: true, answer: 'Paris' });
+  });
 });
