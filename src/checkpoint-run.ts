@@ -286,6 +286,7 @@ function checkDecisions({ status, value, context }: DecidedRun, fail: (problem: 
   if (!done && context.slots.some((slot) => slot.reply !== null && !slot.reply.callFailed)) {
     fail('holds a sample answered before its call was made, which the checkpoint machine never saves. Delete it to start the run afresh.');
   }
+  if (!done && value === 'sampling') checkSlots(context, fail);
   const settings = { ...context.settings, deadlineAt: null };
   const from = settings.samples > 1 ? 'agreementGate' : 'parsing';
   attempts.forEach((attempt, index) => {
@@ -302,6 +303,24 @@ function checkDecisions({ status, value, context }: DecidedRun, fail: (problem: 
       fail(`says the run ended ${String(context.status)}, but its attempts and settings lead to ${verdict}: it was changed after it was saved. Delete it to start the run afresh.`);
     }
   });
+}
+
+/**
+ * The samples of a run saved while it samples, as the machine hands them out: one slot per
+ * sample, each started one under its own call number (below the run's count of calls), a
+ * finished one with its reply, and at least one in flight. Any other set would wait for a
+ * reply or a timer that never comes, or read a reply that is not there.
+ */
+function checkSlots({ slots, calls, settings }: CheckpointContext, fail: (problem: string) => never): void {
+  const started = slots.filter((slot) => slot.state !== 'queued');
+  const numbers = new Set(started.map((slot) => slot.call));
+  const broken =
+    slots.length !== settings.samples ||
+    numbers.size !== started.length ||
+    started.some((slot) => !Number.isSafeInteger(slot.call) || slot.call < 0 || slot.call >= calls) ||
+    slots.some((slot) => slot.state === 'done' && slot.reply === null) ||
+    !slots.some((slot) => slot.state === 'calling' || slot.state === 'backingOff');
+  if (broken) fail(`holds ${slots.length} sample slots for ${settings.samples} samples that the checkpoint machine never hands out so. Delete it to start the run afresh.`);
 }
 
 const BEFORE_SAMPLING: Readonly<Record<string, unknown>> = { samples: 1, confidenceFrom: 'self' };

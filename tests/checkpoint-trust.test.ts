@@ -93,6 +93,39 @@ describe('a forged verdict in a checkpoint', () => {
   });
 });
 
+describe('the samples of a run saved while it samples', () => {
+  type Slot = { state: string; call: number; reply: unknown };
+  const edits: Record<string, (slots: Slot[]) => void> = {
+    'one call number for every slot': (slots) => slots.forEach((slot) => (slot.call = 1)),
+    'a call number the run never handed out': (slots) => (slots[0]!.call = 1_000),
+    'every slot queued, none in flight': (slots) => slots.forEach((slot) => (slot.state = 'queued')),
+    'a call number below zero': (slots) => slots.forEach((slot) => (slot.call = -1)),
+    'more slots than samples': (slots) => slots.push(...structuredClone(slots)),
+    'a finished slot without its reply': (slots) => slots.forEach((slot) => ((slot.state = 'done'), (slot.reply = null))),
+  };
+  for (const [name, edit] of Object.entries(edits)) {
+    it(`${name}: refused before any call, never waited on for ever`, async () => {
+      const store = memoryStore();
+      const saved = await savedAfterFirstAttempt(store, 'k', { samples: 3 });
+      expect(saved.snapshot.value).toBe('sampling');
+      const changed = structuredClone(saved) as unknown as { snapshot: { context: { slots: Slot[] } } };
+      edit(changed.snapshot.context.slots);
+      store.save('k', changed as never);
+      const callFn = vi.fn(async () => envelope('Paris', 0.9));
+      const run = acheck(callFn, QUESTION, { checkpoint: store, key: 'k', samples: 3, callRetries: { retries: 1, minDelayMs: 1 } });
+      await expect(run).rejects.toThrow(/sample slots for 3 samples that the checkpoint machine never hands out so/);
+      expect(callFn).not.toHaveBeenCalled();
+    });
+  }
+
+  it('as the machine saved them, they resume', async () => {
+    const store = memoryStore();
+    await savedAfterFirstAttempt(store, 'k', { samples: 3 });
+    const result = await acheck(async () => envelope('Paris', 0.9), QUESTION, { checkpoint: store, key: 'k', samples: 3, callRetries: { retries: 1, minDelayMs: 1 } });
+    expect(result).toMatchObject({ ok: true, answer: 'Paris' });
+  });
+});
+
 describe('fileStore(dir, { secret }): signed checkpoints', () => {
   it('a signed run resumes: the file carries an HMAC-SHA-256 signature', async () => {
     const store = fileStore(directory(), { secret: SECRET });
