@@ -530,7 +530,7 @@ export const checkpointEffects = {
 } as const;
 
 /** The prompt of the next attempt; a typed answer is quoted as the model wrote it, whatever the schema made of it. */
-function nextPrompt({ settings, draft }: CheckpointContext, kind: RetryKind): string {
+export function nextPrompt({ settings, draft }: Pick<CheckpointContext, 'settings' | 'draft'>, kind: RetryKind): string {
   const { answerFormat } = settings;
   // The draft itself, not a spread of it: V8 copies a literal-shaped object several times slower.
   const previous: PreviousAttempt =

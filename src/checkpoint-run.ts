@@ -1,5 +1,5 @@
 import type { Snapshot } from 'xstate';
-import { type CheckpointContext, type CheckpointEvent, type CheckpointOutput, checkpointMachine, checkpointOutput } from '../machines/checkpoint.js';
+import { type CheckpointContext, type CheckpointEvent, type CheckpointOutput, checkpointMachine, checkpointOutput, nextPrompt } from '../machines/checkpoint.js';
 import type { Attempt } from './attempt.js';
 import { type Checkpoint, CheckpointError, digest, FORMAT, VERSION } from './checkpoints.js';
 import { decidedState, type Engine, startEngine } from './engines.js';
@@ -9,6 +9,7 @@ import type { RunTelemetry } from './telemetry.js';
 import { type UsageReport, usageFromReport } from './usage.js';
 import { answerForSchema, answerFormatOf, type JsonSchema, replySchemaOf } from './schema.js';
 import { checkSnapshot, kindOf } from './stored.js';
+import { firstPrompt } from './prompts.js';
 
 /** What the machine needs next from its interpreter. */
 export type Need =
@@ -301,6 +302,16 @@ function checkDecisions({ status, value, context }: DecidedRun, fail: (problem: 
     if (ended !== value) {
       const verdict = decided === 'reconsidering' ? 'a retry' : String(CONCLUDES.get(decided));
       fail(`says the run ended ${String(context.status)}, but its attempts and settings lead to ${verdict}: it was changed after it was saved. Delete it to start the run afresh.`);
+    }
+  });
+  // The prompts are what the run sends: each must be the one the machine builds from the question and the attempt before it.
+  context.prompts.forEach((prompt, index) => {
+    const expected =
+      index === 0
+        ? prompt.kind === 'first' && firstPrompt(context.settings.prompt, context.settings.answerFormat)
+        : prompt.kind !== 'first' && nextPrompt({ settings: context.settings, draft: attempts[index - 1]! }, prompt.kind);
+    if (prompt.text !== expected) {
+      fail(`holds prompt ${index}, which is not the one the checkpoint machine builds for it: it was changed after it was saved. Delete it to start the run afresh.`);
     }
   });
 }
