@@ -32,8 +32,12 @@ export interface CallTry {
 export function backoffDelay(policy: CallRetryPolicy, failedTries: number, retryAfterMs: number | null, random: number): number {
   const { minDelayMs = 500, maxDelayMs = 30_000, factor = 2 } = policy;
   const exponential = Math.min(maxDelayMs, minDelayMs * factor ** Math.max(0, failedTries - 1) * (1 + random));
-  return Math.round(Math.max(exponential, retryAfterMs ?? 0));
+  // A provider's Retry-After can ask for longer than a timer can wait: Node would fire it at once.
+  return Math.min(LONGEST_WAIT_MS, Math.round(Math.max(exponential, retryAfterMs ?? 0)));
 }
+
+/** The longest wait a timer can be armed for (2^31 - 1 ms, less one), about 24.8 days. */
+export const LONGEST_WAIT_MS = 2 ** 31 - 2;
 
 /** `retryAfterMs` carried by a thrown error, when it is a non-negative finite number. */
 export function retryAfterOf(thrown: unknown): number | null {

@@ -58,7 +58,7 @@ export function signedStore(secret: unknown, entry: string, store: CheckpointSto
       }
       const mac = typeof signature === 'string' && signature.startsWith(SCHEME) ? fromHex(signature.slice(SCHEME.length)) : null;
       // verify() compares in constant time: a guess learns nothing from how long it took.
-      if (mac === null || !(await subtle.verify('HMAC', await key(), mac, encoder.encode(JSON.stringify(checkpoint))))) {
+      if (mac === null || !(await subtle.verify('HMAC', await key(), mac, encoder.encode(signedText(checkpoint))))) {
         refuse(name, "has a signature that does not match this store's secret: it was changed after it was saved, or saved with another secret.");
       }
       return checkpoint;
@@ -69,6 +69,19 @@ export function signedStore(secret: unknown, entry: string, store: CheckpointSto
     },
     delete: (name) => store.delete(name),
   };
+}
+
+/**
+ * The JSON a signature covers. A stored value nested deeper than JSON.stringify can recurse
+ * (a RangeError) was never written by Booth, which saves nothing deeper than its reader keeps:
+ * it is text that cannot match, so the signature check refuses it like any changed checkpoint.
+ */
+function signedText(checkpoint: object): string {
+  try {
+    return JSON.stringify(checkpoint);
+  } catch {
+    return '';
+  }
 }
 
 function secretBytes(secret: unknown, entry: string): Uint8Array {

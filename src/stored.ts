@@ -1,6 +1,7 @@
 import { checkpointMachine } from '../machines/checkpoint.js';
 import { evidenceMachine } from '../machines/evidence.js';
 import { CONFIDENCE_SOURCES } from './agreement.js';
+import { LONGEST_WAIT_MS } from './call-retries.js';
 import { AMBIGUOUS, REPAIRED, UNCERTAIN, VERIFIED } from './constants.js';
 import { MAX_RETRIES_LIMIT, MAX_SAMPLES } from './options.js';
 import { isPlainObject } from './values.js';
@@ -100,6 +101,8 @@ const flag = leaf('true or false', (value) => typeof value === 'boolean');
 const anything = leaf('any value', () => true);
 const index = leaf('a whole number, 0 or more', (value) => Number.isSafeInteger(value) && (value as number) >= 0);
 const ms = leaf('a number of ms, 0 or more', (value) => Number.isFinite(value) && (value as number) >= 0);
+/** A wait the run arms a timer for: no longer than a timer can wait (Node fires a longer one at once). */
+const timerMs = leaf(`a number of ms from 0 to ${LONGEST_WAIT_MS}`, (value) => Number.isFinite(value) && (value as number) >= 0 && (value as number) <= LONGEST_WAIT_MS);
 const share = leaf('a number from 0 to 1', (value) => typeof value === 'number' && value >= 0 && value <= 1);
 const texts = listOf(text, 'strings');
 // As isUsage() has it, field by field, so a problem names the count.
@@ -114,7 +117,7 @@ const usage = nullable(
 const jsonObject = nullable(leaf('a JSON object', isPlainObject));
 const timer = nullable(leaf('a number of ms more than 0', (value) => typeof value === 'number' && value > 0 && value <= 2 ** 31 - 2));
 
-const callTry = record('a call ({ error, delayMs })', { error: nullable(text), delayMs: nullable(ms) });
+const callTry = record('a call ({ error, delayMs })', { error: nullable(text), delayMs: nullable(timerMs) });
 const callTries = listOf(callTry, 'calls');
 const schemaIssue = record('a schema issue ({ path, message })', { path: text, message: text });
 
@@ -245,7 +248,7 @@ const slotShape = (attempt: Shape) =>
     state: oneOf(['queued', 'calling', 'backingOff', 'done']),
     call: leaf('a whole number, -1 or more', (value) => Number.isSafeInteger(value) && (value as number) >= -1),
     tries: callTries,
-    backoffMs: ms,
+    backoffMs: timerMs,
     reply: nullable(attempt),
   });
 
@@ -290,7 +293,7 @@ function contextShape(typedRun: boolean): Shape {
       startedAt: leaf('a time in epoch ms', Number.isFinite),
       prompts,
       tries: callTries,
-      backoffMs: ms,
+      backoffMs: timerMs,
       draft: attempt,
       awaitingVerdict: flag,
       attempts,

@@ -109,6 +109,26 @@ describe('the prompts a saved run will send', () => {
   });
 });
 
+describe('stored values a resumed run could not use', () => {
+  it('a backoff longer than a timer can wait is refused by its field', async () => {
+    const store = memoryStore();
+    const saved = await savedAfterFirstAttempt(store, 'k');
+    store.save('k', withValueAt(saved, 'snapshot.context.backoffMs', 1e300));
+    await refusedWithoutACall(store, 'k', 'snapshot.context.backoffMs is 1e+300, expected a number of ms from 0 to 2147483646');
+  });
+
+  it('a signed checkpoint nested deeper than JSON.stringify can go is refused as changed, not a RangeError', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'booth-deep-'));
+    const store = fileStore(dir, { secret: 'a secret of sixteen bytes or more' });
+    await savedAfterFirstAttempt(store, 'k');
+    const file = store.locate!('k');
+    const text = readFileSync(file, 'utf8');
+    const deep = `${'['.repeat(200_000)}${']'.repeat(200_000)}`;
+    writeFileSync(file, text.replace('"snapshot":', `"padding":${deep},"snapshot":`));
+    await refusedWithoutACall(store, 'k', "has a signature that does not match this store's secret");
+  });
+});
+
 describe('the samples of a run saved while it samples', () => {
   type Slot = { state: string; call: number; reply: unknown };
   const edits: Record<string, (slots: Slot[]) => void> = {

@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createActor } from 'xstate';
 import { checkpointMachine } from '../machines/checkpoint.js';
 import { acheck, check, type CheckOptions, memoryStore } from '../src/index.js';
+import { backoffDelay, LONGEST_WAIT_MS } from '../src/call-retries.js';
 import { envelope } from './helpers.js';
 
 /** A call that never answers on its own, and records the signal it was given. */
@@ -171,6 +172,11 @@ describe('callRetries', () => {
       { error: null, delayMs: null },
     ]);
     expect(result.trace.map((s) => s.state).slice(0, 5)).toEqual(['calling', 'backingOff', 'calling', 'backingOff', 'calling']);
+  });
+
+  it('a retryAfterMs longer than a timer can wait is cut to the longest wait, never fired at once', () => {
+    expect(backoffDelay({ retries: 1 }, 1, 1e12, 0)).toBe(LONGEST_WAIT_MS);
+    expect(backoffDelay({ retries: 1 }, 1, LONGEST_WAIT_MS - 1, 0)).toBe(LONGEST_WAIT_MS - 1);
   });
 
   it('caps the wait at maxDelayMs but honours a longer retryAfterMs', async () => {
