@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { type AgreeFn, agreementKey, defaultAgree, normalizedText, type Voter, voteOf } from '../src/agreement.js';
 import { acheck, check } from '../src/index.js';
 import { envelope } from './helpers.js';
+import { longestStall } from './fixtures/event-loop.js';
 
 /**
  * Issue 24, item 4: a vote of many long answers must cost the length of its answers, not that
@@ -16,24 +17,6 @@ const MB = 1 << 20;
 
 /** Prose of about `chars` characters, distinct per `i` only at its very end: the worst case for a comparison. */
 const prose = (i: number, chars = MB) => `${'lorem ipsum dolor sit amet, '.repeat(Math.ceil(chars / 28)).slice(0, chars)} ${i}`;
-
-/** The longest gap between beats of a 10 ms interval while `run` runs: how long the event loop was held at once. */
-async function longestStall(run: () => Promise<unknown>): Promise<{ stallMs: number; value: unknown }> {
-  let last = performance.now();
-  let stallMs = 0;
-  const beat = setInterval(() => {
-    const now = performance.now();
-    stallMs = Math.max(stallMs, now - last);
-    last = now;
-  }, 10);
-  try {
-    const value = await run();
-    stallMs = Math.max(stallMs, performance.now() - last);
-    return { stallMs, value };
-  } finally {
-    clearInterval(beat);
-  }
-}
 
 describe('the default agree, by key', () => {
   it('normalizedText gives what the original formula gave, whatever the white space', () => {

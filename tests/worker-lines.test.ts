@@ -1,30 +1,13 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { jsonInSlices } from '../src/cli/worker.js';
+import { longestStall } from './fixtures/event-loop.js';
 
 /**
  * Issue 24, item 4: a queue worker renews its job locks from timers, so it must not hold the
  * event loop for long while it writes a result line, which with samples carries every reply
  * (20 replies of 2 MB make 130 MB of JSON, seconds of JSON.stringify in one stretch).
  */
-
-/** The longest gap between beats of a 10 ms interval while `run` runs. */
-async function longestStall(run: () => Promise<unknown>): Promise<{ stallMs: number; value: unknown }> {
-  let last = performance.now();
-  let stallMs = 0;
-  const beat = setInterval(() => {
-    const now = performance.now();
-    stallMs = Math.max(stallMs, now - last);
-    last = now;
-  }, 10);
-  try {
-    const value = await run();
-    stallMs = Math.max(stallMs, performance.now() - last);
-    return { stallMs, value };
-  } finally {
-    clearInterval(beat);
-  }
-}
 
 describe('a queue worker writes a long result line in slices', () => {
   it('the same bytes as JSON.stringify, for any JSON data (undefined members, holes, nulls, nesting)', async () => {
