@@ -169,7 +169,7 @@ function runChild(args: string[], killOn?: string): Promise<{ stdout: string; si
   });
 }
 
-// Left out of `npm run mutate` (vitest.mutate.config.ts sets BOOTH_MUTATE): the mutant under test lives
+// Left out of `npm run mutate` (tests/config/vitest.mutate.config.ts sets BOOTH_MUTATE): the mutant under test lives
 // in this process, never in the spawned children.
 describe.skipIf(process.env.BOOTH_MUTATE === '1')('a real crash: SIGKILL, then a second process resumes', () => {
   // Every point where a 3-attempt run can die: inside each call, and right after each saved attempt.

@@ -413,7 +413,7 @@ describe('the wording of docs/api.md says what the reader does', () => {
 });
 
 /**
- * Gaps a mutation run of the reader found (`npx stryker run stryker.reader.config.mjs`): each
+ * Gaps a mutation run of the reader found (`npx stryker run tests/config/stryker.reader.config.mjs`): each
  * test pins a behaviour that a mutant of src/json-objects.ts or src/parse.ts changed without
  * any other test noticing.
  */

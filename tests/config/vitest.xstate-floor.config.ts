@@ -1,5 +1,5 @@
 import { defineConfig } from 'vitest/config';
-import base from './vitest.config.js';
+import base from '../../vitest.config.js';
 
 /**
  * The engine differential test again, on the oldest XState the peer range allows

@@ -1,7 +1,7 @@
 // @ts-check
 /**
  * Part of `npm run mutate`: the option reader, the prompts, the vote and the evidence machine, judged
- * by the tests in vitest.mutate-focus.config.ts. Results go to reports/focus-incremental.json
+ * by the tests in tests/config/vitest.mutate-focus.config.ts. Results go to reports/focus-incremental.json
  * and reports/mutation/.
  */
 import base from './stryker.config.mjs';
@@ -9,7 +9,7 @@ import base from './stryker.config.mjs';
 /** @type {import('@stryker-mutator/api/core').PartialStrykerOptions} */
 export default {
   ...base,
-  vitest: { ...base.vitest, configFile: 'vitest.mutate-focus.config.ts' },
+  vitest: { ...base.vitest, configFile: 'tests/config/vitest.mutate-focus.config.ts' },
   mutate: ['src/options.ts', 'src/prompts.ts', 'src/agreement.ts', 'src/sampling.ts', 'machines/evidence.ts'],
   incrementalFile: 'reports/focus-incremental.json',
 };

@@ -3,7 +3,7 @@ import mutate from './vitest.mutate.config.js';
 
 /**
  * The reader's share of `npm run mutate`: only the tests of src/parse.ts and
- * src/json-objects.ts, for `npx stryker run stryker.reader.config.mjs`. Spread rather than
+ * src/json-objects.ts, for `npx stryker run tests/config/stryker.reader.config.mjs`. Spread rather than
  * mergeConfig, which would add this include list to the base one instead of replacing it.
  */
 export default defineConfig({

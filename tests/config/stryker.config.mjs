@@ -2,9 +2,9 @@
 /**
  * Mutation testing of the decision core, the settings every run shares. `npm run mutate`
  * (not in CI) runs it in four parts, each file judged by the tests that exercise it:
- * stryker.machine.config.mjs (machines/checkpoint.ts), stryker.reader.config.mjs
- * (src/parse.ts, src/json-objects.ts), stryker.focus.config.mjs (src/options.ts,
- * src/prompts.ts, machines/evidence.ts) and stryker.observe.config.mjs (src/usage.ts,
+ * tests/config/stryker.machine.config.mjs (machines/checkpoint.ts), tests/config/stryker.reader.config.mjs
+ * (src/parse.ts, src/json-objects.ts), tests/config/stryker.focus.config.mjs (src/options.ts,
+ * src/prompts.ts, machines/evidence.ts) and tests/config/stryker.observe.config.mjs (src/usage.ts,
  * src/telemetry.ts). With the whole suite behind every mutant, the
  * static ones (the machine's definition, built at load) alone took hours on two cores.
  * Each part keeps incremental results in reports/, so a rerun tests only mutants whose code
@@ -74,7 +74,7 @@
 /** @type {import('@stryker-mutator/api/core').PartialStrykerOptions} */
 export default {
   testRunner: 'vitest',
-  vitest: { configFile: 'vitest.mutate.config.ts', related: false },
+  vitest: { configFile: 'tests/config/vitest.mutate.config.ts', related: false },
   mutate: [
     'machines/checkpoint.ts',
     'machines/evidence.ts',

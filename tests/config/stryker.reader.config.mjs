@@ -1,8 +1,8 @@
 // @ts-check
 /**
  * Mutation testing of the reply reader alone (src/parse.ts, src/json-objects.ts) against
- * its own tests: `npx stryker run stryker.reader.config.mjs`. Everything else as in
- * stryker.config.mjs; its own incremental file and reports under reports/reader/.
+ * its own tests: `npx stryker run tests/config/stryker.reader.config.mjs`. Everything else as in
+ * tests/config/stryker.config.mjs; its own incremental file and reports under reports/reader/.
  */
 import base from './stryker.config.mjs';
 
@@ -13,5 +13,5 @@ export default {
   incrementalFile: 'reports/reader-incremental.json',
   htmlReporter: { fileName: 'reports/reader/mutation.html' },
   jsonReporter: { fileName: 'reports/reader/mutation.json' },
-  vitest: { configFile: 'vitest.mutate-reader.config.ts', related: false },
+  vitest: { configFile: 'tests/config/vitest.mutate-reader.config.ts', related: false },
 };

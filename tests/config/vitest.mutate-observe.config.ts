@@ -3,7 +3,7 @@ import mutate from './vitest.mutate.config.js';
 
 /**
  * A quicker test run for mutating token usage and the spans (`npx stryker run
- * stryker.observe.config.mjs`): the tests that exercise them. tests/cli-otel.test.ts is left
+ * tests/config/stryker.observe.config.mjs`): the tests that exercise them. tests/cli-otel.test.ts is left
  * out: it spawns the CLI, which the active mutant never reaches. A mutant this set kills, the
  * full `npm run mutate` set kills too, so its scores are a lower bound.
  */

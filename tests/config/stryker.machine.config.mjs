@@ -5,7 +5,7 @@ import base from './stryker.config.mjs';
 /** @type {import('@stryker-mutator/api/core').PartialStrykerOptions} */
 export default {
   ...base,
-  vitest: { configFile: 'vitest.mutate-machine.config.ts', related: false },
+  vitest: { configFile: 'tests/config/vitest.mutate-machine.config.ts', related: false },
   mutate: ['machines/checkpoint.ts'],
   incrementalFile: 'reports/machine-incremental.json',
   htmlReporter: { fileName: 'reports/machine/mutation.html' },

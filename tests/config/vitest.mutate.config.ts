@@ -1,5 +1,5 @@
 import { defineConfig, mergeConfig } from 'vitest/config';
-import base from './vitest.config.js';
+import base from '../../vitest.config.js';
 
 /**
  * The test run that `npm run mutate` (Stryker) uses. It leaves out the tests that spawn

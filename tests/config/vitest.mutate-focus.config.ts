@@ -3,7 +3,7 @@ import mutate from './vitest.mutate.config.js';
 
 /**
  * A quicker test run for mutating the option reader, the prompts and the evidence machine
- * (`npx stryker run stryker.focus.config.mjs`): the tests that exercise them, without the
+ * (`npx stryker run tests/config/stryker.focus.config.mjs`): the tests that exercise them, without the
  * slow ones that are about other files (engines, parser suites, fuzzing). A mutant this set
  * kills, the full `npm run mutate` set kills too, so its scores are a lower bound.
  */
