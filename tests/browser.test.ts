@@ -1,19 +1,17 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { type Browser, chromium } from 'playwright-core';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkpointMachine } from '../machines/checkpoint.js';
 import { acheck, check } from '../src/index.js';
 import { machineToMermaid, toHtml, toMermaid, toSequence } from '../src/visualize/index.js';
 import { envelope, scripted } from './helpers.js';
+import { available, launchChromium } from './fixtures/chromium.js';
 
 /**
  * The HTML trace in a real browser: Debian's Chromium, driven by playwright-core, with
  * every request other than file: and data: blocked. CI installs Chromium; elsewhere the
  * suite runs when /usr/bin/chromium exists.
  */
-const CHROMIUM = '/usr/bin/chromium';
-const available = existsSync(CHROMIUM);
-if (!available && process.env['CI']) throw new Error(`${CHROMIUM} is missing: .ci/run installs it with apt-get`);
 
 const OUTPUT = new URL('../test-output/', import.meta.url);
 
@@ -21,11 +19,7 @@ describe.runIf(available)('in a browser, offline', () => {
   let browser: Browser;
 
   beforeAll(async () => {
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--no-first-run'],
-    });
+    browser = await launchChromium();
     mkdirSync(OUTPUT, { recursive: true });
   }, 30_000);
 

@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { describe, expect, it, vi } from 'vitest';
 import { acheck, CheckpointError, fileStore, memoryStore } from '../src/index.js';
 import { decided } from './helpers.js';
-import { scriptedCall, storeContract, uninterrupted } from './store-contract.js';
+import { interrupt, scriptedCall, storeContract, uninterrupted } from './store-contract.js';
 
 storeContract('memoryStore', {
   make: () => {
@@ -59,17 +59,7 @@ describe('fileStore: keys of any length and any string', () => {
   /** Saves the run under `key` after attempt 0, stops it in attempt 1, then resumes it; the attempts called, in order. */
   async function interruptAndResume(store: ReturnType<typeof fileStore>, key: string): Promise<number[]> {
     const calls: number[] = [];
-    const controller = new AbortController();
-    const interrupted = acheck(
-      async (prompt, info) => {
-        calls.push(info.attempt);
-        if (info.attempt === 1) controller.abort(new Error('process going down'));
-        return scriptedCall(prompt, info);
-      },
-      QUESTION,
-      { maxRetries: 2, checkpoint: store, key, signal: controller.signal },
-    );
-    await expect(interrupted).rejects.toThrow('process going down');
+    await interrupt(store, key, calls);
     const resumed = await acheck(
       async (prompt, info) => {
         calls.push(info.attempt);

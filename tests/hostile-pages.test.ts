@@ -1,5 +1,5 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMachine } from 'xstate';
 import { check } from '../src/index.js';
@@ -11,6 +11,7 @@ import { sequence } from '../src/visualize/sequence.js';
 import { everyFieldRuns } from './fixtures/every-field-runs.js';
 import { hostileCopy, XSS_PAYLOADS } from './fixtures/hostile-results.js';
 import { envelope, scripted } from './helpers.js';
+import { available, launchChromium } from './fixtures/chromium.js';
 
 /**
  * Booth's pages and pictures of runs whose every field holds markup, opened in Debian's
@@ -18,9 +19,6 @@ import { envelope, scripted } from './helpers.js';
  * with the renderers themselves, past any validation a stored run gets when it is read,
  * because the renderers must be safe whatever reaches them.
  */
-const CHROMIUM = '/usr/bin/chromium';
-const available = existsSync(CHROMIUM);
-if (!available && process.env['CI']) throw new Error(`${CHROMIUM} is missing: .ci/run installs it with apt-get`);
 
 const OUTPUT = new URL('../test-output/hostile/', import.meta.url);
 const MERMAID = new URL('../node_modules/mermaid/dist/mermaid.min.js', import.meta.url);
@@ -48,11 +46,7 @@ describe.runIf(available)('hostile runs in a browser', () => {
   let browser: Browser;
 
   beforeAll(async () => {
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--no-first-run'],
-    });
+    browser = await launchChromium();
     mkdirSync(OUTPUT, { recursive: true });
   }, 30_000);
 

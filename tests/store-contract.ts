@@ -26,7 +26,7 @@ export interface StoreHandle {
 }
 
 /** Leaves the run saved under `key` after attempt 0, stopped while attempt 1 is called. */
-async function interrupt(store: CheckpointStore, key: string, calls: number[] = [], reported: number[] = []) {
+export async function interrupt(store: CheckpointStore, key: string, calls: number[] = [], reported: number[] = []) {
   const controller = new AbortController();
   const interrupted = acheck(
     async (prompt, info) => {
