@@ -17,9 +17,9 @@ export default defineConfig([
       index: 'src/index.ts',
       machine: 'machines/index.ts',
       visualize: 'src/visualize/index.ts',
-      adapters: 'src/adapters.ts',
-      testing: 'src/testing.ts',
-      redis: 'src/redis.ts',
+      adapters: 'src/adapters/index.ts',
+      testing: 'src/testing/index.ts',
+      redis: 'src/stores/redis-store.ts',
     },
     format: ['esm', 'cjs'],
     // Standard Schema's spec is types only, and its authors invite copying them: they go into

@@ -13,12 +13,12 @@
  * Figures are best-of-rounds on a shared machine, the contenders of each comparison taking
  * turns round by round: trust the ratios more than the times.
  */
-import { attemptFromReply, type Attempt } from '../src/attempt.js';
-import { forceEngine } from '../src/engines.js';
+import { attemptFromReply, type Attempt } from '../src/decide/attempt.js';
+import { forceEngine } from '../src/engine/engines.js';
 import { acheck, check } from '../src/index.js';
-import { parseReply } from '../src/parse.js';
-import { firstPrompt, INSTRUCTIONS, type RetryKind, retryPrompt } from '../src/prompts.js';
-import { envelope } from '../tests/helpers.js';
+import { parseReply } from '../src/reply/parse.js';
+import { firstPrompt, INSTRUCTIONS, type RetryKind, retryPrompt } from '../src/decide/prompts.js';
+import { envelope } from '../tests/fixtures/helpers.js';
 import { bestMicrosSideBySide, readerRows, typicalRows } from './reader.js';
 import type { Tracer } from '@opentelemetry/api';
 import { BasicTracerProvider, NoopSpanProcessor } from '@opentelemetry/sdk-trace-base';

@@ -7,7 +7,7 @@
  * round by round (see bestMicrosSideBySide): trust the ratios more than the times.
  */
 import { pathToFileURL } from 'node:url';
-import { parseReply } from '../src/parse.js';
+import { parseReply } from '../src/reply/parse.js';
 
 export const TYPICAL_REPLY =
   '{"ambiguous": false, "interpretations": [], "chosen_interpretation": null, "answer": "Paris", "confidence": 0.9}';

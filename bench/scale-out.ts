@@ -10,7 +10,7 @@
 import { spawnBooth } from '../tests/fixtures/booth-process.js';
 import { startProvider } from '../tests/fixtures/provider-server.js';
 import { startRedis } from '../tests/fixtures/redis-server.js';
-import { envelope } from '../tests/helpers.js';
+import { envelope } from '../tests/fixtures/helpers.js';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -1,8 +1,8 @@
 import { fromPromise } from 'xstate';
-import type { JsonSchema } from '../src/schema.js';
-import { type UsageReport, usageFromReport } from '../src/usage.js';
-import type { Validator } from '../src/validation.js';
-import type { ModelCall, ValidationRequest } from './checkpoint.js';
+import type { JsonSchema } from '../src/decide/schema.js';
+import { type UsageReport, usageFromReport } from '../src/decide/usage.js';
+import type { Validator } from '../src/decide/validation.js';
+import type { ModelCall, ValidationRequest } from './checkpoint/types.js';
 
 /**
  * The checkpoint machine's `callModel` actor from a plain function, for `.provide()`:

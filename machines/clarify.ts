@@ -1,5 +1,6 @@
 import { assign, fromPromise, setup } from 'xstate';
-import { type CheckpointOutput, checkpointMachine, type ModelFn } from './checkpoint.js';
+import { type CheckpointOutput, type ModelFn } from './checkpoint/types.js';
+import { checkpointMachine } from './checkpoint/machine.js';
 
 /**
  * A worked example of embedding the checkpoint in a workflow (not part of the package):

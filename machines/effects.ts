@@ -3,7 +3,7 @@ import type { EventObject } from 'xstate';
 /**
  * What a machine's actions do, written as plain data and functions of `(context, params)`.
  * XState keeps its action objects opaque, so a machine that is also run by Booth's
- * compiled stepper (src/stepper.ts) wraps these very functions in its `assign` and
+ * compiled stepper (src/engine/stepper.ts) wraps these very functions in its `assign` and
  * `enqueueActions` actions, and the stepper calls them directly: both engines run the
  * same code.
  */

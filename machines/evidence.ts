@@ -9,7 +9,7 @@ import {
   type Reason,
   UNCERTAIN,
   VERIFIED,
-} from '../src/constants.js';
+} from '../src/decide/constants.js';
 import {
   belowThresholdDetail,
   compareFailedDetail,
@@ -19,8 +19,8 @@ import {
   NO_EVIDENCE_DETAIL,
   readScore,
   type Score,
-} from '../src/scores.js';
-import type { TraceStep } from './checkpoint.js';
+} from '../src/decide/scores.js';
+import type { TraceStep } from './checkpoint/types.js';
 
 /**
  * The evidence gate of `checkWithEvidence()`: no model call and no retry. A blank

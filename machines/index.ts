@@ -3,23 +3,8 @@
  * draw and inspect it. `check()`, `acheck()` and `checkWithEvidence()` run these same
  * machines.
  */
-export {
-  type CheckpointContext,
-  type CheckpointEvent,
-  type CheckpointInput,
-  type CheckpointOutput,
-  type CheckpointSettings,
-  type CheckpointState,
-  type CheckpointStatus,
-  checkpointMachine,
-  type ModelCall,
-  type ModelFn,
-  type RunSettings,
-  type SchemaRequest,
-  type TraceStep,
-  type ValidationRequest,
-  type WorkflowValidator,
-} from './checkpoint.js';
+export { type CheckpointContext, type CheckpointEvent, type CheckpointInput, type CheckpointOutput, type CheckpointSettings, type CheckpointState, type CheckpointStatus, type ModelCall, type ModelFn, type RunSettings, type SchemaRequest, type TraceStep, type ValidationRequest, type WorkflowValidator } from './checkpoint/types.js';
+export { checkpointMachine } from './checkpoint/machine.js';
 export { modelActor, validatorActor } from './actors.js';
 export {
   type EvidenceContext,

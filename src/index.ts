@@ -1,9 +1,12 @@
-export { acheck } from './acheck.js';
-export { check, resultFrom } from './check.js';
-export { type Checkpoint, CheckpointError, type CheckpointStore, fileStore, type FileStoreOptions, memoryStore } from './checkpoints.js';
-export type { CheckpointSecret } from './checkpoint-signing.js';
-export type { CallRetryPolicy, CallTry } from './call-retries.js';
-export { checkWithEvidence, type CompareFn } from './evidence.js';
+export { acheck } from './api/acheck.js';
+export { check } from './api/check.js';
+export { resultFrom } from './results/result-from.js';
+export { type Checkpoint, CheckpointError, type CheckpointStore } from './stores/store.js';
+export { fileStore, type FileStoreOptions } from './stores/file-store.js';
+export { memoryStore } from './stores/memory-store.js';
+export type { CheckpointSecret } from './stores/signed-store.js';
+export type { CallRetryPolicy, CallTry } from './decide/call-retries.js';
+export { checkWithEvidence, type CompareFn } from './api/evidence.js';
 export {
   AMBIGUOUS,
   BLOCKED,
@@ -23,9 +26,9 @@ export {
   UNCERTAIN,
   VALIDATION_RETRY_MARKER,
   VERIFIED,
-} from './constants.js';
-export { MAX_DEPTH } from './parse.js';
-export { BoothRejected, type Method, type Step } from './result.js';
+} from './decide/constants.js';
+export { MAX_DEPTH } from './reply/parse.js';
+export { BoothRejected, type Method, type Step } from './results/result.js';
 // The class is an implementation detail: results come only from the checks, so only their types are public.
 export type {
   AcceptedResult,
@@ -37,23 +40,15 @@ export type {
   EvidenceResult,
   TypedCheckResult,
   UncertainResult,
-} from './result.js';
-export type { AnswerSchema, JsonSchema, SchemaIssue } from './schema.js';
-export type { JsonObject, JsonValue } from './json-objects.js';
-export type { Attempt, ModelAnswer, Sample } from './attempt.js';
-export type { AgreeFn, Cluster, ConfidenceSource } from './agreement.js';
-export type { Validator } from './validation.js';
-export type { Usage, UsageReport } from './usage.js';
-export type { TelemetryAttributes, TelemetryOptions, TelemetryTracer } from './telemetry.js';
-export type { SentPrompt } from './prompts.js';
-export type {
-  AsyncCallFn,
-  AsyncCheckOptions,
-  CallFn,
-  CallInfo,
-  CheckOptions,
-  EvidenceOptions,
-  Inspector,
-  TypedAsyncCheckOptions,
-  TypedCheckOptions,
-} from './options.js';
+} from './results/result.js';
+export type { AnswerSchema, JsonSchema, SchemaIssue } from './decide/schema.js';
+export type { JsonObject, JsonValue } from './reply/json-objects.js';
+export type { Attempt, ModelAnswer, Sample } from './decide/attempt.js';
+export type { AgreeFn, Cluster, ConfidenceSource } from './decide/agreement.js';
+export type { Validator } from './decide/validation.js';
+export type { Usage, UsageReport } from './decide/usage.js';
+export type { TelemetryAttributes, TelemetryOptions, TelemetryTracer } from './telemetry/settings.js';
+export type { SentPrompt } from './decide/prompts.js';
+export type { AsyncCallFn, CallFn, CallInfo } from './decide/model-call.js';
+export type { AsyncCheckOptions, CheckOptions, EvidenceOptions, TypedAsyncCheckOptions, TypedCheckOptions } from './api/options.js';
+export type { Inspector } from './engine/machine-run.js';

@@ -118,12 +118,12 @@ describe('the link checker', () => {
 
   it('reports a link to a file the package leaves out, a missing anchor and a path outside the package', () => {
     const files = new Map<string, string | null>([
-      ['README.md', '[ok](docs/a.md#first) [stepper](src/stepper.ts) [gone](docs/a.md#second)\n[web](https://example.com/x.ts)'],
+      ['README.md', '[ok](docs/a.md#first) [stepper](src/engine/stepper.ts) [gone](docs/a.md#second)\n[web](https://example.com/x.ts)'],
       ['docs/a.md', '# First\n[back](../README.md) [up](../../outside.md) `[in code](src/x.ts)`\n```md\n[fenced](src/y.ts)\n```'],
       ['dist/index.js', null],
     ]);
     expect(brokenLinks(files)).toEqual([
-      'README.md:1: src/stepper.ts leads to src/stepper.ts, which the package does not contain',
+      'README.md:1: src/engine/stepper.ts leads to src/engine/stepper.ts, which the package does not contain',
       'README.md:1: docs/a.md#second: docs/a.md has no heading whose anchor is #second',
       'docs/a.md:2: ../../outside.md leads to ../outside.md, which the package does not contain',
     ]);

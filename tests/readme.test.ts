@@ -2,9 +2,9 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import * as machines from '../machines/index.js';
 import * as booth from '../src/index.js';
-import * as adapters from '../src/adapters.js';
-import * as redis from '../src/redis.js';
-import * as testing from '../src/testing.js';
+import * as adapters from '../src/adapters/index.js';
+import * as redis from '../src/stores/redis-store.js';
+import * as testing from '../src/testing/index.js';
 import * as visualize from '../src/visualize/index.js';
 
 const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');

@@ -5,7 +5,7 @@
  * machine, so the diagrams cannot drift from the code.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
-import { checkpointMachine } from '../machines/checkpoint.js';
+import { checkpointMachine } from '../machines/checkpoint/machine.js';
 import { clarifyMachine } from '../machines/clarify.js';
 import { evidenceMachine } from '../machines/evidence.js';
 import { machineToDot, machineToMermaid, machineToSvg } from '../src/visualize/index.js';

@@ -1,5 +1,13 @@
-import { CONFIDENCE_SOURCES, type ConfidenceSource, canonicalJson, combinedConfidence, defaultAgree, type Voter, voteOf } from '../agreement.js';
-import { isMissingPackage } from '../optional-peers.js';
+import {
+  canonicalJson,
+  combinedConfidence,
+  CONFIDENCE_SOURCES,
+  type ConfidenceSource,
+  defaultAgree,
+  voteOf,
+  type Voter,
+} from '../decide/agreement.js';
+import { isMissingPackage } from '../util/optional-peers.js';
 
 /**
  * How far to trust a model's self-reported confidence, from results whose correctness is

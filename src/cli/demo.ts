@@ -5,12 +5,12 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Attempt } from '../attempt.js';
-import { acheck } from '../acheck.js';
-import { check } from '../check.js';
-import { checkWithEvidence } from '../evidence.js';
-import type { BoothResult } from '../result.js';
-import { envelope, type ScriptStep, scriptedModel } from '../testing.js';
+import type { Attempt } from '../decide/attempt.js';
+import { acheck } from '../api/acheck.js';
+import { check } from '../api/check.js';
+import { checkWithEvidence } from '../api/evidence.js';
+import type { BoothResult } from '../results/result.js';
+import { envelope, scriptedModel, type ScriptStep } from '../testing/index.js';
 import { toHtml } from '../visualize/index.js';
 
 interface Case {

@@ -1,9 +1,9 @@
 import type { StandardJSONSchemaV1, StandardSchemaV1 } from '@standard-schema/spec';
 // Types only: the CLI imports Ajv at run time just when `--schema` is given (see loadAjv).
 import type { Ajv2020, ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
-import { describeValue } from '../values.js';
-import { readRegularFile } from './batch.js';
-import { isMissingPackage } from '../optional-peers.js';
+import { describeValue } from '../util/values.js';
+import { readRegularFile } from './batch-input.js';
+import { isMissingPackage } from '../util/optional-peers.js';
 
 /**
  * `--schema answer.schema.json`: the answer's JSON Schema (draft 2020-12) as the Standard

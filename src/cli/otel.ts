@@ -1,6 +1,6 @@
 import { CommanderError } from 'commander';
-import type { TelemetryOptions } from '../telemetry.js';
-import { isMissingPackage } from '../optional-peers.js';
+import type { TelemetryOptions } from '../telemetry/settings.js';
+import { isMissingPackage } from '../util/optional-peers.js';
 
 /** What `--otel` needs besides Booth: OpenTelemetry's API, its Node SDK and its OTLP/HTTP exporter. */
 export const OTEL_PACKAGES = ['@opentelemetry/api', '@opentelemetry/sdk-trace-node', '@opentelemetry/resources', '@opentelemetry/exporter-trace-otlp-http'] as const;

@@ -2,8 +2,10 @@ import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { type BatchOutput, type BatchSummary, type Question, readEarlierResults, readQuestions, ResultLines, summarize } from './batch.js';
-import { jobIdOf, QUEUE_PREFIX, type QueueLibraries, type QuestionJob, runKeys } from './queue.js';
+import { type BatchOutput, ResultLines } from './batch-output.js';
+import { type BatchSummary, summarize } from './batch-summary.js';
+import { type Question, readEarlierResults, readQuestions } from './batch-input.js';
+import { jobIdOf, type QuestionJob, QUEUE_PREFIX, type QueueLibraries, runKeys } from './queue.js';
 
 /**
  * `booth batch --queue`: puts one BullMQ job per question in Redis, then waits while the

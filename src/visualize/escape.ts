@@ -9,7 +9,7 @@
  * a string where a number belongs (`"confidence": "<img onerror=…>"`), and the drawings
  * must stay inert for it even before anything validated the run.
  */
-import { describeValue } from '../values.js';
+import { describeValue } from '../util/values.js';
 
 type Language = 'html' | 'mermaid' | 'dot';
 

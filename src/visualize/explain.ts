@@ -1,9 +1,9 @@
-import type { RunSettings } from '../../machines/checkpoint.js';
-import type { Attempt } from '../attempt.js';
-import type { CallRetryPolicy } from '../call-retries.js';
-import { UNCERTAIN } from '../constants.js';
-import type { BoothResult } from '../result.js';
-import type { Usage } from '../usage.js';
+import type { RunSettings } from '../../machines/checkpoint/types.js';
+import type { Attempt } from '../decide/attempt.js';
+import type { CallRetryPolicy } from '../decide/call-retries.js';
+import { UNCERTAIN } from '../decide/constants.js';
+import type { BoothResult } from '../results/result.js';
+import type { Usage } from '../decide/usage.js';
 import { promptKindName } from './sequence.js';
 
 /**

@@ -1,7 +1,7 @@
-import { answerText } from '../values.js';
-import type { Cluster, ConfidenceSource } from '../agreement.js';
-import type { Attempt, Sample } from '../attempt.js';
-import type { BoothResult } from '../result.js';
+import { answerText } from '../util/values.js';
+import type { Cluster, ConfidenceSource } from '../decide/agreement.js';
+import type { Attempt, Sample } from '../decide/attempt.js';
+import type { BoothResult } from '../results/result.js';
 import { graphvizSvg, type Html, html, join } from './escape.js';
 import { durationText, nextStep, settingsRows, usageText, verdictOf } from './explain.js';
 import { retryReasons } from './retries.js';

@@ -5,10 +5,10 @@
  */
 import { instance, type Viz } from '@viz-js/viz';
 import type { AnyStateMachine } from 'xstate';
-import type { CheckpointOutput } from '../../machines/checkpoint.js';
-import { resultFrom } from '../check.js';
-import { type AnyBoothResult, type BoothResult, Result } from '../result.js';
-import { isPlainObject } from '../values.js';
+import type { CheckpointOutput } from '../../machines/checkpoint/types.js';
+import { resultFrom } from '../results/result-from.js';
+import { type AnyBoothResult, type BoothResult, Result } from '../results/result.js';
+import { isPlainObject } from '../util/values.js';
 import { renderHtml } from './html.js';
 import { dot, stateDiagram } from './render.js';
 import { graphOf, runDot, runFlowchart } from './run.js';

@@ -1,9 +1,9 @@
-import type { RetryKind, SentPrompt } from '../prompts.js';
-import type { Method } from '../result.js';
+import type { RetryKind, SentPrompt } from '../decide/prompts.js';
+import type { Method } from '../results/result.js';
 
 /**
  * The guard of `reconsidering → asking` that picks each retry kind, as the diagram labels
- * it (machines/checkpoint.ts, state `reconsidering`; a test holds the two together).
+ * it (machines/checkpoint/machine.ts, state `reconsidering`; a test holds the two together).
  */
 export const RETRY_GUARDS: Readonly<Record<RetryKind, string>> = {
   repeat: '[callFailed]',

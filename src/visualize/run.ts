@@ -3,9 +3,9 @@
  * read a run with `resultFrom`, so the hostile-page tests can draw a tampered run as it is.
  */
 import type { AnyStateMachine } from 'xstate';
-import { checkpointMachine } from '../../machines/checkpoint.js';
+import { checkpointMachine } from '../../machines/checkpoint/machine.js';
 import { evidenceMachine } from '../../machines/evidence.js';
-import type { BoothResult } from '../result.js';
+import type { BoothResult } from '../results/result.js';
 import { edgeCounts, edgeKey, type MachineGraph, machineGraph } from './graph.js';
 import { dot, flowchart, type Path } from './render.js';
 import { retryGuardCounts } from './retries.js';

@@ -1,8 +1,8 @@
-import { answerText } from '../values.js';
-import type { Cluster } from '../agreement.js';
-import type { Attempt, Sample } from '../attempt.js';
-import type { SentPrompt } from '../prompts.js';
-import type { BoothResult } from '../result.js';
+import { answerText } from '../util/values.js';
+import type { Cluster } from '../decide/agreement.js';
+import type { Attempt, Sample } from '../decide/attempt.js';
+import type { SentPrompt } from '../decide/prompts.js';
+import type { BoothResult } from '../results/result.js';
 import { join, type Mermaid, mermaid } from './escape.js';
 
 const PROMPT_KINDS: Readonly<Record<SentPrompt['kind'], string>> = {

@@ -2,21 +2,21 @@
 /**
  * Mutation testing of the decision core, the settings every run shares. `npm run mutate`
  * (not in CI) runs it in four parts, each file judged by the tests that exercise it:
- * tests/config/stryker.machine.config.mjs (machines/checkpoint.ts), tests/config/stryker.reader.config.mjs
- * (src/parse.ts, src/json-objects.ts), tests/config/stryker.focus.config.mjs (src/options.ts,
- * src/prompts.ts, machines/evidence.ts) and tests/config/stryker.observe.config.mjs (src/usage.ts,
- * src/telemetry.ts). With the whole suite behind every mutant, the
+ * tests/config/stryker.machine.config.mjs (machines/checkpoint/), tests/config/stryker.reader.config.mjs
+ * (src/reply/parse.ts, src/reply/json-objects.ts), tests/config/stryker.focus.config.mjs (src/api/options.ts,
+ * src/decide/prompts.ts, machines/evidence.ts) and tests/config/stryker.observe.config.mjs (src/decide/usage.ts,
+ * src/telemetry/). With the whole suite behind every mutant, the
  * static ones (the machine's definition, built at load) alone took hours on two cores.
  * Each part keeps incremental results in reports/, so a rerun tests only mutants whose code
  * or tests changed; its HTML and JSON reports go to reports/ too.
  *
  * Equivalent mutants (no test can tell them apart from the original), disabled in the source
  * with `// Stryker disable next-line <mutator>: <reason>`:
- *   machines/checkpoint.ts:
+ *   machines/checkpoint/:
  *     CALL_TIMEOUT, BACKOFF, 'deadline' StringLiteral — timer ids are names: any distinct three behave alike
  *     setup({ types }) ObjectLiteral — types exist for TypeScript alone
  *     awaitingVerdict: false BooleanLiteral — read only in validationGate, which sets it on entry
- *   src/options.ts:229 MethodExpression — toUpperCase instead of toLowerCase folds both names alike, same distances
+ *   src/decide/read-options.ts, closest() MethodExpression — toUpperCase instead of toLowerCase folds both names alike, same distances
  *   machines/evidence.ts:71 ObjectLiteral — `types` is read by TypeScript only, not at run time
  *   machines/evidence.ts:84,86 OptionalChaining — isVerdict/isScore run only in scoreGate, where the score is set
  *   machines/evidence.ts:89,95 OptionalChaining, ConditionalExpression — agrees/meetsThreshold run only after
@@ -25,39 +25,39 @@
  *   machines/evidence.ts:111 OptionalChaining — block runs from scoreGate, where the score is set
  *   machines/evidence.ts:176 OptionalChaining, ConditionalExpression — only an invalid score reaches that transition
  *
- *   src/parse.ts, src/json-objects.ts:
- *     src/parse.ts:52 ConditionalExpression, EqualityOperator, ArithmeticOperator — the fast-path
+ *   src/reply/parse.ts, src/reply/json-objects.ts:
+ *     src/reply/parse.ts:52 ConditionalExpression, EqualityOperator, ArithmeticOperator — the fast-path
  *       size limit only chooses which of two paths gives the same verdict
- *     src/parse.ts:54 ConditionalExpression, BlockStatement — skipping the fast path leaves the
+ *     src/reply/parse.ts:54 ConditionalExpression, BlockStatement — skipping the fast path leaves the
  *       reply to the full path, which gives the same verdict
- *     src/parse.ts:57 ConditionalExpression — declining the fast path's verdict leaves the reply
+ *     src/reply/parse.ts:57 ConditionalExpression — declining the fast path's verdict leaves the reply
  *       to the full path, which gives the same one
- *     src/parse.ts:60 ConditionalExpression, StringLiteral — a reply without `{` gives the scan no
+ *     src/reply/parse.ts:60 ConditionalExpression, StringLiteral — a reply without `{` gives the scan no
  *       candidate either; indexOf only settles it sooner
- *     src/parse.ts:84 ConditionalExpression — a whole-span candidate must end at the reply's end,
+ *     src/reply/parse.ts:84 ConditionalExpression — a whole-span candidate must end at the reply's end,
  *       which #wholeSpan checks; the last-character test only skips reading it
- *     src/parse.ts:90 EqualityOperator — the character at the trimmed end is whitespace or past
+ *     src/reply/parse.ts:90 EqualityOperator — the character at the trimmed end is whitespace or past
  *       the text, never a `{`
- *     src/parse.ts:104 ConditionalExpression — object -1 has no members and no depth, so the test
+ *     src/reply/parse.ts:104 ConditionalExpression — object -1 has no members and no depth, so the test
  *       after it rejects it, and -1 leaves the first rejection unset
- *     src/parse.ts:118 ConditionalExpression — no object read from a position without `{` ends
+ *     src/reply/parse.ts:118 ConditionalExpression — no object read from a position without `{` ends
  *       where the reply ends
- *     src/parse.ts:122 ConditionalExpression — object -1 has no end, so the span test after it
+ *     src/reply/parse.ts:122 ConditionalExpression — object -1 has no end, so the span test after it
  *       rejects it as well
- *     src/parse.ts Candidates' initial field values (StringLiteral, BooleanLiteral, UnaryOperator)
+ *     src/reply/parse.ts Candidates' initial field values (StringLiteral, BooleanLiteral, UnaryOperator)
  *       and find()'s cleanup strings — each is set before it is read
- *     src/parse.ts whole-span read's `again` BooleanLiteral — a failed read there is read afresh
+ *     src/reply/parse.ts whole-span read's `again` BooleanLiteral — a failed read there is read afresh
  *       by the scan and fails alike
- *     src/parse.ts jsonFences `info + 4` ArithmeticOperator — the four characters before the tag
+ *     src/reply/parse.ts jsonFences `info + 4` ArithmeticOperator — the four characters before the tag
  *       are backticks or blanks, never a `{`
- *     src/json-objects.ts #firstRowFrom's loop ConditionalExpression — a search that never runs
+ *     src/reply/json-objects.ts #firstRowFrom's loop ConditionalExpression — a search that never runs
  *       returns row 0, and #known's walk reaches the same row
- *     src/json-objects.ts #memoize's page list ArrayDeclaration — an empty list gets its pages as
+ *     src/reply/json-objects.ts #memoize's page list ArrayDeclaration — an empty list gets its pages as
  *       they are set
- *     src/json-objects.ts stringEnd's `escaped = false` BooleanLiteral — an escape-free string
+ *     src/reply/json-objects.ts stringEnd's `escaped = false` BooleanLiteral — an escape-free string
  *       decoded by JSON.parse is its slice
  *
- *   Left as survivors, not disabled (the 91.1 % once measured for src/json-objects.ts is stale:
+ *   Left as survivors, not disabled (the 91.1 % once measured for src/reply/json-objects.ts is stale:
  *   a full run on the reader of issue 24 gave 80.7 %, see its item 14): mutants of
  *   the JSON scanner that change only its speed, each reaching the same verdict — the memo
  *   skipped or ignored (its fill, the slot reads in #decode, #failOpen's marks), values decoded
@@ -76,12 +76,14 @@ export default {
   testRunner: 'vitest',
   vitest: { configFile: 'tests/config/vitest.mutate.config.ts', related: false },
   mutate: [
-    'machines/checkpoint.ts',
+    'machines/checkpoint/*.ts',
     'machines/evidence.ts',
-    'src/parse.ts',
-    'src/json-objects.ts',
-    'src/options.ts',
-    'src/prompts.ts',
+    'src/reply/parse.ts',
+    'src/reply/json-objects.ts',
+    'src/api/options.ts',
+    'src/decide/read-options.ts',
+    'src/decide/machine-input.ts',
+    'src/decide/prompts.ts',
   ],
   coverageAnalysis: 'perTest',
   incremental: true,

@@ -1,37 +1,39 @@
 // @ts-check
 /**
- * Part of `npm run mutate`: token usage (src/usage.ts) and the OpenTelemetry spans
- * (src/telemetry.ts), judged by the tests in tests/config/vitest.mutate-observe.config.ts:
+ * Part of `npm run mutate`: token usage (src/decide/usage.ts) and the OpenTelemetry spans
+ * (src/telemetry/), judged by the tests in tests/config/vitest.mutate-observe.config.ts:
  * `npx stryker run tests/config/stryker.observe.config.mjs`. Everything else as in tests/config/stryker.config.mjs;
  * its own incremental file and reports under reports/observe/.
  *
  * Left as survivors, not disabled (equivalent: no test can tell them apart):
- *   src/usage.ts:
+ *   src/decide/usage.ts:
  *     31, 37, 47, 48 `typeof … === 'number'` → true — Number.isSafeInteger and Number.isFinite
  *       are false for anything that is not a number
  *     45 the object test of isUsage — its one caller (readCheckpoint) never passes null or
  *       undefined, and a primitive has no counts, so isUsage is false for it either way
  *     59 `a.costUsd === null`, `b.costUsd === null` → false — null + cost is the cost
- *   src/telemetry.ts:
- *     90 `typeof functionId === 'string'` → true — sets `booth.function_id: undefined`, which
+ *   src/telemetry/settings.ts:
+ *     89 `typeof functionId === 'string'` → true — sets `booth.function_id: undefined`, which
  *       OpenTelemetry's Attributes admit and SDKs drop
- *     127 `if (loaded)` → false — require's cache returns the same module
- *     131 OptionalChaining — require throws Errors, never null
- *     165 #attemptIndex -1 → +1 — the first trace step (attempt 0) differs from both, and
+ *     126 `if (loaded)` → false — require's cache returns the same module
+ *     the OptionalChaining of openTelemetryApi's require — require throws Errors, never null
+ *   src/telemetry/run-telemetry.ts:
+ *     44 #attemptIndex -1 → +1 — the first trace step (attempt 0) differs from both, and
  *       nothing reads the index before it
- *     180 the stand-in check span → {} — it exists only when the tracer threw, and a broken run
+ *     58 the stand-in check span → {} — it exists only when the tracer threw, and a broken run
  *       reads nothing of it
- *     202, 208 `sample === undefined` → false — the maps are keyed by sample numbers only
- *     261 `context.status === null` → true — readCheckpoint resumes only unfinished runs
- *     278, 334 `context.attempt === this.#attemptIndex`, `open === undefined` → true — every
+ *     81, 87 `sample === undefined` → false — the maps are keyed by sample numbers only
+ *     148 `context.status === null` → true — readCheckpoint resumes only unfinished runs
+ *     165, 221 `context.attempt === this.#attemptIndex`, `open === undefined` → true — every
  *       sample of an attempt is opened, so #sampleUsage already holds every index a later
  *       attempt's slots could open
- *     279 `this.#attempt !== null` → true — #endAttempt returns at once when none is open
- *     286 the evidence-agreement test, three ways — evidenceAgreement is non-null exactly when
+ *     166 `this.#attempt !== null` → true — #endAttempt returns at once when none is open
+ *     173 the evidence-agreement test, three ways — evidenceAgreement is non-null exactly when
  *       settings is null (checkWithEvidence)
- *     321, 326, 345 — every slot is done before its attempt commits, and the interpreter
- *       observes after every change, so #endAttempt finds no sample span open, the attempt is
- *       always committed, and a done slot always has its reply
+ *     208, 221, 225 (#endAttempt's and #observeSamples' sample tests) — every slot is done before
+ *       its attempt commits, and the interpreter observes after every change, so #endAttempt finds
+ *       no sample span open, the attempt is always committed, and a done slot always has its reply
+ *   (Line numbers as of the split of #25; the list was made against the file they came from.)
  */
 import base from './stryker.config.mjs';
 
@@ -39,7 +41,7 @@ import base from './stryker.config.mjs';
 export default {
   ...base,
   vitest: { ...base.vitest, configFile: 'tests/config/vitest.mutate-observe.config.ts' },
-  mutate: ['src/usage.ts', 'src/telemetry.ts'],
+  mutate: ['src/decide/usage.ts', 'src/telemetry/settings.ts', 'src/telemetry/run-telemetry.ts'],
   incrementalFile: 'reports/observe-incremental.json',
   htmlReporter: { fileName: 'reports/observe/mutation.html' },
   jsonReporter: { fileName: 'reports/observe/mutation.json' },

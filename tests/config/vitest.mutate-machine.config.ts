@@ -1,29 +1,29 @@
 import { defineConfig } from 'vitest/config';
 import mutate from './vitest.mutate.config.js';
 
-/** The tests that judge machines/checkpoint.ts, for a Stryker run over that file alone. */
+/** The tests that judge machines/checkpoint/, for a Stryker run over that file alone. */
 export default defineConfig({
   ...mutate,
   test: {
     ...mutate.test,
     include: [
-      'tests/decisions.test.ts',
-      'tests/model-based.test.ts',
-      'tests/resilience.test.ts',
-      'tests/durable.test.ts',
-      'tests/durable-timers.test.ts',
-      'tests/interpreters.test.ts',
-      'tests/calling.test.ts',
-      'tests/validator.test.ts',
-      'tests/embedding.test.ts',
-      'tests/machine-input.test.ts',
-      'tests/results.test.ts',
-      'tests/inspect.test.ts',
-      'tests/messages.test.ts',
-      'tests/visualize.test.ts',
-      'tests/loading.test.ts',
-      'tests/typed-answers.test.ts',
-      'tests/samples.test.ts',
+      'tests/machines/decisions.test.ts',
+      'tests/machines/model-based.test.ts',
+      'tests/api/resilience.test.ts',
+      'tests/stores/durable.test.ts',
+      'tests/stores/durable-timers.test.ts',
+      'tests/engine/interpreters.test.ts',
+      'tests/api/calling.test.ts',
+      'tests/api/validator.test.ts',
+      'tests/machines/embedding.test.ts',
+      'tests/machines/machine-input.test.ts',
+      'tests/results/results.test.ts',
+      'tests/engine/inspect.test.ts',
+      'tests/decide/messages.test.ts',
+      'tests/visualize/visualize.test.ts',
+      'tests/engine/loading.test.ts',
+      'tests/api/typed-answers.test.ts',
+      'tests/api/samples.test.ts',
     ],
   },
 });

@@ -2,8 +2,8 @@ import { defineConfig } from 'vitest/config';
 import mutate from './vitest.mutate.config.js';
 
 /**
- * The reader's share of `npm run mutate`: only the tests of src/parse.ts and
- * src/json-objects.ts, for `npx stryker run tests/config/stryker.reader.config.mjs`. Spread rather than
+ * The reader's share of `npm run mutate`: only the tests of src/reply/parse.ts and
+ * src/reply/json-objects.ts, for `npx stryker run tests/config/stryker.reader.config.mjs`. Spread rather than
  * mergeConfig, which would add this include list to the base one instead of replacing it.
  */
 export default defineConfig({
@@ -11,13 +11,13 @@ export default defineConfig({
   test: {
     ...mutate.test,
     include: [
-      'tests/parse.test.ts',
-      'tests/reader-regressions.test.ts',
-      'tests/reader-fast-path.test.ts',
-      'tests/differential.test.ts',
-      'tests/json-test-suite.test.ts',
-      'tests/hostile.test.ts',
-      'tests/properties.test.ts',
+      'tests/reply/parse.test.ts',
+      'tests/reply/reader-regressions.test.ts',
+      'tests/reply/reader-fast-path.test.ts',
+      'tests/reply/differential.test.ts',
+      'tests/reply/json-test-suite.test.ts',
+      'tests/reply/hostile.test.ts',
+      'tests/api/properties.test.ts',
     ],
   },
 });

@@ -16,7 +16,7 @@ export default defineConfig({
   },
   test: {
     ...base.test,
-    include: ['tests/engines.test.ts'],
+    include: ['tests/engine/engines.test.ts'],
     env: { BOOTH_XSTATE: 'floor' },
   },
 });

@@ -1,0 +1,33 @@
+import { fromPromise } from 'xstate';
+import { usageFromReport, type UsageReport } from '../../src/decide/usage.js';
+import type { CheckpointEvent, ModelCall, SchemaRequest, ValidationRequest } from './types.js';
+
+/** The checkpoint machine's default actors, which a workflow may replace with `.provide()`. */
+
+/** A workflow's model reports usage to the run that called it, as an interpreter's callFn does; a finished run has no use for it. */
+export function usageReporter(run: { send(event: CheckpointEvent): void; getSnapshot(): { status: string } }, attempt: number): (report: UsageReport) => void {
+  return (report) => {
+    const usage = usageFromReport(report);
+    if (run.getSnapshot().status === 'active') run.send({ type: 'model.usage', usage, attempt });
+  };
+}
+
+/** Calls the model once. The default runs `input.model`; provide a `fromPromise` of your own instead. */
+export const defaultCallModel = fromPromise<unknown, ModelCall>(async ({ input, signal }) => {
+  // Checked at start; a run resumed from a persisted snapshot has lost its functions, though.
+  if (!input.model) throw new TypeError('No model: pass `model` in the input or provide a `callModel` actor.');
+  const { attempt, replySchema, sample } = input;
+  // An input built by other code may have left it out.
+  const reportUsage = input.reportUsage ?? ((report: UsageReport) => void usageFromReport(report));
+  return input.model(input.prompt, sample === undefined ? { attempt, signal, replySchema, reportUsage } : { attempt, signal, replySchema, sample, reportUsage });
+});
+/** Validates one answer against the schema, resolving to its Standard Schema result. Provide your own to validate elsewhere. */
+export const defaultCheckSchema = fromPromise<unknown, SchemaRequest>(async ({ input }) => {
+  if (!input.schema) throw new TypeError('No schema: pass `schema` in the input or provide a `checkSchema` actor.');
+  return input.schema['~standard'].validate(input.answer);
+});
+/** Judges one answer. The default runs `input.validator`; provide a `fromPromise` of your own instead. */
+export const defaultValidate = fromPromise<unknown, ValidationRequest>(async ({ input }) => {
+  if (!input.validator) throw new TypeError('No validator: pass `validator` in the input or provide a `validate` actor.');
+  return input.validator(input.answer);
+});

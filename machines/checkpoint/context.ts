@@ -1,0 +1,123 @@
+import type { AnyStateMachine } from 'xstate';
+import { NO_REPLY_YET } from '../../src/decide/attempt.js';
+import { AMBIGUOUS, UNCERTAIN } from '../../src/decide/constants.js';
+import { firstPrompt } from '../../src/decide/prompts.js';
+import { answerFormatOf } from '../../src/decide/schema.js';
+import { type MachineInput, readMachineInput } from '../../src/decide/machine-input.js';
+import { type AgreeFn, agreementOf } from '../../src/decide/agreement.js';
+import { addUsage, totalUsage } from '../../src/decide/usage.js';
+import type { CheckpointContext, CheckpointInput, CheckpointOutput, CheckpointSettings, ModelFn, WorkflowValidator } from './types.js';
+import { defaultCallModel, defaultValidate } from './actors.js';
+
+/** The context a checkpoint run starts with, from its input, and the output it ends with. */
+
+/**
+ * In a workflow the machine calls the model itself, so a run without a model (or with
+ * `validator: true` but no `validate` actor) cannot do its job: that is the caller's
+ * mistake, reported when the actor starts, not an attempt that fails on every retry.
+ */
+function requireImplementations(input: MachineInput, machine: AnyStateMachine): void {
+  const { actors } = machine.implementations;
+  if (input.model === null && actors['callModel'] === defaultCallModel) {
+    throw new TypeError(
+      'No model: the checkpoint machine calls the model itself in a workflow; pass `model: (prompt, { attempt, signal }) => …` in its input, provide a `callModel` actor (modelActor(fn)), or use effects: \'events\' and send the replies.',
+    );
+  }
+  if (input.validator === true && actors['validate'] === defaultValidate) {
+    throw new TypeError(
+      'No validator: the input says `validator: true`, but no `validate` actor is provided; pass the validator function itself, or provide one with validatorActor(fn).',
+    );
+  }
+}
+
+/**
+ * The context a run starts with, from its input, checked as `check()` checks its
+ * arguments; `machine` is the logic that will run it, whose actors a workflow needs.
+ */
+export function checkpointContext(input: CheckpointInput, machine: AnyStateMachine): CheckpointContext {
+  return contextOf(readMachineInput(input), machine);
+}
+
+/** The context a run starts with, from input already checked. */
+export function contextOf(checked: MachineInput, machine: AnyStateMachine): CheckpointContext {
+  if (checked.effects === 'actors') requireImplementations(checked, machine);
+  const { validator, schema } = checked;
+  const answerFormat = answerFormatOf(schema);
+  const settings: CheckpointSettings = Object.freeze({
+    prompt: checked.prompt,
+    threshold: checked.threshold,
+    maxRetries: checked.maxRetries,
+    effects: checked.effects,
+    model: checked.model as ModelFn | null,
+    validator: typeof validator === 'function' ? (validator as WorkflowValidator<unknown>) : null,
+    hasValidator: validator !== null,
+    schema: schema === null || checked.effects !== 'actors' ? null : () => schema,
+    answerFormat,
+    timeoutMs: checked.timeoutMs,
+    deadlineMs: checked.deadlineMs,
+    deadlineAt: checked.deadlineMs === null ? null : Date.now() + checked.deadlineMs,
+    callRetries: checked.callRetries,
+    samples: checked.samples,
+    sampleConcurrency: checked.sampleConcurrency,
+    confidenceFrom: checked.confidenceFrom,
+    agree: checked.agree === null ? null : () => checked.agree as AgreeFn<unknown>,
+  });
+  return {
+    settings,
+    attempt: 0,
+    startedAt: Date.now(),
+    prompts: [Object.freeze({ kind: 'first' as const, text: firstPrompt(checked.prompt, answerFormat) })],
+    tries: [],
+    backoffMs: 0,
+    draft: NO_REPLY_YET,
+    slots: [],
+    calls: 0,
+    started: [],
+    usage: null,
+    lateUsage: null,
+    // Stryker disable next-line BooleanLiteral: read only in validationGate, which sets it on entry
+    awaitingVerdict: false,
+    attempts: [],
+    trace: [],
+    status: null,
+  };
+}
+
+/**
+ * A run reports the last attempt that parsed: for accepted and ambiguous runs that is the
+ * last attempt; an uncertain one reports the model's best try, if any.
+ */
+export function checkpointOutput(context: CheckpointContext): CheckpointOutput<unknown> {
+  const status = context.status ?? UNCERTAIN;
+  const { attempts, prompts, trace } = context;
+  const last = attempts.at(-1);
+  // With a schema, an answer it rejected is no answer: the last one it passed is reported.
+  const reported = attempts.findLast((a) => a.parseOk && a.schemaIssues === null);
+  const { settings } = context;
+  return {
+    settings: {
+      threshold: settings.threshold,
+      maxRetries: settings.maxRetries,
+      validator: settings.hasValidator,
+      schema: settings.answerFormat !== null,
+      timeoutMs: settings.timeoutMs,
+      deadlineMs: settings.deadlineMs,
+      callRetries: settings.callRetries,
+      samples: settings.samples,
+      confidenceFrom: settings.confidenceFrom,
+    },
+    status,
+    // An ambiguous answer never reaches the schema: it is reported as the model wrote it.
+    answer: status === AMBIGUOUS && settings.answerFormat !== null ? (reported?.parsed?.['answer'] ?? null) : (reported?.answer ?? null),
+    confidence: reported?.confidence ?? null,
+    agreement: reported?.clusters?.length ? agreementOf(reported.clusters) : null,
+    ambiguous: status === AMBIGUOUS,
+    interpretations: status === AMBIGUOUS && last ? last.interpretations : [],
+    parsed: reported?.parsed ?? null,
+    attempts,
+    prompts,
+    trace,
+    usage: addUsage(totalUsage(attempts.map((attempt) => attempt.usage)), context.lateUsage),
+    durationMs: attempts.reduce((sum, attempt) => sum + attempt.durationMs, 0),
+  };
+}

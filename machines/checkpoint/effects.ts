@@ -1,0 +1,234 @@
+import {
+  type Attempt,
+  attemptFromCallError,
+  attemptFromNonText,
+  attemptFromRawText,
+  attemptFromReply,
+  finished,
+  timeoutError,
+  withSchemaVerdict,
+  withVerdict,
+} from '../../src/decide/attempt.js';
+import { appending, cancelling, cancellingBy, CHILD, raising, schedule, update } from '../effects.js';
+import { backoffDelay, type CallTry, retryAfterOf } from '../../src/decide/call-retries.js';
+import { type PreviousAttempt, type RetryKind, retryPrompt } from '../../src/decide/prompts.js';
+import { schemaFailure, schemaThrew, verdictFromResult } from '../../src/decide/schema.js';
+import { verdictFromReturn, verdictFromThrow } from '../../src/decide/validation.js';
+import { defaultAgree } from '../../src/decide/agreement.js';
+import { keyArrived, votedAttempt, type VoteSettings } from '../../src/decide/sampling.js';
+import type { SampleSlot } from './types.js';
+import { describeThrown } from '../../src/util/values.js';
+import { addUsage, type Usage } from '../../src/decide/usage.js';
+import { BACKOFF, CALL_TIMEOUT, sampleTimeoutId, sampleTimer, type TimerName, timers } from './timers.js';
+import type { CheckpointContext, CheckpointEvent, CheckpointSettings, CheckpointState, CheckpointStatus, TraceStep } from './types.js';
+import type { SampleParams } from './types.js';
+
+/** What the checkpoint machine's actions do, as plain functions the XState actions and the compiled stepper both call. */
+
+/** `[...list, item]` as V8 builds it fastest: a spread goes through the iterator protocol. */
+export function appended<T>(list: readonly T[], item: T): T[] {
+  const copy = list.slice();
+  copy.push(item);
+  return copy;
+}
+const firstTry = (tries: readonly CallTry[]): CallTry[] => appended(tries, { error: null, delayMs: null });
+
+/** A sample waiting for its call. */
+export const QUEUED: SampleSlot = Object.freeze({ state: 'queued', call: -1, tries: Object.freeze([]), backoffMs: 0, reply: null });
+
+/** `context.slots` with sample `sample` replaced. */
+function withSlot(context: CheckpointContext, sample: number, slot: SampleSlot): SampleSlot[] {
+  const slots = context.slots.slice();
+  slots[sample] = slot;
+  return slots;
+}
+
+/** Starts queued samples, in order, while fewer than `sampleConcurrency` are calling or backing off. */
+function startQueued(context: CheckpointContext, slots: SampleSlot[], started: number[] = []): Partial<CheckpointContext> {
+  let { calls } = context;
+  let active = slots.filter((slot) => slot.state === 'calling' || slot.state === 'backingOff').length;
+  for (let i = 0; i < slots.length && active < context.settings.sampleConcurrency; i += 1) {
+    if (slots[i]!.state !== 'queued') continue;
+    slots[i] = { state: 'calling', call: calls, tries: [], backoffMs: 0, reply: null };
+    calls += 1;
+    active += 1;
+    started.push(i);
+  }
+  return { slots, calls, started };
+}
+
+/** How the samples vote: a custom `agree`, or the default for the answer's kind. */
+function voteSettings({ answerFormat, agree, confidenceFrom }: CheckpointSettings): VoteSettings {
+  const typed = answerFormat !== null;
+  return { typed, agree: agree?.() ?? defaultAgree(typed), confidenceFrom };
+}
+
+/** The sample under way when a workflow's one `callModel` child answers: a workflow calls one sample at a time. */
+function callingSample(context: CheckpointContext): { sample: number; call: number } {
+  const sample = context.slots.findIndex((slot) => slot.state === 'calling');
+  return { sample, call: context.slots[sample]?.call ?? -1 };
+}
+
+/**
+ * What each action does, as plain functions: the actions in `setup()` below wrap them, and
+ * the compiled stepper (src/engine/stepper.ts) calls them directly.
+ */
+export const checkpointEffects = {
+  enter: appending('trace', (context: CheckpointContext, { state }: { state: CheckpointState }): TraceStep => ({ state, attempt: context.attempt })),
+  // Timers are delayed events raised only when asked for: a run without them schedules nothing.
+  arm: schedule((context: CheckpointContext, { timer }: { timer: TimerName }) => timers[timer](context)),
+  endCall: cancelling(CALL_TIMEOUT),
+  endBackoff: cancelling(BACKOFF),
+  startCall: CHILD,
+  startValidation: CHILD,
+  stopValidation: CHILD,
+  failOnTimeout: raising(
+    (context: CheckpointContext, _: undefined): CheckpointEvent => ({
+      type: 'model.failed',
+      error: timeoutError(`callFn timed out after ${context.settings.timeoutMs} ms`),
+    }),
+  ),
+  forwardReply: raising((_: CheckpointContext, { reply }: { reply: unknown }): CheckpointEvent => ({ type: 'model.replied', reply })),
+  forwardCallError: raising((_: CheckpointContext, { error }: { error: unknown }): CheckpointEvent => ({ type: 'model.failed', error })),
+  forwardVerdict: raising((_: CheckpointContext, { value }: { value: unknown }): CheckpointEvent => ({ type: 'validator.returned', value })),
+  forwardValidatorError: raising((_: CheckpointContext, { error }: { error: unknown }): CheckpointEvent => ({ type: 'validator.threw', error })),
+  startSchema: CHILD,
+  stopSchema: CHILD,
+  forwardSchemaResult: raising((_: CheckpointContext, { result }: { result: unknown }): CheckpointEvent => ({ type: 'schema.returned', result })),
+  forwardSchemaError: raising((_: CheckpointContext, { error }: { error: unknown }): CheckpointEvent => ({ type: 'schema.threw', error })),
+  recordReply: update((context: CheckpointContext, { reply }: { reply: string }) => ({ draft: attemptFromRawText(reply, firstTry(context.tries)) })),
+  parse: update((context: CheckpointContext, _: undefined) => ({
+    draft: attemptFromReply(context.draft.rawText, context.draft.callTries, context.settings.answerFormat !== null),
+  })),
+  recordNonText: update((context: CheckpointContext, { reply }: { reply: unknown }) => ({
+    draft: attemptFromNonText(reply, firstTry(context.tries)),
+  })),
+  recordCallError: update((context: CheckpointContext, { error }: { error: unknown }) => ({
+    draft: attemptFromCallError(error, appended(context.tries, { error: describeThrown(error).message, delayMs: null })),
+  })),
+  scheduleTry: update((context: CheckpointContext, { error }: { error: unknown }) => {
+    const policy = context.settings.callRetries ?? { retries: 0 };
+    const backoffMs = backoffDelay(policy, context.tries.length + 1, retryAfterOf(error), Math.random());
+    return { backoffMs, tries: appended(context.tries, { error: describeThrown(error).message, delayMs: backoffMs }) };
+  }),
+  awaitVerdict: update((_: CheckpointContext, __: undefined) => ({ awaitingVerdict: true })),
+  recordReturn: update((context: CheckpointContext, { returned }: { returned: unknown }) => ({
+    draft: withVerdict(context.draft, verdictFromReturn(returned)),
+    awaitingVerdict: false,
+  })),
+  recordThrow: update((context: CheckpointContext, { thrown }: { thrown: unknown }) => ({
+    draft: withVerdict(context.draft, verdictFromThrow(thrown)),
+    awaitingVerdict: false,
+  })),
+  recordSchemaResult: update((context: CheckpointContext, { result }: { result: unknown }) => ({
+    draft: withSchemaVerdict(context.draft, verdictFromResult(result)),
+    awaitingVerdict: false,
+  })),
+  recordSchemaThrow: update((context: CheckpointContext, { thrown }: { thrown: unknown }) => ({
+    draft: withSchemaVerdict(context.draft, schemaThrew(thrown)),
+    awaitingVerdict: false,
+  })),
+  recordSchemaDeadline: update((context: CheckpointContext, _: undefined) => ({
+    draft: withSchemaVerdict(context.draft, schemaFailure(`the deadline of ${context.settings.deadlineMs} ms passed while the schema validated`)),
+    awaitingVerdict: false,
+  })),
+  startSampling: update((context: CheckpointContext, _: undefined) =>
+    startQueued(context, Array.from({ length: context.settings.samples }, () => QUEUED)),
+  ),
+  // Each reply is read as it arrives, as a one-sample run reads its reply.
+  recordSampleReply: update((context: CheckpointContext, { sample, reply }: { sample: number; reply: unknown }) => {
+    const slot = context.slots[sample]!;
+    const tries = firstTry(slot.tries);
+    const typed = context.settings.answerFormat !== null;
+    const read = typeof reply === 'string' ? attemptFromReply(reply, tries, typed) : attemptFromNonText(reply, tries);
+    keyArrived(read, typed, context.settings.agree !== null);
+    return startQueued(context, withSlot(context, sample, { ...slot, state: 'done', tries, reply: read }));
+  }),
+  recordSampleError: update((context: CheckpointContext, { sample, error }: { sample: number; error: unknown }) => {
+    const slot = context.slots[sample]!;
+    const tries = appended(slot.tries, { error: describeThrown(error).message, delayMs: null });
+    return startQueued(context, withSlot(context, sample, { ...slot, state: 'done', tries, reply: attemptFromCallError(error, tries) }));
+  }),
+  scheduleSampleTry: update((context: CheckpointContext, { sample, error }: { sample: number; error: unknown }) => {
+    const slot = context.slots[sample]!;
+    const policy = context.settings.callRetries ?? { retries: 0 };
+    const backoffMs = backoffDelay(policy, slot.tries.length + 1, retryAfterOf(error), Math.random());
+    const tries = appended(slot.tries, { error: describeThrown(error).message, delayMs: backoffMs });
+    return { slots: withSlot(context, sample, { ...slot, state: 'backingOff', tries, backoffMs }), started: [sample] };
+  }),
+  restartSample: update((context: CheckpointContext, { sample }: { sample: number }) => ({
+    slots: withSlot(context, sample, { ...context.slots[sample]!, state: 'calling', call: context.calls }),
+    calls: context.calls + 1,
+    started: [sample],
+  })),
+  /** The timers of the samples just started, or after a resume of every sample under way. */
+  armSamples: schedule((context: CheckpointContext, { all }: { all: boolean }) =>
+    (all ? context.slots.map((_, i) => i) : context.started).flatMap((i) => sampleTimer(context, i) ?? []),
+  ),
+  failSampleOnTimeout: raising(
+    (context: CheckpointContext, { sample, call }: SampleParams): CheckpointEvent => ({
+      type: 'sample.failed',
+      sample,
+      call,
+      error: timeoutError(`callFn timed out after ${context.settings.timeoutMs} ms`),
+    }),
+  ),
+  forwardSampleReply: raising((context: CheckpointContext, { reply }: { reply: unknown }): CheckpointEvent => ({ type: 'sample.replied', ...callingSample(context), reply })),
+  forwardSampleError: raising((context: CheckpointContext, { error }: { error: unknown }): CheckpointEvent => ({ type: 'sample.failed', ...callingSample(context), error })),
+  startSampleCall: CHILD,
+  stopSampleCall: CHILD,
+  // The call answered: its timeout will not be needed.
+  endSampleTimeout: cancellingBy(({ call }: { call: number }) => sampleTimeoutId(call)),
+  vote: update((context: CheckpointContext, _: undefined) => ({
+    draft: votedAttempt(
+      context.slots.map((slot) => slot.reply!),
+      voteSettings(context.settings),
+    ),
+  })),
+  // As a one-sample run records it: a call in flight or a wait fails with a try of its own; a sample never called has none.
+  recordSamplingDeadline: update((context: CheckpointContext, _: undefined) => {
+    const { deadlineMs } = context.settings;
+    const replies = context.slots.map((slot) => {
+      if (slot.reply !== null) return slot.reply;
+      if (slot.state === 'queued') return attemptFromCallError(timeoutError(`the deadline of ${deadlineMs} ms passed before this sample was called`), slot.tries);
+      const late = timeoutError(`the deadline of ${deadlineMs} ms passed ${slot.state === 'calling' ? 'during the call' : 'while waiting to retry'}`);
+      return attemptFromCallError(late, appended(slot.tries, { error: late.message, delayMs: null }));
+    });
+    return { draft: votedAttempt(replies, voteSettings(context.settings)) };
+  }),
+  recordUsage: update((context: CheckpointContext, { usage }: { usage: Usage }) => ({ usage: addUsage(context.usage, usage) })),
+  // A run is saved as an attempt begins, and resumed to make its calls again: its time starts over, the pause not counted.
+  restartClock: update((_: CheckpointContext, __: undefined) => ({ startedAt: Date.now() })),
+  recordLateUsage: update((context: CheckpointContext, { usage }: { usage: Usage }) => ({ lateUsage: addUsage(context.lateUsage, usage) })),
+  commitAttempt: update((context: CheckpointContext, _: undefined) => ({ attempts: withDraft(context) })),
+  prepareRetry: update((context: CheckpointContext, { kind }: { kind: RetryKind }) => ({
+    attempt: context.attempt + 1,
+    startedAt: Date.now(),
+    tries: [],
+    usage: null,
+    prompts: appended(context.prompts, Object.freeze({ kind, text: nextPrompt(context, kind) })),
+  })),
+  conclude: update((context: CheckpointContext, { status }: { status: CheckpointStatus }) => ({ attempts: withDraft(context), status })),
+} as const;
+
+/** The prompt of the next attempt; a typed answer is quoted as the model wrote it, whatever the schema made of it. */
+export function nextPrompt({ settings, draft }: Pick<CheckpointContext, 'settings' | 'draft'>, kind: RetryKind): string {
+  const { answerFormat } = settings;
+  // The draft itself, not a spread of it: V8 copies a literal-shaped object several times slower.
+  const previous: PreviousAttempt =
+    answerFormat === null
+      ? draft
+      : {
+          answer: draft.parsed?.['answer'] ?? null,
+          confidence: draft.confidence,
+          error: draft.error,
+          validationError: draft.validationError,
+          clusters: draft.clusters ?? null,
+        };
+  return retryPrompt(settings.prompt, kind, previous, answerFormat);
+}
+
+/** The finished attempts with the draft committed: frozen, so no callback can change what was decided. */
+function withDraft(context: CheckpointContext): readonly Attempt<unknown>[] {
+  return appended(context.attempts, finished(context.draft, Date.now() - context.startedAt, context.usage));
+}

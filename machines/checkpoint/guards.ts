@@ -1,0 +1,55 @@
+import { and } from 'xstate';
+import { remember } from '../effects.js';
+import { isTransient } from '../../src/decide/call-retries.js';
+import type { SampleSlot } from './types.js';
+import type { SampleParams } from './types.js';
+import type { CheckpointContext, CheckpointEvent } from './types.js';
+
+/** Every question the checkpoint machine asks before it moves. */
+
+const timeLeft = ({ settings }: CheckpointContext) => settings.deadlineAt === null || Date.now() < settings.deadlineAt;
+
+type GuardArgs = { readonly context: CheckpointContext };
+/** Every decision the machine makes, as a question about its context (or the event's payload). */
+export const guards = {
+  canRetry: ({ context }: GuardArgs) => context.attempt < context.settings.maxRetries && timeLeft(context),
+  canRetryCall: ({ context }: GuardArgs, { error }: { error: unknown }) => {
+    const policy = context.settings.callRetries;
+    return policy !== null && context.tries.length < policy.retries && isTransient(error) && timeLeft(context);
+  },
+  isText: (_: GuardArgs, { reply }: { reply: unknown }) => typeof reply === 'string',
+  parseFailed: ({ context }: GuardArgs) => !context.draft.parseOk,
+  isAmbiguous: ({ context }: GuardArgs) => context.draft.ambiguous,
+  hasValidator: ({ context }: GuardArgs) => context.settings.hasValidator,
+  hasSchema: ({ context }: GuardArgs) => context.settings.answerFormat !== null,
+  passedValidation: ({ context }: GuardArgs) => !context.awaitingVerdict && context.draft.passedValidation,
+  failedValidation: ({ context }: GuardArgs) => !context.awaitingVerdict && !context.draft.passedValidation,
+  // Asked only of a draft that parsed, which has a confidence.
+  isConfident: ({ context }: GuardArgs) => context.draft.confidence! >= context.settings.threshold,
+  isFirstAttempt: ({ context }: GuardArgs) => context.attempt === 0,
+  callFailed: ({ context }: GuardArgs) => context.draft.callFailed,
+  isSampling: ({ context }: GuardArgs) => context.settings.samples > 1,
+  allSampled: ({ context }: GuardArgs) => context.slots.every((slot) => slot.state === 'done'),
+  // A reply or timer for a call the sample no longer waits for (it timed out, or was retried) changes nothing.
+  isCurrentCall: ({ context }: GuardArgs, { sample, call }: SampleParams) => isSlot(context, sample, call, 'calling'),
+  isCurrentBackoff: ({ context }: GuardArgs, { sample, call }: SampleParams) => isSlot(context, sample, call, 'backingOff'),
+  canRetrySampleCall: ({ context }: GuardArgs, { sample, call, error }: SampleParams & { error: unknown }) => {
+    const policy = context.settings.callRetries;
+    const slot = context.slots[sample];
+    return (
+      isSlot(context, sample, call, 'calling') && policy !== null && slot!.tries.length < policy.retries && isTransient(error) && timeLeft(context)
+    );
+  },
+  isSplit: ({ context }: GuardArgs) => (context.draft.clusters?.length ?? 0) > 1,
+  // A call abandoned by an earlier attempt may report what it cost after that attempt was committed.
+  isCurrentAttempt: ({ context }: GuardArgs, { attempt }: { attempt: number }) => attempt === context.attempt,
+};
+
+function isSlot(context: CheckpointContext, sample: number, call: number, state: SampleSlot['state']): boolean {
+  const slot = context.slots[sample];
+  return slot !== undefined && slot.state === state && slot.call === call;
+}
+type GuardName = keyof typeof guards;
+/** Both guards, in order: XState's `and()`, noted for the stepper. */
+export const allOf = <const TNames extends readonly [GuardName, GuardName]>(names: TNames) =>
+  remember(and<CheckpointContext, CheckpointEvent, [...TNames]>(names as never), names);

@@ -1,0 +1,136 @@
+import type { AsyncCallFn, CallInfo } from '../decide/model-call.js';
+import { shownUrl } from '../util/urls.js';
+import { describeValue } from '../util/values.js';
+import { ProviderError, providerExplanation, reach, readHeaders, retryAfter } from './http.js';
+import { chatMessages, chatResponseFormat, readResponseFormat, readSystem, reportChatUsage, type ResponseFormat } from './request.js';
+
+/** `openAICompatible()`: any server that speaks OpenAI's chat completions API, over fetch. */
+
+export interface OpenAICompatibleOptions {
+  /** The API root, e.g. `https://api.openai.com/v1`, `http://localhost:11434/v1` (Ollama), `http://localhost:8000/v1` (vLLM). */
+  readonly baseURL: string;
+  readonly model: string;
+  /** Sent as `Authorization: Bearer …` when given. */
+  readonly apiKey?: string | undefined;
+  readonly headers?: Readonly<Record<string, string>> | undefined;
+  readonly temperature?: number | undefined;
+  /** A system message sent before the prompt. */
+  readonly system?: string | undefined;
+  /** `'json_schema'` asks for structured output in the envelope's schema; see `ResponseFormat`. Default `'text'`. */
+  readonly responseFormat?: ResponseFormat | undefined;
+  /** Merged into the request body last: `{ max_tokens: 256 }`. */
+  readonly extraBody?: Readonly<Record<string, unknown>> | undefined;
+}
+
+/**
+ * A `callFn` over the Chat Completions HTTP API, with Node's global `fetch`: works with
+ * OpenAI, Groq, Together, vLLM, llama.cpp's server, LM Studio and Ollama's `/v1`.
+ *
+ * @example
+ * const callFn = openAICompatible({ baseURL: 'http://localhost:11434/v1', model: 'llama3.1' });
+ * const result = await acheck(callFn, question, { timeoutMs: 60_000, callRetries: { retries: 3 } });
+ */
+export function openAICompatible(options: OpenAICompatibleOptions): AsyncCallFn {
+  const { baseURL, model, apiKey, headers, temperature, extraBody } = options ?? ({} as OpenAICompatibleOptions);
+  const system = readSystem(options?.system);
+  const responseFormat = readResponseFormat(options?.responseFormat);
+  if (typeof baseURL !== 'string' || !URL.canParse(baseURL)) {
+    const got = typeof baseURL === 'string' ? describeValue(shownUrl(baseURL)) : describeValue(baseURL);
+    throw new TypeError(`Expected \`baseURL\` to be a URL such as "http://localhost:11434/v1", got ${got}.`);
+  }
+  const parsed = new URL(baseURL);
+  if (parsed.username !== '' || parsed.password !== '') {
+    // fetch() refuses such a URL, and would quote it whole in its error, key included.
+    throw new TypeError(
+      `Expected \`baseURL\` without a user name or password, got ${JSON.stringify(shownUrl(baseURL))}: give the key as \`apiKey\` (sent as Authorization: Bearer …) or in \`headers\`.`,
+    );
+  }
+  if (typeof model !== 'string' || model === '') {
+    throw new TypeError(`Expected \`model\` to be a model name such as "gpt-4o-mini", got ${describeValue(model)}.`);
+  }
+  const requestHeaders = readHeaders(apiKey, headers);
+  // The path goes before any query (`?api-version=…` for Azure, a key for some gateways), not after it.
+  parsed.pathname = `${parsed.pathname.replace(/\/+$/, '')}/chat/completions`;
+  const url = parsed.href;
+  /** The URL as every message shows it: a key in its query stays out of results, logs and spans. */
+  const shown = shownUrl(url);
+  return async (prompt: string, info: CallInfo) => {
+    const response = await reach(url, shown, {
+      method: 'POST',
+      headers: requestHeaders,
+      body: JSON.stringify({
+        model,
+        messages: chatMessages(system, prompt),
+        ...(temperature === undefined ? {} : { temperature }),
+        ...chatResponseFormat(responseFormat, info),
+        ...extraBody,
+      }),
+      ...(info.signal ? { signal: info.signal } : {}),
+    }, info.signal);
+    const text = await response.text();
+    if (!response.ok) {
+      const explanation = providerExplanation(text);
+      throw new ProviderError(
+        response.status,
+        `${shown} answered ${response.status}${response.statusText ? ` ${response.statusText}` : ''}${explanation === null ? '' : `: ${explanation}`}`,
+        retryAfter(response.headers),
+        { body: text },
+      );
+    }
+    const completion = completionOf(text, shown);
+    reportChatUsage(info, completion.usage);
+    return contentOf(completion, text, shown);
+  };
+}
+
+/** A chat completion as the server sent it: any JSON at all, so each part is checked where it is read. */
+interface ChatCompletionBody {
+  readonly choices?: ReadonlyArray<{ readonly message?: { readonly content?: unknown } | null } | null>;
+  readonly usage?: unknown;
+}
+
+/*
+ * A successful response that is not a chat completion fails the call. Its body may be the
+ * model's reply in another shape, so the message says what is wrong with it, never what it
+ * says: the body is the error's `body`.
+ */
+function completionOf(body: string, shown: string): ChatCompletionBody {
+  if (body.trim() === '') throw new ProviderError(200, `${shown} answered with an empty body; expected a chat completion.`, null, { body });
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body);
+  } catch {
+    throw new ProviderError(200, `${shown} answered with a malformed body (not JSON, ${body.length} characters; see the error's body).`, null, { body });
+  }
+  return (parsed ?? {}) as ChatCompletionBody;
+}
+
+function contentOf(completion: ChatCompletionBody, body: string, shown: string): string {
+  const content = completion.choices?.[0]?.message?.content;
+  if (typeof content !== 'string') {
+    throw new ProviderError(200, `${shown} answered without choices[0].message.content: ${missingContent(completion)}.`, null, { body });
+  }
+  return content;
+}
+
+/** Where a completion without text content stops, by the kind of each value, never the value. */
+function missingContent(completion: ChatCompletionBody): string {
+  if (kindOf(completion) !== 'an object') return `the body is ${kindOf(completion)}, not an object`;
+  const { choices } = completion;
+  if (!Array.isArray(choices)) return choices === undefined ? 'it has no choices' : `its choices are ${kindOf(choices)}, not an array`;
+  if (choices.length === 0) return 'its choices are empty';
+  const choice = choices[0] as { message?: unknown } | null | undefined;
+  const message = kindOf(choice) === 'an object' ? choice!.message : undefined;
+  if (kindOf(message) !== 'an object') return `choices[0].message is ${kindOf(message)}`;
+  const { content, refusal } = message as Record<string, unknown>;
+  const refused = typeof refusal === 'string' ? ', and the model refused (choices[0].message.refusal)' : '';
+  return `its content is ${kindOf(content)}${refused}`;
+}
+
+/** What a JSON value is, without a word of what it says. */
+export function kindOf(value: unknown): string {
+  if (value === undefined) return 'missing';
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
+}

@@ -1,0 +1,222 @@
+import type { AgreeFn, ConfidenceSource } from '../decide/agreement.js';
+import type { Attempt, ModelAnswer } from '../decide/attempt.js';
+import type { CallRetryPolicy } from '../decide/call-retries.js';
+import type { CheckpointStore } from '../stores/store.js';
+import { DEFAULT_EVIDENCE_THRESHOLD, DEFAULT_THRESHOLD } from '../decide/constants.js';
+import type { JsonValue } from '../reply/json-objects.js';
+import { type AnswerSchema, readSchema } from '../decide/schema.js';
+import { readTelemetry, rejectedCheck, type TelemetryOptions, type TelemetrySettings } from '../telemetry/settings.js';
+import type { Validator } from '../decide/validation.js';
+import { ASYNC_ONLY_KEYS, concurrency, optionalFunction, readPrompt, readShape, retries, samplingOptions, timers, unitInterval } from '../decide/read-options.js';
+import type { CheckSettings } from '../engine/settings.js';
+import type { Inspector } from '../engine/machine-run.js';
+import { describeValue, isAsyncFunction } from '../util/values.js';
+
+/** The options of `check()`, `acheck()` and `checkWithEvidence()`, and how each is read. */
+
+/** `T` is the answer's type: a string, or with a `schema` the schema's output. */
+export interface CheckOptions<T = string> {
+  /** Lowest self-reported confidence accepted, from 0 to 1. Default 0.7. */
+  threshold?: number | undefined;
+  /** Reconsiderations after the first attempt; at most `maxRetries + 1` calls. Default 1. */
+  maxRetries?: number | undefined;
+  /** Called with each finished attempt, before Booth decides what to do with it. Exceptions propagate. */
+  onAttempt?: ((index: number, attempt: Attempt<T>) => void) | null | undefined;
+  /**
+   * A Standard Schema (zod 4, valibot 1, arktype 2…) for the answer: the model may then
+   * answer with any JSON value, the schema's output becomes `result.answer`, and its
+   * issues make a validation retry. Runs after the ambiguity gate, before `validator`.
+   */
+  schema?: AnswerSchema<T> | null | undefined;
+  /** Judges each parsed, unambiguous answer (with a schema, its output); a failure triggers a retry however confident the model was. */
+  validator?: Validator<T> | null | undefined;
+  /**
+   * Replies gathered per attempt, each from a call with the attempt's prompt: from 1 to 20,
+   * default 1. Above 1 the samples vote, and the confidence comes from the vote
+   * (`confidenceFrom`); each sample is a model call.
+   */
+  samples?: number | undefined;
+  /**
+   * When two sampled answers count as the same, as the model wrote them (with a schema, JSON
+   * values). Default: equal after NFKC, trimming, case folding, collapsing whitespace and
+   * dropping a trailing period; with a schema, equal JSON whatever the order of keys.
+   */
+  agree?: AgreeFn<ModelAnswer<T>> | null | undefined;
+  /**
+   * What the threshold judges when sampling: `'self'`, the mean self-reported confidence of
+   * the winning answer's samples; `'agreement'`, the winning answer's share of the parsed
+   * samples; `'hybrid'` (the default), the two multiplied.
+   */
+  confidenceFrom?: ConfidenceSource | undefined;
+  /**
+   * An XState inspection observer attached to the machine's actor: it sees every event,
+   * snapshot and microstep of the run, e.g. `@statelyai/inspect`'s `inspector.inspect`.
+   */
+  inspect?: Inspector | null | undefined;
+  /**
+   * OpenTelemetry spans: `booth.check`, a `booth.attempt` per attempt and a `booth.sample` per
+   * sample, with the states entered as events and the usage reported. `true` uses the global
+   * tracer; needs the optional peer `@opentelemetry/api`. Off by default, and then nothing is loaded.
+   */
+  telemetry?: boolean | TelemetryOptions | null | undefined;
+}
+
+/** `check()`'s options with a schema whose output is `T`: name it to build the options apart from the call. */
+export type TypedCheckOptions<T> = Omit<CheckOptions<T>, 'agree'> & { readonly schema: AnswerSchema<T>; agree?: TypedAgree };
+/** `acheck()`'s options with a schema whose output is `T`. */
+export type TypedAsyncCheckOptions<T> = Omit<AsyncCheckOptions<T>, 'agree'> & { readonly schema: AnswerSchema<T>; agree?: TypedAgree };
+/** With a schema `agree` compares the model's own values, before the schema: any JSON, whatever the schema's output. */
+type TypedAgree = AgreeFn<JsonValue> | null | undefined;
+
+export interface AsyncCheckOptions<T = string> extends Omit<CheckOptions<T>, 'onAttempt'> {
+  /** Like `check()`'s, and awaited when it returns a Promise. */
+  onAttempt?: ((index: number, attempt: Attempt<T>) => void | PromiseLike<unknown>) | null | undefined;
+  /** Aborting rejects `acheck()` with `signal.reason` at once, stops any wait, and makes no further call. */
+  signal?: AbortSignal | null | undefined;
+  /** A call that takes longer fails as timed out (and its signal aborts); the run goes on as for any failed call. */
+  timeoutMs?: number | null | undefined;
+  /** When this many ms have passed, no new call starts and the result is UNCERTAIN with the attempts so far. */
+  deadlineMs?: number | null | undefined;
+  /** Retry failed calls (not bad answers) with jittered exponential backoff; every try is in `attempt.callTries`. */
+  callRetries?: CallRetryPolicy | null | undefined;
+  /** Where to save the run after each attempt, so that an `acheck()` with the same `key` resumes it. */
+  checkpoint?: CheckpointStore | null | undefined;
+  /** Names the run in `checkpoint`. */
+  key?: string | null | undefined;
+  /** Sample calls in flight at once; default all of them. */
+  sampleConcurrency?: number | undefined;
+}
+
+export interface EvidenceOptions {
+  /** Lowest agreement score accepted, from 0 to 1. Default 0.7. */
+  evidenceThreshold?: number | undefined;
+  /** An OpenTelemetry span for the check (needs `@opentelemetry/api`); see `check()`'s. */
+  telemetry?: boolean | TelemetryOptions | null | undefined;
+}
+
+type Entry = 'check' | 'acheck';
+
+const CHECK_KEYS = ['threshold', 'maxRetries', 'onAttempt', 'schema', 'validator', 'samples', 'agree', 'confidenceFrom', 'inspect', 'telemetry'] as const;
+const ACHECK_KEYS = [...CHECK_KEYS, ...ASYNC_ONLY_KEYS] as const;
+const EVIDENCE_KEYS = ['evidenceThreshold', 'telemetry'] as const;
+
+/** Checks the arguments of `check()` / `acheck()` in the documented order, reading each option once. */
+export function readCheckArguments(entry: Entry, callFn: unknown, prompt: unknown, options: unknown): CheckSettings {
+  if (typeof callFn === 'string' && typeof prompt === 'function') {
+    throw new TypeError(
+      `${entry}() takes (callFn, prompt, options), but got a string first and a function second; the arguments look swapped: write ${entry}(callFn, prompt).`,
+    );
+  }
+  readPrompt(prompt);
+  if (typeof callFn !== 'function') {
+    throw new TypeError(
+      `Expected \`callFn\` to be a function (prompt, info) => ${entry === 'check' ? 'string' : 'string or Promise<string>'}, got ${describeValue(callFn)}.`,
+    );
+  }
+  if (entry === 'check' && isAsyncFunction(callFn)) {
+    throw new TypeError('check() is synchronous, but `callFn` is an async function; use acheck() for async model calls.');
+  }
+  const given = readShape(options, entry === 'check' ? CHECK_KEYS : ACHECK_KEYS, '`options`', entry);
+  // Read first, so that a check whose other options are wrong still leaves a span saying so.
+  const telemetry = readTelemetry(given['telemetry']);
+  try {
+    return readCheckOptions(entry, given, telemetry);
+  } catch (error) {
+    if (telemetry) rejectedCheck(telemetry, entry, error);
+    throw error;
+  }
+}
+
+function readCheckOptions(entry: Entry, given: Record<string, unknown>, telemetry: TelemetrySettings | null): CheckSettings {
+  const threshold = unitInterval('threshold', given['threshold'], DEFAULT_THRESHOLD);
+  const maxRetries = retries(given['maxRetries']);
+  const onAttempt = optionalFunction('onAttempt', given['onAttempt']);
+  if (entry === 'check' && isAsyncFunction(onAttempt)) {
+    throw new TypeError(
+      'check() is synchronous, but `onAttempt` is an async function; make it synchronous or use acheck().',
+    );
+  }
+  const schema = readSchema(given['schema']);
+  const validator = optionalFunction('validator', given['validator']);
+  if (isAsyncFunction(validator)) {
+    throw new TypeError(
+      'Expected `validator` to be a synchronous function, got an async function; return true, false or [boolean, message] directly.',
+    );
+  }
+  const sampling = samplingOptions(given);
+  const inspect = inspector(given['inspect']);
+  const signal = abortSignal(given['signal']);
+  const { timeoutMs, deadlineMs, callRetries } = timers(given);
+  const checkpoint = checkpointOption(given['checkpoint'], given['key']);
+  const { samples, agree, confidenceFrom } = sampling;
+  // check() calls its samples one after another.
+  const sampleConcurrency = entry === 'check' ? 1 : concurrency(given['sampleConcurrency'], samples);
+  // Field by field, in the order the options are checked: every check builds this, and V8
+  // builds an object literal with spreads several times slower.
+  return {
+    threshold,
+    maxRetries,
+    onAttempt,
+    schema,
+    validator,
+    inspect,
+    signal,
+    timeoutMs,
+    deadlineMs,
+    callRetries,
+    checkpoint,
+    samples,
+    agree,
+    confidenceFrom,
+    sampleConcurrency,
+    telemetry,
+  };
+}
+
+/** Checks the options of `checkWithEvidence()`: shape first, then the threshold. */
+export function readEvidenceOptions(options: unknown): { readonly evidenceThreshold: number; readonly telemetry: TelemetrySettings | null } {
+  const given = readShape(options, EVIDENCE_KEYS, '`options`', 'checkWithEvidence');
+  const telemetry = readTelemetry(given['telemetry']);
+  try {
+    return { evidenceThreshold: unitInterval('evidenceThreshold', given['evidenceThreshold'], DEFAULT_EVIDENCE_THRESHOLD), telemetry };
+  } catch (error) {
+    if (telemetry) rejectedCheck(telemetry, 'checkWithEvidence', error);
+    throw error;
+  }
+}
+
+function inspector(value: unknown): Inspector | null {
+  if (value === undefined || value === null) return null;
+  if (typeof value === 'function') return value as Inspector;
+  const observer = value as Partial<Record<'next' | 'error' | 'complete', unknown>>;
+  if (['next', 'error', 'complete'].some((key) => typeof observer[key as 'next'] === 'function')) {
+    return value as Inspector;
+  }
+  throw new TypeError(
+    `Expected \`inspect\` to be an inspection callback or observer ({ next(event) {…} }), got ${describeValue(value)}.`,
+  );
+}
+
+function checkpointOption(store: unknown, key: unknown): CheckSettings['checkpoint'] {
+  if ((store === undefined || store === null) && (key === undefined || key === null)) return null;
+  const methods = ['load', 'save', 'delete'] as const;
+  if (typeof store !== 'object' || store === null || methods.some((m) => typeof (store as Record<string, unknown>)[m] !== 'function')) {
+    throw new TypeError(
+      `Expected \`checkpoint\` to be a store with load(key), save(key, checkpoint) and delete(key), such as memoryStore() or fileStore(dir), got ${describeValue(store)}.`,
+    );
+  }
+  if (typeof key !== 'string' || key === '') {
+    throw new TypeError(`Expected \`key\` to be a non-empty string naming the run in \`checkpoint\`, got ${describeValue(key)}.`);
+  }
+  return { store: store as CheckpointStore, key };
+}
+
+function abortSignal(value: unknown): AbortSignal | null {
+  if (value === undefined || value === null) return null;
+  if (!(value instanceof AbortSignal)) {
+    throw new TypeError(
+      `Expected \`signal\` to be an AbortSignal (for example AbortSignal.timeout(5000)), got ${describeValue(value)}.`,
+    );
+  }
+  return value;
+}

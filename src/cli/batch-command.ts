@@ -1,0 +1,155 @@
+import { SingleBar } from 'cli-progress';
+import { type BatchOutput, lockOutput } from './batch-output.js';
+import type { BatchSummary } from './batch-summary.js';
+import { runBatch } from './batch.js';
+import { batchSpentLines } from './spent.js';
+import { startOtel } from './otel.js';
+import { connectRedis, loadQueueLibraries, type RedisTarget } from './queue.js';
+import { runQueueBatch } from './queue-batch.js';
+import { type BatchFlags, callFnFrom, checkOptions, schemaFrom, USAGE_ERROR, warn } from './flags.js';
+
+/** `booth batch` at the terminal: the progress bar, Ctrl-C, the summary, local or through a queue. */
+
+export const INTERRUPTED = 130;
+
+/**
+ * The batch's progress bar on stderr, and Ctrl-C: the first stops the batch cleanly, a
+ * second at once, saying `stoppedNow` (every line written is whole either way: each is
+ * written in one synchronous call).
+ */
+export function batchConsole(stoppedNow: string) {
+  const controller = new AbortController();
+  const bar = new SingleBar({
+    format: 'booth batch |{bar}| {value}/{total} | {rate}/s | ETA {eta_formatted} | {counts}',
+    stream: process.stderr,
+    noTTYOutput: true,
+    notTTYSchedule: 1_000,
+    hideCursor: true,
+  });
+  let interrupts = 0;
+  const interrupt = () => {
+    interrupts += 1;
+    if (interrupts === 1) return controller.abort(new Error('stopped by Ctrl-C'));
+    bar.stop();
+    console.error(stoppedNow);
+    process.exit(INTERRUPTED);
+  };
+  process.on('SIGINT', interrupt);
+  process.on('SIGTERM', interrupt);
+  const started = performance.now();
+  let barStarted = false;
+  return {
+    signal: controller.signal,
+    progress: ({ done, total, counts }: { done: number; total: number; counts: Readonly<Record<string, number>> }) => {
+      const seconds = (performance.now() - started) / 1000;
+      const payload = {
+        rate: seconds > 0 ? (done / seconds).toFixed(1) : '0.0',
+        counts: Object.entries(counts).map(([status, n]) => `${status} ${n}`).join(' ') || '—',
+      };
+      if (!barStarted) {
+        bar.start(total, done, payload);
+        barStarted = true;
+      } else bar.update(done, payload);
+    },
+    close: () => {
+      bar.stop();
+      process.off('SIGINT', interrupt);
+      process.off('SIGTERM', interrupt);
+    },
+  };
+}
+
+export async function localBatch(input: string, flags: BatchFlags): Promise<void> {
+  const schema = await schemaFrom(flags);
+  const callFn = callFnFrom(flags);
+  // Locked before the telemetry starts, so that a refusal leaves nothing to shut down.
+  const release = lockOutput(flags.output);
+  const otel = flags.otel ? await startOtel(flags.model, USAGE_ERROR, warn).catch((error: unknown) => {
+    release();
+    throw error;
+  }) : null;
+  const terminal = batchConsole(`stopped at once: the results written so far are in ${flags.output}; run the same command again to go on.`);
+  let summary: BatchSummary;
+  try {
+    summary = await runBatch({
+      input,
+      concurrency: flags.concurrency,
+      callFn,
+      ...checkOptions(flags),
+      schema,
+      telemetry: otel?.telemetry,
+      retryFailed: flags.retryFailed,
+      withPrompts: flags.withPrompts ?? false,
+      ...batchOutput(flags.output, terminal),
+    });
+  } finally {
+    terminal.close();
+    release();
+    await otel?.shutdown();
+  }
+  reportBatch(summary, input, flags.output, 'stopped', 'run the same command again to go on.');
+}
+
+/** `batch --queue`: the questions go to Redis, the workers check them, and this writes their lines. */
+export async function queuedBatch(input: string | null, target: RedisTarget, flags: BatchFlags & { name: string }): Promise<void> {
+  const libraries = await loadQueueLibraries('--queue', USAGE_ERROR);
+  const release = lockOutput(flags.output);
+  const client = await connectRedis(libraries, target, warn).catch((error: unknown) => {
+    release();
+    throw error;
+  });
+  const goOn = `the workers go on; the same command, or --collect, writes the rest to ${flags.output}.`;
+  const terminal = batchConsole(`stopped waiting at once: ${goOn}`);
+  let summary: BatchSummary;
+  try {
+    summary = await runQueueBatch({
+      libraries,
+      client,
+      name: flags.name,
+      input,
+      collect: flags.collect ?? false,
+      retryFailed: flags.retryFailed,
+      withPrompts: flags.withPrompts ?? false,
+      ...batchOutput(flags.output, terminal),
+    });
+  } finally {
+    terminal.close();
+    release();
+    client.disconnect();
+  }
+  reportBatch(summary, input ?? `run ${flags.name}`, flags.output, 'stopped waiting', goOn);
+}
+
+/** Where a batch writes its lines and how it reports: the output file, and the console's Ctrl-C and progress bar. */
+export function batchOutput(output: string, terminal: ReturnType<typeof batchConsole>): BatchOutput {
+  return { output, signal: terminal.signal, warn, progress: terminal.progress };
+}
+
+/** A finished batch's summary; one stopped by Ctrl-C says so (`stopped`, then how to go on) and exits 130. */
+export function reportBatch(summary: BatchSummary, input: string, output: string, stopped: string, goOn: string): void {
+  printSummary(summary, input, output);
+  if (summary.stopped) {
+    console.error(`${stopped}: ${summary.checked} results written to ${output}; ${goOn}`);
+    process.exitCode = INTERRUPTED;
+  }
+}
+
+/** The whole file's results, earlier runs included: what a script or a person wants after a resume. */
+export function printSummary(summary: BatchSummary, input: string, output: string): void {
+  if (summary.total === 0) return console.log(`nothing to check: ${input} holds no questions`);
+  console.log(`questions ${summary.total}, already done ${summary.skipped}, checked now ${summary.checked}`);
+  if (summary.skipped === summary.total) console.log(`nothing left to check: every question already has a result in ${output}`);
+  if (summary.results === 0) return;
+  const share = (n: number) => `${((n / summary.results) * 100).toFixed(1)}%`.padStart(7);
+  console.log(`results of all ${summary.results} questions in ${output}:`);
+  console.log('status        count   share');
+  for (const [status, n] of Object.entries(summary.byStatus)) console.log(`${status.padEnd(12)}${String(n).padStart(7)} ${share(n)}`);
+  console.log('method        count   share');
+  for (const [method, n] of Object.entries(summary.byMethod)) console.log(`${method.padEnd(12)}${String(n).padStart(7)} ${share(n)}`);
+  const noReply = summary.everyCallFailed;
+  console.log(
+    `failed calls ${summary.failedCalls}${noReply ? ` (every call failed for ${noReply} question${noReply === 1 ? '' : 's'})` : ''}, unparseable replies ${summary.unparseable}`,
+  );
+  console.log(`mean attempts ${summary.meanAttempts.toFixed(2)}, latency p50 ${summary.p50Ms} ms, p95 ${summary.p95Ms} ms`);
+  for (const line of batchSpentLines(summary)) console.log(line);
+}

@@ -1,0 +1,199 @@
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { openAICompatible } from '../adapters/index.js';
+import { CONFIDENCE_SOURCES, type ConfidenceSource } from '../decide/agreement.js';
+import { MAX_SAMPLES } from '../decide/read-options.js';
+import type { AnswerSchema } from '../decide/schema.js';
+import { CliFileError } from './batch-input.js';
+import { loadSchemaFile, readSchemaText, SchemaFileError, SchemaLibraryMissing } from './json-schema.js';
+import { OTEL_PACKAGES } from './otel.js';
+import { QueueEnvError, type RedisTarget, redisTarget, redisUrl, shownUrl } from './queue.js';
+
+/** The flags commands share, each read and checked: the endpoint, the check's options, the queue, the rate. */
+
+export const USAGE_ERROR = 2;
+
+export function unitInterval(value: string): number {
+  const number = Number(value);
+  if (value.trim() === '' || !(number >= 0 && number <= 1)) throw new InvalidArgumentError('expected a number from 0 to 1.');
+  return number;
+}
+
+export function wholeNumber(minimum: number, maximum = Number.MAX_SAFE_INTEGER) {
+  return (value: string): number => {
+    const number = Number(value);
+    if (value.trim() === '' || !Number.isInteger(number) || number < minimum || number > maximum) {
+      throw new InvalidArgumentError(
+        maximum === Number.MAX_SAFE_INTEGER ? `expected a whole number, ${minimum} or more.` : `expected a whole number from ${minimum} to ${maximum}.`,
+      );
+    }
+    return number;
+  };
+}
+
+export interface EndpointFlags {
+  baseUrl: string;
+  model: string;
+  apiKeyEnv?: string;
+  threshold: number;
+  maxRetries: number;
+  timeoutMs?: number;
+  callRetries: number;
+  schema?: string;
+  samples: number;
+  confidenceFrom?: ConfidenceSource;
+  otel?: boolean;
+}
+
+/** The flags that say which model to call and how to check its answers; `batch` requires the model only without --queue. */
+export function withEndpointFlags(command: Command, modelRequired = true): Command {
+  const option = (flags: string, description: string) => (modelRequired ? command.requiredOption(flags, description) : command.option(flags, description));
+  option('--base-url <url>', 'OpenAI-compatible API root, e.g. http://localhost:11434/v1');
+  option('--model <name>', 'model name');
+  return command
+    .option('--api-key-env <var>', 'environment variable that holds the API key')
+    .option('--threshold <number>', 'lowest confidence accepted', unitInterval, 0.7)
+    .option('--max-retries <n>', 'reconsiderations after the first attempt', wholeNumber(0, 100), 1)
+    .option('--timeout-ms <ms>', 'time limit per model call', wholeNumber(1))
+    .option('--call-retries <n>', 'tries again after a failed call (network error, 408, 429, 5xx), waiting as Retry-After asks', wholeNumber(0, 100), 0)
+    .option('--schema <file>', 'JSON Schema (draft 2020-12) the answer must satisfy (needs the optional ajv: npm i ajv)')
+    .option('--samples <k>', 'replies gathered per attempt; above 1 they vote and the confidence comes from the vote', wholeNumber(1, MAX_SAMPLES), 1)
+    .option('--otel', `export OpenTelemetry spans over OTLP/HTTP to OTEL_EXPORTER_OTLP_ENDPOINT (default http://localhost:4318); needs npm i ${OTEL_PACKAGES.join(' ')}`)
+    .addOption(
+      new Option('--confidence-from <source>', 'what the threshold judges when sampling (default hybrid with --samples above 1)').choices(CONFIDENCE_SOURCES),
+    )
+    .hook('preAction', (command) => {
+      // acheck would throw a RangeError naming its options; checked here, it is bad usage naming the flags, before any call.
+      const { samples, confidenceFrom } = command.opts<EndpointFlags>();
+      if (samples === 1 && confidenceFrom !== undefined && confidenceFrom !== 'self') {
+        command.error(
+          `error: option '--confidence-from ${confidenceFrom}' needs several samples to vote, but --samples is 1; add --samples 5 (any of 2 to ${MAX_SAMPLES}), or leave --confidence-from out.`,
+          { exitCode: USAGE_ERROR, code: 'commander.conflictingOption' },
+        );
+      }
+    });
+}
+
+/**
+ * The `--schema` file as the Standard Schema acheck takes, or undefined without the flag.
+ * It is read before any call: a schema that cannot be used is bad usage, exit 2, however
+ * it fails (ajv missing, the file missing, not JSON, refused by Ajv).
+ */
+export async function schemaFrom(flags: EndpointFlags): Promise<AnswerSchema | undefined> {
+  if (flags.schema === undefined) return undefined;
+  try {
+    return await loadSchemaFile(flags.schema, (message) => console.error(`warning: ${message}`));
+  } catch (error) {
+    if (error instanceof SchemaLibraryMissing || error instanceof CliFileError || error instanceof SchemaFileError) {
+      throw new CommanderError(USAGE_ERROR, 'booth.schema', `error: ${error.message}`);
+    }
+    throw error;
+  }
+}
+
+/** The library options the endpoint flags stand for. */
+export function checkOptions(flags: EndpointFlags) {
+  return {
+    threshold: flags.threshold,
+    maxRetries: flags.maxRetries,
+    timeoutMs: flags.timeoutMs,
+    callRetries: flags.callRetries > 0 ? { retries: flags.callRetries } : undefined,
+    samples: flags.samples,
+    confidenceFrom: flags.confidenceFrom,
+  };
+}
+
+export function callFnFrom(flags: EndpointFlags) {
+  const apiKey = flags.apiKeyEnv ? process.env[flags.apiKeyEnv] : undefined;
+  if (flags.apiKeyEnv && !apiKey) throw new CommanderError(USAGE_ERROR, 'booth.env', `error: $${flags.apiKeyEnv} is not set`);
+  return openAICompatible({ baseURL: flags.baseUrl, model: flags.model, apiKey });
+}
+
+export const warn = (message: string) => console.error(`warning: ${message}`);
+
+/** `--queue`, checked here rather than by Commander, whose message would repeat the URL with its password. */
+export function checkQueueUrl(command: Command, value: string): void {
+  try {
+    redisUrl(value);
+  } catch (error) {
+    usageError(command, `error: option '--queue <url>' argument '${shownUrl(value)}' is invalid. ${(error as Error).message}`);
+  }
+}
+
+/**
+ * The Redis of `--queue` and `--queue-env`, checked before anything else is done: a bad
+ * variable is bad usage naming it (never its value).
+ */
+export function targetOf(command: Command, flags: { queue?: string | undefined; queueEnv?: string | undefined }): RedisTarget {
+  if (flags.queue !== undefined) checkQueueUrl(command, flags.queue);
+  try {
+    return redisTarget(flags.queue, flags.queueEnv);
+  } catch (error) {
+    if (error instanceof QueueEnvError) usageError(command, `error: ${error.message}`);
+    throw error;
+  }
+}
+
+export const QUEUE_ENV_HELP =
+  'environment variable holding the Redis URL, or with --queue <url> just its password: kept out of the command line, which every local user can read (ps)';
+
+/** Ends the command with a usage error: the message, then the command's help. */
+export function usageError(command: Command, message: string): never {
+  return command.error(message, { exitCode: USAGE_ERROR, code: 'commander.usageError' });
+}
+
+export type BatchFlags = EndpointFlags & {
+  output: string;
+  concurrency: number;
+  retryFailed: boolean;
+  withPrompts?: boolean;
+  queue?: string;
+  queueEnv?: string;
+  name?: string;
+  collect?: boolean;
+};
+
+export type WorkerFlags = EndpointFlags & { queue?: string; queueEnv?: string; name: string; concurrency: number; rate?: { max: number; durationMs: number }; lockMs: number };
+
+/** The flags a queued batch leaves to its workers, by their key and as they are written. */
+export const WORKER_FLAGS = [
+  ['baseUrl', '--base-url'],
+  ['model', '--model'],
+  ['apiKeyEnv', '--api-key-env'],
+  ['threshold', '--threshold'],
+  ['maxRetries', '--max-retries'],
+  ['timeoutMs', '--timeout-ms'],
+  ['callRetries', '--call-retries'],
+  ['schema', '--schema'],
+  ['samples', '--samples'],
+  ['confidenceFrom', '--confidence-from'],
+  ['otel', '--otel'],
+  ['concurrency', '--concurrency'],
+] as const;
+
+/**
+ * What every worker of a run must be started with: the model and the flags that decide a
+ * check. A checkpoint resumes only under the same settings, and one run's results should
+ * come from one model judged one way. The schema counts by its contents, not its path.
+ */
+export function sharedFlags(flags: EndpointFlags): Record<string, string | number | boolean | null> {
+  return {
+    '--model': flags.model,
+    '--threshold': flags.threshold,
+    '--max-retries': flags.maxRetries,
+    '--timeout-ms': flags.timeoutMs ?? null,
+    '--call-retries': flags.callRetries,
+    '--samples': flags.samples,
+    // As acheck decides it: hybrid by default when sampling, the model's own confidence otherwise.
+    '--confidence-from': flags.confidenceFrom ?? (flags.samples > 1 ? 'hybrid' : 'self'),
+    '--schema': flags.schema === undefined ? null : JSON.stringify(JSON.parse(readSchemaText(flags.schema))),
+  };
+}
+
+/** `--rate 10/s`: at most n questions per second, minute or hour; a fraction spreads one over a longer window. */
+export function rateLimit(value: string): { max: number; durationMs: number } {
+  const match = /^\s*(\d+(?:\.\d+)?)\s*\/\s*(s|m|h)\s*$/.exec(value);
+  const n = Number(match?.[1]);
+  if (!match || !(n > 0)) throw new InvalidArgumentError('expected a rate such as 10/s, 300/m or 1000/h.');
+  const unitMs = { s: 1_000, m: 60_000, h: 3_600_000 }[match[2] as 's' | 'm' | 'h'];
+  return Number.isInteger(n) ? { max: n, durationMs: unitMs } : { max: 1, durationMs: Math.round(unitMs / n) };
+}

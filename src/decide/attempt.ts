@@ -1,0 +1,210 @@
+import type { Cluster } from './agreement.js';
+import type { CallTry } from './call-retries.js';
+import type { JsonObject, JsonValue } from '../reply/json-objects.js';
+import { parseReply } from '../reply/parse.js';
+import type { SchemaIssue, SchemaVerdict } from './schema.js';
+import type { Usage } from './usage.js';
+import type { Verdict } from './validation.js';
+import { describeThrown, describeValue } from '../util/values.js';
+
+/**
+ * One call to the model and what Booth made of the reply. Frozen. `T` is the answer's
+ * type: a string, or with a `schema` the schema's output.
+ */
+export interface Attempt<T = string> {
+  /** The reply as received; for a failed call, `"<ErrorName>: <message>"`. */
+  readonly rawText: string;
+  /**
+   * The answer, stringified when the model gave a number or boolean; null unless parsed.
+   * With a `schema`: the schema's output, null unless the schema passed it (the model's
+   * own value is `parsed.answer`).
+   */
+  readonly answer: T | null;
+  /** The model's self-reported confidence in [0, 1]; null unless parsed. */
+  readonly confidence: number | null;
+  readonly parseOk: boolean;
+  /** Why the call failed or the reply was rejected; null when parsed. */
+  readonly error: string | null;
+  /** `callFn` threw, or returned something that is not a string. */
+  readonly callFailed: boolean;
+  readonly ambiguous: boolean;
+  readonly interpretations: readonly string[];
+  readonly chosenInterpretation: string | null;
+  /** True when the validator passed or did not run. */
+  readonly passedValidation: boolean;
+  readonly validationError: string | null;
+  /** With a `schema`, what it found wrong with the answer; otherwise null. */
+  readonly schemaIssues: readonly SchemaIssue[] | null;
+  /** The decoded JSON object, uncoerced, extra keys included; null unless parsed. */
+  readonly parsed: JsonObject | null;
+  /** Every call made for this attempt: one, or more when `callRetries` retried failed calls. */
+  readonly callTries: readonly CallTry[];
+  /** Wall-clock ms from the attempt's first call to its verdict, validator and retries included. */
+  readonly durationMs: number;
+  /**
+   * What its calls consumed, as `callFn` reported it through `info.reportUsage()`: every
+   * call retry and every sample, failed ones included. Null when no call reported usage.
+   */
+  readonly usage: Usage | null;
+  /**
+   * With `samples` above 1 only: every reply gathered for this attempt, in order. The
+   * attempt's own fields then describe the vote's winner, its confidence the vote's.
+   */
+  readonly samples?: readonly Sample<ModelAnswer<T>>[];
+  /** With `samples` above 1 only: the parsed samples grouped by `agree`, winner first. */
+  readonly clusters?: readonly Cluster<ModelAnswer<T>>[];
+  /** With `samples` above 1 only: the first failure of a custom `agree`, whose pair then counted as different; else null. */
+  readonly agreeError?: string | null;
+}
+
+/** An answer as the model wrote it: a string, or with a schema any JSON value. */
+export type ModelAnswer<T> = [T] extends [string] ? string : JsonValue;
+
+/** One reply of several sampled for an attempt: the model's own answer, before any schema. */
+export interface Sample<A = string> {
+  /** The reply as received; for a failed call, `"<ErrorName>: <message>"`. */
+  readonly rawText: string;
+  /** The answer as the model wrote it; null unless parsed. */
+  readonly answer: A | null;
+  readonly confidence: number | null;
+  readonly parseOk: boolean;
+  readonly error: string | null;
+  readonly callFailed: boolean;
+  readonly ambiguous: boolean;
+  readonly interpretations: readonly string[];
+  /** Every call made for this sample: one, or more when `callRetries` retried. */
+  readonly callTries: readonly CallTry[];
+}
+
+const NONE: readonly string[] = Object.freeze([]);
+
+/**
+ * An attempt with no reading, every field in the documented order so logs and JSON read
+ * the same every time. Attempts are object literals built field by field: V8 builds a
+ * spread of a literal-shaped object several times slower, and a check builds several.
+ */
+function unread(rawText: string, callTries: readonly CallTry[], error: string | null, callFailed: boolean): Attempt {
+  return {
+    rawText,
+    answer: null,
+    confidence: null,
+    parseOk: false,
+    error,
+    callFailed,
+    ambiguous: false,
+    interpretations: NONE,
+    chosenInterpretation: null,
+    passedValidation: true,
+    validationError: null,
+    schemaIssues: null,
+    parsed: null,
+    callTries: Object.freeze(callTries),
+    durationMs: 0,
+    usage: null,
+  };
+}
+
+/** The draft of an attempt whose call has not returned. */
+export const NO_REPLY_YET: Attempt = Object.freeze(unread('', [], null, false));
+
+/** The draft of an attempt whose reply arrived and is not read yet. */
+export function attemptFromRawText(rawText: string, callTries: readonly CallTry[]): Attempt {
+  return unread(rawText, callTries, null, false);
+}
+
+/**
+ * The attempt a reply makes, parsed or not. With `schema` the answer may be any JSON value
+ * and stays unset until the schema passes it.
+ */
+export function attemptFromReply(rawText: string, callTries: readonly CallTry[], schema = false): Attempt<unknown> {
+  const reading = parseReply(rawText, schema);
+  if (!reading.ok) return unread(rawText, callTries, reading.error, false);
+  return {
+    rawText,
+    answer: schema ? null : (reading.answer as string),
+    confidence: reading.confidence,
+    parseOk: true,
+    error: null,
+    callFailed: false,
+    ambiguous: reading.ambiguous,
+    interpretations: reading.interpretations.length === 0 ? NONE : Object.freeze(reading.interpretations),
+    chosenInterpretation: reading.chosenInterpretation,
+    passedValidation: true,
+    validationError: null,
+    schemaIssues: null,
+    parsed: reading.parsed,
+    callTries: Object.freeze(callTries),
+    durationMs: 0,
+    usage: null,
+  };
+}
+
+/** The attempt a throwing `callFn` makes. */
+export function attemptFromCallError(thrown: unknown, callTries: readonly CallTry[]): Attempt {
+  const { name, message } = describeThrown(thrown);
+  return unread(`${name}: ${message}`, callTries, message, true);
+}
+
+/** The attempt a `callFn` makes that returned something other than a string. */
+export function attemptFromNonText(returned: unknown, callTries: readonly CallTry[]): Attempt {
+  const error = `callFn returned ${describeValue(returned)}, expected string`;
+  return unread(`TypeError: ${error}`, callTries, error, true);
+}
+
+/** What Booth counts as thrown when a call outlives its time: a `TimeoutError`. */
+export function timeoutError(message: string): { readonly name: string; readonly message: string } {
+  return { name: 'TimeoutError', message };
+}
+
+export function withVerdict<T>(draft: Attempt<T>, verdict: Verdict): Attempt<T> {
+  return copy(draft, draft.answer, verdict.passed, verdict.error, draft.schemaIssues, draft.durationMs, draft.usage);
+}
+
+/** The draft once the schema judged it: its output as the answer, or its issues as a failed validation. */
+export function withSchemaVerdict(draft: Attempt<unknown>, verdict: SchemaVerdict): Attempt<unknown> {
+  return verdict.passed
+    ? copy(draft, verdict.value, true, null, null, draft.durationMs, draft.usage)
+    : copy(draft, null, false, verdict.error, verdict.issues, draft.durationMs, draft.usage);
+}
+
+/** The draft as it is kept once decided: frozen, with how long it took and what its calls consumed. */
+export function finished<T>(draft: Attempt<T>, durationMs: number, usage: Usage | null): Attempt<T> {
+  return Object.freeze(copy(draft, draft.answer, draft.passedValidation, draft.validationError, draft.schemaIssues, durationMs, usage));
+}
+
+/** Field by field: V8 builds a spread of a literal-shaped object several times slower. */
+function copy<T>(
+  draft: Attempt<unknown>,
+  answer: T | null,
+  passedValidation: boolean,
+  validationError: string | null,
+  schemaIssues: readonly SchemaIssue[] | null,
+  durationMs: number,
+  usage: Usage | null,
+): Attempt<T> {
+  const copied: Attempt<T> = {
+    rawText: draft.rawText,
+    answer,
+    confidence: draft.confidence,
+    parseOk: draft.parseOk,
+    error: draft.error,
+    callFailed: draft.callFailed,
+    ambiguous: draft.ambiguous,
+    interpretations: draft.interpretations,
+    chosenInterpretation: draft.chosenInterpretation,
+    passedValidation,
+    validationError,
+    schemaIssues,
+    parsed: draft.parsed,
+    callTries: draft.callTries,
+    durationMs,
+    usage,
+  };
+  // Only a sampling attempt has these: a one-sample attempt keeps the fields it always had.
+  return draft.samples === undefined ? copied : withSampling(copied, draft as Attempt<unknown> as Attempt<T>);
+}
+
+/** `attempt` with the samples, clusters and comparator failure of `from`, after its own fields. */
+export function withSampling<T>(attempt: Attempt<T>, from: Pick<Attempt<T>, 'samples' | 'clusters' | 'agreeError'>): Attempt<T> {
+  return Object.assign(attempt, { samples: from.samples, clusters: from.clusters, agreeError: from.agreeError ?? null });
+}

@@ -1,0 +1,78 @@
+import type { AgreeFn, ConfidenceSource } from './agreement.js';
+import type { CallRetryPolicy } from './call-retries.js';
+import { DEFAULT_THRESHOLD } from './constants.js';
+import { type AnswerSchema, readSchema } from './schema.js';
+import { concurrency, optionalFunction, readPrompt, readShape, retries, samplingOptions, timers, unitInterval } from './read-options.js';
+import { describeValue, isPlainObject } from '../util/values.js';
+
+/** The checkpoint machine's input, read with `check()`'s rules: pure, so the machine can sit on it. */
+
+/** What the checkpoint machine's input may hold, checked as `check()` checks its options. */
+export interface MachineInput {
+  readonly prompt: string;
+  readonly threshold: number;
+  readonly maxRetries: number;
+  readonly effects: 'actors' | 'events';
+  readonly model: ((...args: never[]) => unknown) | null;
+  /** A validator function, or `true` when a provided `validate` actor judges; null for none. */
+  readonly validator: ((...args: never[]) => unknown) | true | null;
+  readonly schema: AnswerSchema | null;
+  readonly timeoutMs: number | null;
+  readonly deadlineMs: number | null;
+  readonly callRetries: CallRetryPolicy | null;
+  readonly samples: number;
+  readonly sampleConcurrency: number;
+  readonly agree: AgreeFn<unknown> | null;
+  readonly confidenceFrom: ConfidenceSource;
+}
+
+const MACHINE_KEYS = [
+  'prompt',
+  'threshold',
+  'maxRetries',
+  'effects',
+  'model',
+  'schema',
+  'validator',
+  'timeoutMs',
+  'deadlineMs',
+  'callRetries',
+  'samples',
+  'sampleConcurrency',
+  'agree',
+  'confidenceFrom',
+] as const;
+
+/**
+ * The checkpoint machine's input, with the checks and messages of `check()`: a workflow
+ * that invokes the machine with a bad input gets the same `TypeError` or `RangeError` in
+ * its `onError`, before anything runs.
+ */
+export function readMachineInput(input: unknown): MachineInput {
+  if (!isPlainObject(input)) {
+    throw new TypeError(
+      `Expected the checkpoint machine's \`input\` to be a plain object such as { prompt: 'Which year…?' }, got ${describeValue(input)}.`,
+    );
+  }
+  const given = readShape(input, MACHINE_KEYS, 'the checkpoint machine\'s `input`');
+  const prompt = readPrompt(given['prompt']);
+  const threshold = unitInterval('threshold', given['threshold'], DEFAULT_THRESHOLD);
+  const maxRetries = retries(given['maxRetries']);
+  const effects = given['effects'] ?? 'actors';
+  if (effects !== 'actors' && effects !== 'events') {
+    throw new TypeError(
+      `Expected \`effects\` to be 'actors' (the machine calls the model) or 'events' (you send it the replies), got ${describeValue(effects)}.`,
+    );
+  }
+  const model = optionalFunction('model', given['model']);
+  const schema = readSchema(given['schema']);
+  const validator = given['validator'] === true ? true : optionalFunction('validator', given['validator'] === false ? null : given['validator']);
+  const sampling = samplingOptions(given);
+  const sampleConcurrency = concurrency(given['sampleConcurrency'], effects === 'actors' ? 1 : sampling.samples);
+  if (effects === 'actors' && sampleConcurrency > 1) {
+    throw new RangeError(
+      `Expected \`sampleConcurrency\` to be 1 in a workflow, got ${describeValue(sampleConcurrency)}: the machine calls its samples one after another through its one \`callModel\` child; use effects: 'events' to run them concurrently.`,
+    );
+  }
+  return { prompt, threshold, maxRetries, effects, model, schema, validator, ...timers(given), ...sampling, sampleConcurrency };
+}

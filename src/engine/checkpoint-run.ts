@@ -1,0 +1,384 @@
+import type { Snapshot } from 'xstate';
+import { type CheckpointContext, type CheckpointEvent, type CheckpointOutput } from '../../machines/checkpoint/types.js';
+import { checkpointMachine } from '../../machines/checkpoint/machine.js';
+import { checkpointOutput } from '../../machines/checkpoint/context.js';
+import { nextPrompt } from '../../machines/checkpoint/effects.js';
+import type { Attempt } from '../decide/attempt.js';
+import { type Checkpoint, CheckpointError, digest, FORMAT, VERSION } from '../stores/store.js';
+import { decidedState, type Engine, startEngine } from './engines.js';
+import { failIfBroken } from './machine-run.js';
+import type { CheckSettings } from './settings.js';
+import type { MachineInput } from '../decide/machine-input.js';
+import type { RunTelemetry } from '../telemetry/run-telemetry.js';
+import { type UsageReport, usageFromReport } from '../decide/usage.js';
+import { answerForSchema, answerFormatOf, type JsonSchema, replySchemaOf } from '../decide/schema.js';
+import { checkSnapshot, kindOf } from '../results/stored.js';
+import { firstPrompt } from '../decide/prompts.js';
+
+/** What the machine needs next from its interpreter. */
+export type Need =
+  | { readonly kind: 'report'; readonly index: number; readonly attempt: Attempt<unknown> }
+  | { readonly kind: 'call'; readonly prompt: string; readonly attempt: number; readonly replySchema: JsonSchema }
+  /** One sample's call: answer it with `sampleEvent()`, naming the sample and the call. */
+  | SampleNeed
+  | { readonly kind: 'schema'; readonly answer: unknown }
+  | { readonly kind: 'validate'; readonly answer: unknown }
+  | { readonly kind: 'wait' }
+  | { readonly kind: 'done'; readonly output: CheckpointOutput<unknown> };
+
+export interface SampleNeed {
+  readonly kind: 'sample';
+  readonly prompt: string;
+  readonly attempt: number;
+  readonly sample: number;
+  readonly call: number;
+  readonly replySchema: JsonSchema;
+}
+
+/** A call's outcome as the event of the sample it was made for. */
+export function sampleEvent(outcome: CallOutcome, { sample, call }: SampleNeed): CheckpointEvent {
+  return outcome.type === 'model.replied'
+    ? { type: 'sample.replied', sample, call, reply: outcome.reply }
+    : { type: 'sample.failed', sample, call, error: outcome.error };
+}
+
+export type CallOutcome = Extract<CheckpointEvent, { type: 'model.replied' | 'model.failed' }>;
+
+/**
+ * One run of the checkpoint machine, seen from an interpreter: a sequence of needs.
+ * Each finished attempt is reported before anything else happens, so `onAttempt(n)`
+ * always runs before the call of attempt n + 1 and before the result is returned.
+ */
+export class CheckpointRun {
+  readonly #engine: Engine;
+  #reported = 0;
+  /** The sample calls already handed out, by token: each is made once. Made by the first sample: most runs have none. */
+  #handedOut: Set<number> | null = null;
+  /** Who waits for the machine to change on its own; null while nobody does, so a pending call holds no array. */
+  #waiters: Array<() => void> | null = null;
+  /** True while a usage report is sent: the machine only adds it up, and nobody waiting should wake. */
+  #reporting = false;
+
+  /** Watches the run for spans, when the caller asked for telemetry. */
+  readonly #telemetry: RunTelemetry | null;
+
+  /** Starts a run, or resumes the one in `checkpoint` (already checked by `readCheckpoint`). */
+  constructor(prompt: string, settings: CheckSettings, snapshot?: Snapshot<unknown>, telemetry: RunTelemetry | null = null) {
+    this.#telemetry = telemetry;
+    // The arguments were checked by readCheckArguments(): the same rules as the machine's input.
+    const input: MachineInput = {
+      prompt,
+      threshold: settings.threshold,
+      maxRetries: settings.maxRetries,
+      effects: 'events',
+      model: null,
+      validator: settings.validator === null ? null : true,
+      schema: settings.schema,
+      timeoutMs: settings.timeoutMs,
+      deadlineMs: settings.deadlineMs,
+      callRetries: settings.callRetries,
+      samples: settings.samples,
+      sampleConcurrency: settings.sampleConcurrency,
+      agree: settings.agree,
+      confidenceFrom: settings.confidenceFrom,
+    };
+    this.#engine = startEngine(input, snapshot, settings.inspect);
+    this.#engine.onChange(() => {
+      if (this.#reporting || this.#waiters === null) return;
+      const waiters = this.#waiters;
+      this.#waiters = null;
+      for (const wake of waiters) wake();
+    });
+    telemetry?.begin(this.#engine.view().context, snapshot !== undefined);
+    if (snapshot) {
+      this.#reported = this.#engine.view().context.attempts.length;
+      if (this.#engine.view().status === 'active') this.#engine.send({ type: 'booth.resumed' });
+    }
+  }
+
+  next(): Need {
+    const snapshot = this.#engine.view();
+    failIfBroken(snapshot);
+    const { context } = snapshot;
+    this.#telemetry?.observe(context, this.#reported);
+    const unreported = context.attempts[this.#reported];
+    if (unreported) return { kind: 'report', index: this.#reported++, attempt: unreported };
+    if (snapshot.status === 'done' && snapshot.output) return { kind: 'done', output: snapshot.output };
+    const prompt = context.prompts[context.attempt];
+    if (snapshot.value === 'calling' && prompt) {
+      // Made once per answer format and shared (replySchemaOf keeps it): a lookup per call.
+      return { kind: 'call', prompt: prompt.text, attempt: context.attempt, replySchema: replySchemaOf(context.settings.answerFormat) };
+    }
+    if (snapshot.value === 'sampling') {
+      const handedOut = (this.#handedOut ??= new Set());
+      const slot = context.slots.findIndex((s) => s.state === 'calling' && !handedOut.has(s.call));
+      if (slot < 0) return { kind: 'wait' };
+      const { call } = context.slots[slot]!;
+      handedOut.add(call);
+      const replySchema = replySchemaOf(context.settings.answerFormat);
+      return { kind: 'sample', prompt: prompt!.text, attempt: context.attempt, sample: slot, call, replySchema };
+    }
+    if (snapshot.value === 'schemaGate') return { kind: 'schema', answer: answerForSchema(context.draft) };
+    if (snapshot.value === 'validationGate') return { kind: 'validate', answer: context.draft.answer };
+    if (snapshot.value === 'backingOff') return { kind: 'wait' };
+    throw new Error(`Booth internal error: the checkpoint machine rests in ${JSON.stringify(snapshot.value)}`);
+  }
+
+  /** Whether the machine still waits for this sample's call: a call it gave up on is abandoned. */
+  wantsCall(call: number): boolean {
+    const snapshot = this.#engine.view();
+    return snapshot.status === 'active' && snapshot.value === 'sampling' && snapshot.context.slots.some((s) => s.state === 'calling' && s.call === call);
+  }
+
+  /** Tells the machine what the model or the validator did; it decides synchronously. */
+  send(event: CheckpointEvent): void {
+    this.#engine.send(event);
+  }
+
+  /**
+   * The `reportUsage` a call of `attempt` is given: each report becomes the machine's
+   * `model.usage` event, for that attempt. A call abandoned after the run ended has nobody to tell.
+   */
+  usageReporter({ attempt, sample }: { readonly attempt: number; readonly sample?: number }): (report: UsageReport) => void {
+    return (report) => {
+      const usage = usageFromReport(report);
+      if (this.#engine.view().status !== 'active') return;
+      this.#telemetry?.reported(attempt, sample, usage);
+      this.#reporting = true;
+      try {
+        this.#engine.send({ type: 'model.usage', usage, attempt });
+      } finally {
+        this.#reporting = false;
+      }
+    };
+  }
+
+  /** Settles when the machine next changes on its own: a timeout, the deadline, the end of a backoff. */
+  changed(): Promise<void> {
+    return new Promise((resolve) => (this.#waiters ??= []).push(resolve));
+  }
+
+  /** The run so far, as a store keeps it. */
+  checkpoint(key: string): Checkpoint {
+    return { format: FORMAT, version: VERSION, key, snapshot: withoutAgree(this.#engine.persisted()) };
+  }
+
+  stop(): void {
+    this.#engine.stop();
+  }
+}
+
+/**
+ * The snapshot as plain data: a custom `agree` is a function, which no store can keep; the
+ * caller gives it again on resume (see `upgraded`).
+ */
+function withoutAgree(snapshot: Snapshot<unknown>): Snapshot<unknown> {
+  const { context } = snapshot as unknown as { context: { settings: { agree: unknown } } };
+  if (context.settings.agree === null) return snapshot;
+  return { ...snapshot, context: { ...context, settings: { ...context.settings, agree: null } } } as unknown as Snapshot<unknown>;
+}
+
+/**
+ * The snapshot inside a loaded checkpoint, once it is known to be this run's: a Booth
+ * checkpoint, for this key, this prompt and these options. Anything else is an error
+ * naming the key and where it is kept — never a silent fresh start.
+ */
+export function readCheckpoint(
+  saved: unknown,
+  key: string,
+  location: string | null,
+  prompt: string,
+  settings: CheckSettings,
+): Snapshot<unknown> {
+  const fail = (problem: string): never => {
+    throw new CheckpointError(key, location, problem);
+  };
+  const checkpoint = saved as Partial<Checkpoint> | null;
+  if (typeof checkpoint !== 'object' || checkpoint === null || checkpoint.format !== FORMAT) {
+    fail('is not a Booth checkpoint. Delete it to start the run afresh.');
+  }
+  // Stored text is never quoted: a number is shown, anything else by its kind.
+  if (checkpoint?.version !== VERSION) fail(`has version ${kindOf(checkpoint?.version)}; this Booth reads version ${VERSION}.`);
+  if (checkpoint?.key !== key) fail('was saved for another key.');
+  const snapshot = checkpoint?.snapshot as
+    | { status?: unknown; value?: unknown; context?: { attempts?: unknown; settings?: Record<string, unknown>; usage?: unknown; lateUsage?: unknown } }
+    | undefined;
+  const settingsSaved = snapshot?.context?.settings;
+  if (
+    (snapshot?.status !== 'active' && snapshot?.status !== 'done') ||
+    typeof snapshot.value !== 'string' ||
+    !Array.isArray(snapshot.context?.attempts) ||
+    typeof settingsSaved !== 'object'
+  ) {
+    fail('holds no resumable run of the checkpoint machine.');
+  }
+  // What it holds reaches the result, onAttempt and the machine's guards: each field of its type
+  // (usage is summed into results: a corrupt count would spread to every total after it).
+  checkSnapshot(snapshot, (problem) => fail(`holds a run whose ${problem}. Delete it to start the run afresh.`));
+  const expected: Record<string, unknown> = {
+    prompt,
+    threshold: settings.threshold,
+    maxRetries: settings.maxRetries,
+    hasValidator: settings.validator !== null,
+    answerFormat: answerFormatOf(settings.schema),
+    effects: 'events',
+    timeoutMs: settings.timeoutMs,
+    deadlineMs: settings.deadlineMs,
+    callRetries: settings.callRetries,
+    samples: settings.samples,
+    confidenceFrom: settings.confidenceFrom,
+  };
+  for (const [name, value] of Object.entries(expected)) {
+    // A run saved before sampling existed had one sample, whose confidence was its own.
+    const stored = settingsSaved?.[name] ?? BEFORE_SAMPLING[name] ?? null;
+    const saved = JSON.stringify(stored);
+    const given = JSON.stringify(value ?? null);
+    if (saved !== given) {
+      // The prompt is the caller's text, and this message reaches logs and spans: a digest tells two prompts apart without quoting either.
+      const differs =
+        name === 'prompt'
+          ? `its prompt (sha-256 ${digest(typeof stored === 'string' ? stored : saved)}…) is not this call's (sha-256 ${digest(prompt)}…)`
+          : `its ${name} is ${saved}, this call's is ${given}`;
+      fail(`belongs to a different run: ${differs}.`);
+    }
+  }
+  const run = upgraded(snapshot as unknown as SavedRun, settings);
+  checkDecisions(run as unknown as DecidedRun, fail);
+  return run;
+}
+
+/** A saved run once upgraded: the machine's context, in a state. */
+interface DecidedRun {
+  readonly status: 'active' | 'done';
+  readonly value: string;
+  readonly context: CheckpointContext;
+}
+
+/** The final states' verdicts, as the machine's own `conclude` actions name them. */
+const CONCLUDES: ReadonlyMap<string, unknown> = new Map(
+  Object.entries(checkpointMachine.root.states).flatMap(([name, node]) =>
+    node.type !== 'final' ? [] : node.entry.flatMap((action) => ((action as { type?: unknown }).type === 'conclude' ? [[name, (action as { params: { status: unknown } }).params.status] as const] : [])),
+  ),
+);
+
+/**
+ * Where a run can be saved while it is under way: a save follows a finished attempt, before
+ * the next attempt's calls are handed out, so the run waits for a call (or its retry); only a
+ * timer can change it before the save, and a timer only fails calls.
+ */
+const RESTING = ['calling', 'backingOff', 'sampling'];
+
+/**
+ * A saved run must be one the machine made: each finished attempt is asked again, of the
+ * machine's own guards in its own order (no copy of them here), where its eventless
+ * transitions lead once its reply was read. Every attempt but a finished run's last must
+ * have earned a retry, and the last must have ended the run where the snapshot says, with
+ * that verdict: a snapshot marked VERIFIED whose attempt is not confident is forged or
+ * corrupt, and fails here before any call. Time cannot be asked again, so the deadline is
+ * given the benefit of the doubt: a run with one may have ended UNCERTAIN with retries left.
+ */
+function checkDecisions({ status, value, context }: DecidedRun, fail: (problem: string) => never): void {
+  const done = status === 'done';
+  const { attempts } = context;
+  const concluded = CONCLUDES.get(value);
+  if (done ? concluded === undefined || context.status !== concluded : !RESTING.includes(value) || context.status !== null) {
+    fail(`holds a run ${status} in state ${value} with verdict ${String(context.status)}, which the checkpoint machine never saves. Delete it to start the run afresh.`);
+  }
+  if (context.prompts.length !== context.attempt + 1 || attempts.length !== context.attempt + (done ? 1 : 0)) {
+    fail(`holds a run at attempt ${context.attempt} with ${attempts.length} attempts and ${context.prompts.length} prompts, which do not go together. Delete it to start the run afresh.`);
+  }
+  // The replies of an attempt under way come after the save: any a saved run holds is a call a timer failed.
+  if (!done && context.slots.some((slot) => slot.reply !== null && !slot.reply.callFailed)) {
+    fail('holds a sample answered before its call was made, which the checkpoint machine never saves. Delete it to start the run afresh.');
+  }
+  if (!done && value === 'sampling') checkSlots(context, fail);
+  const settings = { ...context.settings, deadlineAt: null };
+  const from = settings.samples > 1 ? 'agreementGate' : 'parsing';
+  attempts.forEach((attempt, index) => {
+    const decided = decidedState(from, { ...context, settings, attempt: index, draft: attempt, awaitingVerdict: false }, ['reconsidering']);
+    if (!done || index < attempts.length - 1) {
+      if (decided !== 'reconsidering') {
+        fail(`holds attempt ${index}, which the checkpoint machine would have ended ${String(CONCLUDES.get(decided))}, yet the run went on. Delete it to start the run afresh.`);
+      }
+      return;
+    }
+    const ended = decided === 'reconsidering' && settings.deadlineMs !== null ? 'uncertain' : decided;
+    if (ended !== value) {
+      const verdict = decided === 'reconsidering' ? 'a retry' : String(CONCLUDES.get(decided));
+      fail(`says the run ended ${String(context.status)}, but its attempts and settings lead to ${verdict}: it was changed after it was saved. Delete it to start the run afresh.`);
+    }
+  });
+  // The prompts are what the run sends: each must be the one the machine builds from the question and the attempt before it.
+  context.prompts.forEach((prompt, index) => {
+    const expected =
+      index === 0
+        ? prompt.kind === 'first' && firstPrompt(context.settings.prompt, context.settings.answerFormat)
+        : prompt.kind !== 'first' && nextPrompt({ settings: context.settings, draft: attempts[index - 1]! }, prompt.kind);
+    if (prompt.text !== expected) {
+      fail(`holds prompt ${index}, which is not the one the checkpoint machine builds for it: it was changed after it was saved. Delete it to start the run afresh.`);
+    }
+  });
+}
+
+/**
+ * The samples of a run saved while it samples, as the machine hands them out: one slot per
+ * sample, each started one under its own call number (below the run's count of calls), a
+ * finished one with its reply, and at least one in flight. Any other set would wait for a
+ * reply or a timer that never comes, or read a reply that is not there.
+ */
+function checkSlots({ slots, calls, settings }: CheckpointContext, fail: (problem: string) => never): void {
+  const started = slots.filter((slot) => slot.state !== 'queued');
+  const numbers = new Set(started.map((slot) => slot.call));
+  const broken =
+    slots.length !== settings.samples ||
+    numbers.size !== started.length ||
+    started.some((slot) => !Number.isSafeInteger(slot.call) || slot.call < 0 || slot.call >= calls) ||
+    slots.some((slot) => slot.state === 'done' && slot.reply === null) ||
+    !slots.some((slot) => slot.state === 'calling' || slot.state === 'backingOff');
+  if (broken) fail(`holds ${slots.length} sample slots for ${settings.samples} samples that the checkpoint machine never hands out so. Delete it to start the run afresh.`);
+}
+
+const BEFORE_SAMPLING: Readonly<Record<string, unknown>> = { samples: 1, confidenceFrom: 'self' };
+
+interface SavedRun {
+  readonly status: 'active' | 'done';
+  readonly context: { readonly settings: object; readonly draft: object; readonly attempts: readonly object[] };
+}
+
+/**
+ * A run saved before typed answers had no answer format and no schema issues, one saved
+ * before sampling no samples, and one saved before usage was counted no usage: they read
+ * as none, so a checkpoint from an earlier Booth resumes as the same run. A custom `agree`
+ * is a function, which the saved JSON cannot hold: the caller's is given to the run again.
+ */
+function upgraded(snapshot: SavedRun, caller: CheckSettings): Snapshot<unknown> {
+  const { context } = snapshot;
+  const current = (attempt: object) => withField(withField(attempt, 'schemaIssues', 'validationError'), 'usage', 'durationMs');
+  const resumed = {
+    slots: [],
+    calls: 0,
+    started: [],
+    usage: null,
+    lateUsage: null,
+    ...context,
+    settings: {
+      answerFormat: null,
+      samples: 1,
+      confidenceFrom: 'self',
+      ...context.settings,
+      sampleConcurrency: caller.sampleConcurrency,
+      agree: caller.agree === null ? null : () => caller.agree,
+    },
+    draft: current(context.draft),
+    attempts: context.attempts.map(current),
+  } as unknown as CheckpointContext;
+  // A saved output is never read: XState would hand it out as it is, the stepper makes its own. A run resumed ended gets the machine's.
+  const output = snapshot.status === 'done' ? checkpointOutput(resumed) : undefined;
+  return { ...snapshot, output, context: resumed } as unknown as Snapshot<unknown>;
+}
+
+/** `attempt` with `field` null when it lacks it, in its documented place after `after`, so an old attempt reads like a new one. */
+function withField(attempt: object, field: string, after: string): object {
+  if (field in attempt) return attempt;
+  return Object.fromEntries(Object.entries(attempt).flatMap((entry) => (entry[0] === after ? [entry, [field, null]] : [entry])));
+}

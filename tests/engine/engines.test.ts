@@ -1,0 +1,406 @@
+import fc from 'fast-check';
+import { createMachine, setup } from 'xstate';
+import { getShortestPaths } from 'xstate/graph';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { type CheckpointEvent, type CheckpointInput } from '../../machines/checkpoint/types.js';
+import { checkpointMachine } from '../../machines/checkpoint/machine.js';
+import { update } from '../../machines/effects.js';
+import { createEngine, type Engine, forceEngine } from '../../src/engine/engines.js';
+import { acheck, check, type CheckpointStore, memoryStore } from '../../src/index.js';
+import { readMachineInput } from '../../src/decide/machine-input.js';
+import { compile, UnsupportedMachineError } from '../../src/engine/stepper.js';
+import { z } from 'zod';
+import { decided, envelope } from '../fixtures/helpers.js';
+
+/**
+ * One machine, two engines: the compiled stepper must be XState's actor, event for event.
+ * Both run side by side on the same fake clock; after every event (and every tick of the
+ * clock) their state, status, whole context, output and persisted snapshot must be equal.
+ */
+
+const replied = (reply: unknown): CheckpointEvent => ({ type: 'model.replied', reply });
+const failed = (error: unknown): CheckpointEvent => ({ type: 'model.failed', error });
+const badRequest = Object.assign(new Error('bad request'), { status: 400 });
+
+const EVENTS: readonly CheckpointEvent[] = [
+  replied(envelope('Paris', 0.9)),
+  replied(envelope('Paris', 0.2)),
+  replied(envelope('', 0.6, { ambiguous: true, interpretations: ['a', 'b'] })),
+  replied('no json here'),
+  replied(null),
+  failed(new Error('connection reset')),
+  failed(badRequest),
+  { type: 'validator.returned', value: true },
+  { type: 'validator.returned', value: [false, 'rejected'] },
+  { type: 'validator.threw', error: new Error('bug') },
+  { type: 'model.timedOut' },
+  { type: 'run.deadline' },
+  { type: 'backoff.elapsed' },
+  { type: 'booth.resumed' },
+  { type: 'schema.returned', result: { value: 'PARIS' } },
+  { type: 'schema.returned', result: { issues: [{ message: 'too short', path: ['name'] }] } },
+  { type: 'schema.threw', error: new Error('schema bug') },
+];
+const SCHEMA_EVENTS = EVENTS.slice(14, 17);
+/** Usage reports, taken at any time: only the random sequences send them, since each makes a new context for the shortest paths. */
+const USAGE_EVENTS: readonly CheckpointEvent[] = [
+  { type: 'model.usage', usage: { inputTokens: 12, outputTokens: 3, totalTokens: 15, costUsd: null }, attempt: 0 },
+  { type: 'model.usage', usage: { inputTokens: 7, outputTokens: 1, totalTokens: 9, costUsd: 0.002 }, attempt: 1 },
+  // A late report: a call of the first attempt, abandoned, reporting after that attempt was committed.
+  { type: 'model.usage', usage: { inputTokens: 100, outputTokens: 0, totalTokens: 100, costUsd: null }, attempt: 0 },
+];
+
+/** What may happen to one sample's call: the replies and failures the vote must weigh. */
+const sampleEvents = (sample: number, call: number): CheckpointEvent[] => [
+  { type: 'sample.replied', sample, call, reply: envelope('Paris', 0.9) },
+  { type: 'sample.replied', sample, call, reply: envelope('Lyon', 0.6) },
+  { type: 'sample.replied', sample, call, reply: 'no json here' },
+  { type: 'sample.failed', sample, call, error: new Error('connection reset') },
+];
+
+/** The sample events a sampling run can take now: one set per call in flight; a backoff's end. */
+function samplingEvents(context: { slots: ReadonlyArray<{ state: string; call: number }> }): CheckpointEvent[] {
+  return context.slots.flatMap((slot, sample) =>
+    slot.state === 'calling'
+      ? sampleEvents(sample, slot.call)
+      : slot.state === 'backingOff'
+        ? [{ type: 'sample.backoffElapsed', sample, call: slot.call } as const]
+        : [],
+  );
+}
+
+const VARIANTS = {
+  plain: {},
+  timers: { timeoutMs: 1_000, deadlineMs: 5_000 },
+  'call retries': { callRetries: { retries: 1, minDelayMs: 100 } },
+  schema: { schema: z.string().min(2) },
+} satisfies Record<string, Partial<CheckpointInput>>;
+
+const inputs: Array<[string, CheckpointInput]> = [];
+for (const maxRetries of [0, 1, 2]) {
+  for (const validator of [false, true]) {
+    for (const [variant, extra] of Object.entries(VARIANTS)) {
+      inputs.push([
+        `maxRetries ${maxRetries}, ${validator ? 'a' : 'no'} validator, ${variant}`,
+        { prompt: 'Capital of France?', maxRetries, validator, effects: 'events', ...extra },
+      ]);
+    }
+  }
+}
+
+/**
+ * Sampling runs, two samples an attempt. Every path of every sample event outgrows memory
+ * past one retry, so the timers and call retries are left to the random sequences below.
+ */
+const samplingInputs: Array<[string, CheckpointInput]> = [];
+for (const maxRetries of [0, 1]) {
+  for (const validator of [false, true]) {
+    samplingInputs.push([
+      `maxRetries ${maxRetries}, ${validator ? 'a' : 'no'} validator, 2 samples`,
+      { prompt: 'Capital of France?', maxRetries, validator, effects: 'events', samples: 2 },
+    ]);
+  }
+}
+const randomInputs: Array<[string, CheckpointInput]> = [
+  ...inputs,
+  ...samplingInputs,
+  [
+    '2 samples one at a time, timers, call retries',
+    {
+      prompt: 'Capital of France?',
+      maxRetries: 1,
+      validator: true,
+      effects: 'events',
+      samples: 2,
+      sampleConcurrency: 1,
+      timeoutMs: 1_000,
+      deadlineMs: 5_000,
+      callRetries: { retries: 1, minDelayMs: 100 },
+    },
+  ],
+  ['3 samples, a schema', { prompt: 'Capital of France?', maxRetries: 1, effects: 'events', samples: 3, schema: z.string().min(2) }],
+];
+
+/**
+ * An engine's run as one string: state, status, error, and the persisted snapshot, which
+ * holds the whole context and, once done, the output.
+ */
+function seen(engine: Engine): string {
+  const { status, value, error } = engine.view();
+  return JSON.stringify({ status, value, error: String(error), persisted: engine.persisted() });
+}
+
+class Pair {
+  actor: Engine;
+  stepper: Engine;
+  constructor(input: CheckpointInput) {
+    this.actor = createEngine('actor', readMachineInput(input));
+    this.stepper = createEngine('stepper', readMachineInput(input));
+  }
+  get active() {
+    return this.actor.view().status === 'active';
+  }
+  expectEqual(where: string) {
+    expect(seen(this.stepper), where).toBe(seen(this.actor));
+  }
+  send(event: CheckpointEvent) {
+    this.actor.send(event);
+    this.stepper.send(event);
+  }
+  /** Each engine resumes the other's checkpoint, after a trip through JSON as a store makes it. */
+  swapCheckpoints(input: CheckpointInput) {
+    const fromActor = JSON.parse(JSON.stringify(this.actor.persisted()));
+    const fromStepper = JSON.parse(JSON.stringify(this.stepper.persisted()));
+    this.stop();
+    this.actor = createEngine('actor', readMachineInput(input), fromStepper);
+    this.stepper = createEngine('stepper', readMachineInput(input), fromActor);
+    this.send({ type: 'booth.resumed' });
+  }
+  stop() {
+    this.actor.stop();
+    this.stepper.stop();
+  }
+}
+
+beforeEach(() => {
+  vi.useFakeTimers({ now: 1_800_000_000_000 });
+  // The backoff's jitter: the same draw for both engines.
+  vi.spyOn(Math, 'random').mockReturnValue(0.25);
+});
+afterEach(() => {
+  vi.useRealTimers();
+  vi.restoreAllMocks();
+  forceEngine(null);
+});
+
+/**
+ * With call retries every try's error is kept, so each extra event multiplies the states:
+ * there the paths use one reply of each outcome and leave out the events that only repeat
+ * another's (a timeout is a failed call; null is another non-text reply).
+ */
+const CALL_RETRY_EVENTS = EVENTS.filter((event, i) => ![2, 4, 10].includes(i));
+/** While sampling, only the sample events, the deadline and a resume can change anything. */
+const WHILE_SAMPLING = EVENTS.filter((event) => event.type === 'run.deadline' || event.type === 'booth.resumed' || event.type === 'model.timedOut');
+
+function shortestPaths(input: CheckpointInput) {
+  const events = input.callRetries ? CALL_RETRY_EVENTS : EVENTS;
+  return getShortestPaths(checkpointMachine, {
+    input,
+    events: (snapshot) =>
+      snapshot.status !== 'active' ? [] : snapshot.value === 'sampling' ? [...WHILE_SAMPLING, ...samplingEvents(snapshot.context)] : [...events],
+  });
+}
+
+describe('the stepper and the XState actor, side by side', () => {
+  for (const [name, input] of [...inputs, ...samplingInputs]) {
+    it(`every shortest path, every event: ${name}`, { timeout: 120_000 }, () => {
+      const paths = shortestPaths(input);
+      expect(paths.length).toBeGreaterThan(5);
+      for (const path of paths) {
+        const pair = new Pair(input);
+        pair.expectEqual('at start');
+        path.steps.forEach((step, i) => {
+          if (i === 0) return; // the initial state
+          pair.send(step.event as CheckpointEvent);
+          pair.expectEqual(`after step ${i}: ${step.event.type}`);
+          // The timers each engine armed fire alike too.
+          vi.advanceTimersByTime(600);
+          pair.expectEqual(`600 ms after step ${i}`);
+        });
+        pair.stop();
+      }
+    });
+  }
+
+  it('random event sequences, clock ticks and crossed resumes, ignored events included', () => {
+    const command = fc.oneof(
+      fc.record({ send: fc.constantFrom(...EVENTS, ...USAGE_EVENTS, ...[0, 1, 2, 3].flatMap((call) => [...sampleEvents(0, call), ...sampleEvents(1, call)])) }),
+      fc.record({ advance: fc.integer({ min: 0, max: 3_000 }) }),
+      fc.constant({ swap: true as const }),
+    );
+    fc.assert(
+      fc.property(fc.constantFrom(...randomInputs), fc.array(command, { maxLength: 25 }), ([, input], commands) => {
+        vi.setSystemTime(1_800_000_000_000);
+        const pair = new Pair(input);
+        try {
+          pair.expectEqual('at start');
+          for (const [i, c] of commands.entries()) {
+            if (!pair.active) break;
+            if ('send' in c) pair.send(c.send);
+            else if ('advance' in c) vi.advanceTimersByTime(c.advance);
+            else pair.swapCheckpoints(input);
+            pair.expectEqual(`after command ${i}: ${JSON.stringify(c)}`);
+          }
+        } finally {
+          pair.stop();
+          vi.clearAllTimers();
+        }
+      }),
+      { numRuns: 1_000, seed: 20261201 },
+    );
+  });
+});
+
+describe("the stepper's context, updated in place", () => {
+  const input = readMachineInput({ prompt: 'Capital of France?', maxRetries: 2, effects: 'events' });
+
+  it('never changes a snapshot it saved, nor one it resumed from', () => {
+    const first = createEngine('stepper', input);
+    first.send(replied('prose'));
+    const saved = first.persisted();
+    const asSaved = JSON.stringify(saved);
+    first.send(replied('more prose'));
+    expect(JSON.stringify(saved)).toBe(asSaved);
+
+    const resumed = createEngine('stepper', input, saved);
+    resumed.send({ type: 'booth.resumed' });
+    resumed.send(replied(envelope('Paris', 0.9)));
+    expect(resumed.view().status).toBe('done');
+    expect(JSON.stringify(saved)).toBe(asSaved);
+  });
+});
+
+describe('check() and acheck() on either engine', () => {
+  /** The replies and verdicts of every path that ends, as a script both engines replay. */
+  function endingScripts(maxRetries: number, validator: boolean, schema: boolean) {
+    const input: CheckpointInput = { prompt: 'Capital of France?', maxRetries, validator, effects: 'events', ...(schema ? { schema: z.string() } : {}) };
+    const eventsIn = (state: unknown) =>
+      state === 'validationGate' ? EVENTS.slice(7, 10) : state === 'schemaGate' ? SCHEMA_EVENTS : EVENTS.slice(0, 6);
+    return getShortestPaths(checkpointMachine, {
+      input,
+      events: (snapshot) => (snapshot.status !== 'active' ? [] : eventsIn(snapshot.value)),
+    })
+      .filter((path) => path.state.status === 'done')
+      .map((path) => path.steps.slice(1).map((step) => step.event as CheckpointEvent));
+  }
+
+  function scripted(events: readonly CheckpointEvent[]) {
+    const queue = [...events];
+    const next = (type: 'model' | 'validator' | 'schema') => {
+      const event = queue.shift();
+      if (!event || !event.type.startsWith(type)) throw new Error(`script out of step at ${event?.type}`);
+      if (event.type === 'model.failed' || event.type === 'validator.threw' || event.type === 'schema.threw') throw event.error;
+      if (event.type === 'schema.returned') return event.result;
+      return event.type === 'model.replied' ? event.reply : event.type === 'validator.returned' ? event.value : undefined;
+    };
+    const schema = { '~standard': { version: 1 as const, vendor: 'script', validate: () => next('schema') as { value: string } } };
+    return { model: () => next('model') as string, validator: () => next('validator') as boolean, schema };
+  }
+
+  for (const maxRetries of [0, 1, 2]) {
+    for (const [validator, schema] of [[false, false], [true, false], [false, true], [true, true]] as const) {
+      const checks = `${validator ? 'a' : 'no'} validator${schema ? ', a schema' : ''}`;
+      it(`maxRetries ${maxRetries}, ${checks}: equal results and onAttempt calls`, async () => {
+        vi.useRealTimers();
+        const scripts = endingScripts(maxRetries, validator, schema);
+        expect(scripts.length).toBeGreaterThan(3);
+        for (const script of scripts) {
+          const runs = [];
+          for (const engine of ['actor', 'stepper'] as const) {
+            forceEngine(engine);
+            const reported: unknown[] = [];
+            const sync = scripted(script);
+            const syncResult = check(sync.model, 'Capital of France?', {
+              maxRetries,
+              ...(validator ? { validator: sync.validator } : {}),
+              ...(schema ? { schema: sync.schema } : {}),
+              onAttempt: (i, attempt) => void reported.push([i, decided([attempt])]),
+            });
+            const async = scripted(script);
+            const asyncResult = await acheck(async.model, 'Capital of France?', {
+              maxRetries,
+              ...(validator ? { validator: async.validator } : {}),
+              ...(schema ? { schema: async.schema } : {}),
+              onAttempt: (i, attempt) => void reported.push([i, decided([attempt])]),
+            });
+            runs.push({ sync: decided(syncResult.toJSON()), async: decided(asyncResult.toJSON()), reported });
+          }
+          expect(runs[1]).toEqual(runs[0]);
+        }
+      });
+    }
+  }
+
+  it('an inspected check runs on the actor, so the inspector sees XState events', () => {
+    vi.useRealTimers();
+    const types = new Set<string>();
+    check(() => envelope('Paris', 0.9), 'Capital of France?', { inspect: (event) => void types.add(event.type) });
+    expect(types).toContain('@xstate.snapshot');
+  });
+});
+
+describe('a checkpoint saved once the run had ended', () => {
+  // acheck saves the last attempt, then deletes the checkpoint: a crash between the two leaves an ended run.
+  for (const [saved, resumed] of [['stepper', 'actor'], ['actor', 'stepper'], ['stepper', 'stepper'], ['actor', 'actor']] as const) {
+    it(`saved by the ${saved}, resumes on the ${resumed} to the same result, calling nothing and reporting nothing again`, async () => {
+      const kept = memoryStore();
+      const undeleted: CheckpointStore = { load: kept.load, save: kept.save, delete: () => undefined };
+      const replies = [envelope('Lyon', 0.2), envelope('Paris', 0.9)];
+      forceEngine(saved);
+      const first = await acheck(async (_prompt, { attempt }) => replies[attempt] ?? '', 'Capital of France?', { checkpoint: undeleted, key: 'k' });
+      expect(kept.size).toBe(1);
+      forceEngine(resumed);
+      const calls: number[] = [];
+      const reported: number[] = [];
+      const again = await acheck(
+        async (_prompt, { attempt }) => {
+          calls.push(attempt);
+          return '';
+        },
+        'Capital of France?',
+        { checkpoint: kept, key: 'k', onAttempt: (index) => void reported.push(index) },
+      );
+      expect(calls).toEqual([]);
+      expect(reported).toEqual([]);
+      expect(decided(again.toJSON())).toEqual(decided(first.toJSON()));
+      expect(again.status).toBe('REPAIRED');
+      expect(kept.size).toBe(0); // deleted now
+    });
+  }
+});
+
+describe('the compiler refuses what the stepper does not run', () => {
+  const effects = { note: update((_: object, __: undefined) => ({})) };
+  const refused = (machine: Parameters<typeof compile>[0]) => () => compile(machine, effects);
+
+  it('nested states', () => {
+    const machine = createMachine({ id: 'm', initial: 'a', states: { a: { initial: 'x', states: { x: {} } } } });
+    expect(refused(machine)).toThrow(new UnsupportedMachineError('The stepper cannot run machine "m": state "a" is a compound state; only flat machines are compiled.'));
+  });
+  it('parallel states', () => {
+    const machine = createMachine({ id: 'm', initial: 'a', states: { a: { type: 'parallel', states: { x: {}, y: {} } } } });
+    expect(refused(machine)).toThrow('state "a" is a parallel state');
+  });
+  it('history states', () => {
+    const machine = createMachine({ id: 'm', initial: 'a', states: { a: {}, h: { type: 'history' } } });
+    expect(refused(machine)).toThrow('state "h" is a history state');
+  });
+  it('inline guards and actions', () => {
+    const guarded = createMachine({ id: 'm', initial: 'a', states: { a: { on: { go: { guard: () => true, target: 'b' } } }, b: {} } });
+    expect(refused(guarded)).toThrow('state "a" on "go" has an inline guard');
+    const acting = createMachine({ id: 'm', initial: 'a', states: { a: { entry: () => {} } } });
+    expect(refused(acting)).toThrow('state "a" entry has an inline action');
+  });
+  it('actions with no effect, guards with no implementation', () => {
+    const unknownAction = setup({ actions: { other: () => {} } }).createMachine({ id: 'm', initial: 'a', states: { a: { entry: 'other' } } });
+    expect(refused(unknownAction)).toThrow('state "a" entry uses action "other", which has no effect in the stepper\'s table');
+    const unknownGuard = createMachine({ id: 'm', initial: 'a', states: { a: { always: { guard: 'nope', target: 'a' } } } });
+    expect(refused(unknownGuard)).toThrow('uses guard "nope", which setup({ guards }) does not implement');
+  });
+  it('delayed transitions and wildcard events', () => {
+    const delayed = createMachine({ id: 'm', initial: 'a', states: { a: { after: { 100: 'b' } }, b: {} } });
+    expect(refused(delayed)).toThrow('state "a"');
+    const wildcard = createMachine({ id: 'm', initial: 'a', states: { a: { on: { '*': 'b' } }, b: {} } });
+    expect(refused(wildcard)).toThrow('listens for the wildcard event "*"');
+  });
+  it('compiles the checkpoint machine itself', () => {
+    expect(() => compile(checkpointMachine, effects)).toThrow(/has no effect in the stepper's table/);
+  });
+});
+
+describe('the XState the engines ran on', () => {
+  it('is the copy this run asked for: the installed one, or the peer floor (5.33.0)', async () => {
+    const floor = (await import('xstate')).createActor === ((await import('xstate-floor')).createActor as unknown);
+    expect(floor ? 'floor' : 'installed').toBe(process.env['BOOTH_XSTATE'] ?? 'installed');
+  });
+});

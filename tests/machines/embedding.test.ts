@@ -1,0 +1,259 @@
+import { assign, createActor, fromPromise, type InputFrom, type OutputFrom, setup, toPromise } from 'xstate';
+import { afterEach, describe, expect, expectTypeOf, it, vi } from 'vitest';
+import { clarifyMachine } from '../../machines/clarify.js';
+import {
+  type CheckpointInput,
+  type CheckpointOutput,
+  checkpointMachine,
+  modelActor,
+  type ValidationRequest,
+  validatorActor,
+} from '../../machines/index.js';
+import { envelope } from '../fixtures/helpers.js';
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+/** A parent workflow that publishes verified answers and escalates the rest. */
+const publisher = setup({
+  types: {
+    input: {} as { question: string; model: (prompt: string) => Promise<string> },
+    context: {} as { question: string; model: (prompt: string) => Promise<string>; result?: CheckpointOutput },
+  },
+  actors: { booth: checkpointMachine },
+}).createMachine({
+  context: ({ input }) => input,
+  initial: 'checking',
+  states: {
+    checking: {
+      invoke: {
+        src: 'booth',
+        input: ({ context }) => ({ prompt: context.question, maxRetries: 1, model: context.model }),
+        onDone: [
+          {
+            guard: ({ event }) => event.output.status === 'VERIFIED' || event.output.status === 'REPAIRED',
+            target: 'published',
+            actions: assign({ result: ({ event }) => event.output }),
+          },
+          { target: 'escalated', actions: assign({ result: ({ event }) => event.output }) },
+        ],
+      },
+    },
+    published: { type: 'final' },
+    escalated: { type: 'final' },
+  },
+  output: ({ context }) => context.result,
+});
+
+async function run<T>(actor: { start(): void; getSnapshot(): { value: unknown } } & Parameters<typeof toPromise>[0]) {
+  actor.start();
+  const output = (await toPromise(actor)) as T;
+  return { output, state: actor.getSnapshot().value };
+}
+
+describe('embedding the checkpoint machine in a workflow', () => {
+  it('a parent invokes it with a plain model function in the input and gets the result in onDone', async () => {
+    const replies = [envelope('Lyon', 0.2), envelope('Paris', 0.9)];
+    const model = vi.fn(async () => replies.shift() ?? '');
+    const { output, state } = await run<CheckpointOutput>(createActor(publisher, { input: { question: 'Capital of France?', model } }));
+    expect(state).toBe('published');
+    expect(output.status).toBe('REPAIRED');
+    expect(output.answer).toBe('Paris');
+    expect(output.trace.map((s) => s.state)).toContain('reconsidering');
+    expect(model).toHaveBeenCalledTimes(2);
+  });
+
+  it('the model and validator can be provided once as actors, the XState way', async () => {
+    const booth = checkpointMachine.provide({
+      actors: {
+        callModel: modelActor(async (_prompt, { attempt }) => envelope(attempt === 0 ? '1989-11' : '1989', 0.95)),
+        validate: validatorActor(async (answer) => /^\d{4}$/.test(answer) || [false, 'four digits']),
+      },
+    });
+    const output = await toPromise(createActor(booth, { input: { prompt: 'Year the Berlin Wall fell?', validator: true } }).start());
+    expect(output.status).toBe('REPAIRED');
+    expect(output.attempts.map((a) => a.validationError)).toEqual(['four digits', null]);
+  });
+
+  it('a plain validator function in the input may be async in a workflow', async () => {
+    const replies = [envelope('MCMLXXXIX', 0.9), envelope('1989', 0.9)];
+    const output = await toPromise(
+      createActor(checkpointMachine, {
+        input: {
+          prompt: 'Year the Berlin Wall fell?',
+          model: async () => replies.shift() ?? '',
+          validator: async (answer: string) => /^\d{4}$/.test(answer),
+        },
+      }).start(),
+    );
+    expect(output.status).toBe('REPAIRED');
+    expect(output.attempts[0]?.validationError).toBe('the validator returned false');
+  });
+
+  it('a throwing validator actor fails the answer, recorded with what it threw, and the model reconsiders', async () => {
+    const booth = checkpointMachine.provide({
+      actors: {
+        callModel: modelActor(async (_prompt, { attempt }) => envelope(attempt === 0 ? 'Lyon' : 'Paris', 0.9)),
+        validate: validatorActor(async (answer) => {
+          if (answer === 'Lyon') throw new Error('no such capital');
+          return true;
+        }),
+      },
+    });
+    const output = await toPromise(createActor(booth, { input: { prompt: 'Capital of France?', validator: true } }).start());
+    expect(output.status).toBe('REPAIRED');
+    expect(output.attempts.map((a) => a.validationError)).toEqual(['Validator threw Error: no such capital', null]);
+    expect(output.prompts.map((p) => p.kind)).toEqual(['first', 'validation']);
+  });
+
+  it('the model actor is told which attempt it answers', async () => {
+    const attempts: number[] = [];
+    const booth = checkpointMachine.provide({
+      actors: {
+        callModel: modelActor(async (_prompt, { attempt }) => {
+          attempts.push(attempt);
+          return envelope('Paris', attempt === 0 ? 0.2 : 0.9);
+        }),
+      },
+    });
+    const output = await toPromise(createActor(booth, { input: { prompt: 'Capital of France?' } }).start());
+    expect(output.status).toBe('REPAIRED');
+    expect(attempts).toEqual([0, 1]);
+  });
+
+  it('leaving validationGate stops a validator actor still at work', async () => {
+    let aborted = false;
+    const booth = checkpointMachine.provide({
+      actors: {
+        callModel: modelActor(async () => envelope('Paris', 0.9)),
+        validate: fromPromise<unknown, ValidationRequest>(
+          ({ signal }) => new Promise(() => signal.addEventListener('abort', () => void (aborted = true))),
+        ),
+      },
+    });
+    const actor = createActor(booth, { input: { prompt: 'Capital of France?', validator: true } }).start();
+    await vi.waitFor(() => expect(actor.getSnapshot().value).toBe('validationGate'));
+    actor.send({ type: 'validator.returned', value: true });
+    expect(actor.getSnapshot().output?.status).toBe('VERIFIED');
+    expect(aborted).toBe(true);
+  });
+
+  it('fromPromise works as the model actor too', async () => {
+    const booth = checkpointMachine.provide({
+      actors: { callModel: fromPromise(async ({ input }) => envelope(`echo: ${input.prompt.split('\n')[0]}`, 0.9)) },
+    });
+    const output = await toPromise(createActor(booth, { input: { prompt: 'hello' } }).start());
+    expect(output.answer).toBe('echo: hello');
+  });
+
+  it('a failing model actor is a failed call, recorded like any other', async () => {
+    const booth = checkpointMachine.provide({
+      actors: {
+        callModel: modelActor(async () => {
+          throw Object.assign(new Error('503 from upstream'), { status: 503 });
+        }),
+      },
+    });
+    const output = await toPromise(createActor(booth, { input: { prompt: 'q', maxRetries: 0 } }).start());
+    expect(output.status).toBe('UNCERTAIN');
+    expect(output.attempts[0]).toMatchObject({ callFailed: true, error: '503 from upstream' });
+  });
+
+  it('a timeout stops the model actor and aborts its signal', async () => {
+    vi.useFakeTimers();
+    const signals: AbortSignal[] = [];
+    const booth = checkpointMachine.provide({
+      actors: {
+        callModel: modelActor((_prompt, { attempt, signal }) => {
+          signals.push(signal);
+          return attempt === 0 ? new Promise(() => {}) : envelope('Paris', 0.9);
+        }),
+      },
+    });
+    const done = toPromise(createActor(booth, { input: { prompt: 'q', timeoutMs: 1_000 } }).start());
+    await vi.advanceTimersByTimeAsync(1_000);
+    const output = await done;
+    expect(output.status).toBe('REPAIRED');
+    expect(output.attempts[0]?.error).toBe('callFn timed out after 1000 ms');
+    expect(signals[0]?.aborted).toBe(true);
+  });
+});
+
+describe('the clarify workflow', () => {
+  const ambiguous = envelope('4,879 km', 0.8, {
+    ambiguous: true,
+    interpretations: ['Mercury the planet', 'mercury the element'],
+    chosen_interpretation: 'Mercury the planet',
+  });
+
+  function clarify(primary: string[], expert: string[]) {
+    const seen: string[] = [];
+    const machine = clarifyMachine.provide({
+      actors: {
+        chooseReading: fromPromise(async ({ input }) => {
+          seen.push(...input.readings);
+          return input.readings[1] ?? '';
+        }),
+      },
+    });
+    const model = vi.fn(async () => primary.shift() ?? 'no more replies');
+    const expertModel = vi.fn(async () => expert.shift() ?? 'no more replies');
+    const actor = createActor(machine, { input: { question: 'How big is mercury?', model, expert: expertModel } });
+    return { actor, seen, model, expertModel };
+  }
+
+  it('AMBIGUOUS → clarifying picks a reading and asks again with it → answered', async () => {
+    const { actor, seen, model } = clarify([ambiguous, envelope('about 13.5 g/cm³', 0.9)], []);
+    const { output, state } = await run<OutputFrom<typeof clarifyMachine>>(actor);
+    expect(state).toBe('answered');
+    expect(seen).toEqual(['Mercury the planet', 'mercury the element']);
+    expect(output.prompt).toBe('How big is mercury?\n\nAnswer it in this sense: mercury the element');
+    expect(output.result?.answer).toBe('about 13.5 g/cm³');
+    expect(model).toHaveBeenCalledTimes(2);
+  });
+
+  it('UNCERTAIN → escalates to the second model → answered', async () => {
+    const { actor, model, expertModel } = clarify(['???', 'still ???'], [envelope('4,879 km', 0.9)]);
+    const { output, state } = await run<OutputFrom<typeof clarifyMachine>>(actor);
+    expect(state).toBe('answered');
+    expect(output.escalated).toBe(true);
+    expect(output.result?.status).toBe('VERIFIED');
+    expect(model).toHaveBeenCalledTimes(2);
+    expect(expertModel).toHaveBeenCalledTimes(1);
+  });
+
+  it('when the expert cannot answer either, the workflow ends unanswered', async () => {
+    const { actor } = clarify(['x', 'y'], ['z', 'w']);
+    const { output, state } = await run<OutputFrom<typeof clarifyMachine>>(actor);
+    expect(state).toBe('unanswered');
+    expect(output.result?.status).toBe('UNCERTAIN');
+  });
+});
+
+describe('types for users who embed the machine', () => {
+  it('input and output are inferred', () => {
+    expectTypeOf<InputFrom<typeof checkpointMachine>>().toEqualTypeOf<CheckpointInput>();
+    expectTypeOf<OutputFrom<typeof checkpointMachine>>().toEqualTypeOf<CheckpointOutput>();
+    expectTypeOf<CheckpointOutput['status']>().toEqualTypeOf<'VERIFIED' | 'REPAIRED' | 'AMBIGUOUS' | 'UNCERTAIN'>();
+  });
+
+  it('tsc catches a bad input in a parent invoke', () => {
+    // XState reports a bad invoke input on the whole `invoke` object.
+    setup({ actors: { booth: checkpointMachine } }).createMachine({
+      // @ts-expect-error `prompt` is required
+      invoke: { src: 'booth', input: () => ({ maxRetries: 1 }) },
+    });
+    setup({ actors: { booth: checkpointMachine } }).createMachine({
+      // @ts-expect-error `threshold` is a number
+      invoke: { src: 'booth', input: () => ({ prompt: 'q', threshold: 'high' }) },
+    });
+    setup({ actors: { booth: checkpointMachine } }).createMachine({
+      invoke: { src: 'booth', input: () => ({ prompt: 'q', threshold: 0.8 }) },
+    });
+    createActor(checkpointMachine, { input: { prompt: 'q', effects: 'events' } });
+    // @ts-expect-error `effects` is 'actors' or 'events'
+    createActor(checkpointMachine, { input: { prompt: 'q', effects: 'magic' } });
+    expect(true).toBe(true);
+  });
+});

@@ -1,0 +1,212 @@
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import type { Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { checkpointMachine } from '../../machines/checkpoint/machine.js';
+import { acheck, check } from '../../src/index.js';
+import { machineToMermaid, toHtml, toMermaid, toSequence } from '../../src/visualize/index.js';
+import { envelope, scripted } from '../fixtures/helpers.js';
+import { available, launchChromium } from '../fixtures/chromium.js';
+
+/**
+ * The HTML trace in a real browser: Debian's Chromium, driven by playwright-core, with
+ * every request other than file: and data: blocked. CI installs Chromium; elsewhere the
+ * suite runs when /usr/bin/chromium exists.
+ */
+
+const OUTPUT = new URL('../../test-output/', import.meta.url);
+
+describe.runIf(available)('in a browser, offline', () => {
+  let browser: Browser;
+
+  beforeAll(async () => {
+    browser = await launchChromium();
+    mkdirSync(OUTPUT, { recursive: true });
+  }, 30_000);
+
+  afterAll(async () => {
+    await browser?.close();
+  });
+
+  /** Opens a page of Booth's at 1 400 px, every request but file: and data: blocked and recorded. */
+  async function open(html: string, name: string) {
+    const file = new URL(`${name}.html`, OUTPUT);
+    writeFileSync(file, html);
+    const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+    const leaked: string[] = [];
+    const consoleErrors: string[] = [];
+    page.on('console', (message) => {
+      if (message.type() === 'error') consoleErrors.push(message.text());
+    });
+    page.on('pageerror', (error) => consoleErrors.push(error.message));
+    await page.route('**/*', (route) => {
+      const url = route.request().url();
+      if (url.startsWith('file:') || url.startsWith('data:')) return route.continue();
+      leaked.push(url);
+      return route.abort();
+    });
+    await page.goto(file.href);
+    return { page, leaked, consoleErrors };
+  }
+
+  it('the HTML trace of a REPAIRED run shows its status, both attempts and the highlighted path', async () => {
+    const result = check(scripted([envelope('Lyon', 0.3), envelope('Paris', 0.9)]).sync, 'What is the capital of France?');
+    const { page, leaked, consoleErrors } = await open(await toHtml(result), 'repaired');
+
+    await expect.poll(() => page.locator('#status').textContent()).toBe('REPAIRED');
+    expect(await page.locator('#attempts tbody tr').count()).toBe(2);
+    expect(await page.locator('tr[data-attempt="0"]').isVisible()).toBe(true);
+    expect(await page.locator('tr[data-attempt="1"]').isVisible()).toBe(true);
+    expect(await page.locator('tr[data-attempt="1"] td').nth(1).textContent()).toBe('"Paris"');
+
+    // The retry goes reconsidering → asking → calling: asking only routes, and is drawn visited.
+    const taken = page.locator('#diagram svg g.edge.taken');
+    expect(await taken.count()).toBe(7);
+    for (const edge of await taken.all()) expect(await edge.isVisible()).toBe(true);
+    const stroke = await taken.first().locator('path').first().getAttribute('stroke');
+    expect(stroke).toBe('#c0392b');
+    expect(await page.locator('#diagram svg g.node.visited').count()).toBe(7);
+
+    // The raw reply is collapsed until asked for.
+    const raw = page.locator('tr[data-attempt="0"] details pre');
+    expect(await raw.isVisible()).toBe(false);
+    await page.locator('tr[data-attempt="0"] details summary').click();
+    expect(await raw.isVisible()).toBe(true);
+
+    await page.screenshot({ path: new URL('repaired.png', OUTPUT).pathname, fullPage: true });
+    expect(leaked).toEqual([]);
+    expect(consoleErrors).toEqual([]);
+  }, 30_000);
+
+  it('the HTML trace of a run retried for parse, validation and confidence says why, at a readable size', async () => {
+    const model = scripted(['junk', envelope('Lyon', 0.9), envelope('Paris', 0.4), envelope('Paris', 0.9)], { delayMs: 25 });
+    const result = await acheck(model.async, 'What is the capital of France?', {
+      maxRetries: 3,
+      timeoutMs: 5_000,
+      validator: (answer) => (answer === 'Lyon' ? [false, 'Lyon is not a capital'] : true),
+    });
+    expect(result.status).toBe('REPAIRED');
+    const { page, leaked, consoleErrors } = await open(await toHtml(result), 'retried');
+
+    const settings = await page.locator('#settings').innerText();
+    for (const shown of ['threshold 0.7', 'maxRetries 3', 'validator yes', 'timeoutMs 5000 ms', 'deadlineMs none', 'callRetries none']) {
+      expect(settings).toContain(shown);
+    }
+    expect(await page.locator('#summary [data-name="retried for"]').innerText()).toBe('retried for parse ×1, validation ×1, confidence ×1');
+    expect(await page.locator('#summary [data-name="method"]').innerText()).toBe('method confidence');
+
+    expect(await page.locator('#attempts td.why').allInnerTexts()).toEqual([
+      'could not parse: no JSON object was found in the reply',
+      'validator: Lyon is not a capital',
+      'confidence 0.4 below the threshold 0.7',
+      'accepted (validator passed, confidence 0.9 ≥ 0.7)',
+    ]);
+    expect(await page.locator('#attempts td.next').allInnerTexts()).toEqual(['parse retry', 'validation retry', 'confidence retry', 'REPAIRED']);
+    // Each reply took at least the model's 25 ms, and the page says how long.
+    const durations = await page.locator('#attempts td.duration').allInnerTexts();
+    expect(durations).toEqual(result.attempts.map((a) => `${a.durationMs} ms`));
+    for (const duration of durations) expect(parseInt(duration, 10)).toBeGreaterThanOrEqual(20);
+
+    const retryEdge = page.locator('#diagram svg g.edge', { has: page.locator('title', { hasText: /^reconsidering->asking$/ }) });
+    expect(await retryEdge.locator('text').allTextContents()).toEqual([
+      '[callFailed]',
+      '[parseFailed] ×1',
+      '[failedValidation] ×1',
+      '[isSplit]',
+      '[else] ×1',
+    ]);
+    expect(await retryEdge.getAttribute('class')).toBe('edge taken');
+
+    // Edge labels as displayed: the font size times the scale the page draws the SVG at.
+    const labelPx = await page.locator('#diagram svg g.edge text').evaluateAll((texts) => {
+      const { getComputedStyle } = globalThis as unknown as { getComputedStyle(e: unknown): { fontSize: string } };
+      return texts.map((text) => {
+        const scale = (text as unknown as { getScreenCTM(): { a: number } | null }).getScreenCTM()?.a ?? 0;
+        return parseFloat(getComputedStyle(text).fontSize) * scale;
+      });
+    });
+    expect(labelPx.length).toBeGreaterThan(20);
+    expect(Math.min(...labelPx)).toBeGreaterThanOrEqual(11);
+
+    await page.screenshot({ path: new URL('retried.png', OUTPUT).pathname, fullPage: true });
+    expect(leaked).toEqual([]);
+    expect(consoleErrors).toEqual([]);
+  }, 30_000);
+
+  it('the HTML trace of a sampled run shows each vote, and hostile samples stay text', async () => {
+    const hostile = ['</script><script>alert(1)</script>', '<img src=x onerror="alert(1)">', `it's "quoted"\n</td></tr></table>`];
+    const model = scripted([
+      envelope(hostile[0], 0.9),
+      envelope(hostile[1], 0.8),
+      envelope(hostile[0], 0.9),
+      { throws: new Error('<img src=y onerror=alert(2)>') },
+      envelope(hostile[2], 0.9),
+      envelope(hostile[2], 0.9),
+    ]);
+    const result = check(model.sync, 'q', { samples: 3 });
+    expect(result.prompts.map((p) => p.kind)).toEqual(['first', 'disagreement']);
+    const { page, leaked, consoleErrors } = await open(await toHtml(result), 'sampled');
+    const dialogs: string[] = [];
+    page.on('dialog', (dialog) => {
+      dialogs.push(dialog.message());
+      void dialog.dismiss();
+    });
+
+    expect(await page.locator('#votes section.vote').count()).toBe(2);
+    const first = page.locator('section[data-vote="0"]');
+    expect(await first.locator('table.samples td.answer').allTextContents()).toEqual([hostile[0], hostile[1], hostile[0]].map((a) => JSON.stringify(a)));
+    expect(await first.locator('table.samples tr.winner').evaluateAll((rows) => rows.map((r) => (r as unknown as { dataset: { sample: string } }).dataset.sample))).toEqual(['0', '2']);
+    expect(await first.locator('table.clusters tbody tr').allInnerTexts()).toEqual([
+      `1 (winner)\t${JSON.stringify(hostile[0])}\t2\t0.9\t0, 2`,
+      `2\t${JSON.stringify(hostile[1])}\t1\t0.8\t1`,
+    ]);
+    expect(await first.locator('.summary span').allInnerTexts()).toEqual(['agreement 2 of 3', 'confidence 0.6 (hybrid)']);
+    const second = page.locator('section[data-vote="1"]');
+    expect(await second.locator('table.samples td.error').allTextContents()).toEqual(['<img src=y onerror=alert(2)>', '', '']);
+    expect(await second.locator('table.samples td.answer').nth(1).textContent()).toBe(JSON.stringify(hostile[2]));
+    expect(await page.locator('#summary [data-name="agreement"]').innerText()).toBe('agreement 1');
+
+    // Nothing the model wrote became an element or ran.
+    expect(await page.locator('script, img').count()).toBe(0);
+    expect(await page.locator('table').count()).toBe(5);
+    expect(dialogs).toEqual([]);
+    await page.screenshot({ path: new URL('sampled.png', OUTPUT).pathname, fullPage: true });
+    expect(leaked).toEqual([]);
+    expect(consoleErrors).toEqual([]);
+  }, 30_000);
+
+  it('Mermaid renders the sequence diagram of a sampled run', async () => {
+    const model = scripted([envelope('Paris', 0.9), envelope('a;b#c"<d>', 0.8), { throws: new Error('503') }, ...Array(3).fill(envelope('Paris', 0.9))]);
+    const source = toSequence(check(model.sync, 'q', { samples: 3 }));
+    const page = await browser.newPage();
+    await page.setContent('<!doctype html><body></body>');
+    await page.addScriptTag({ content: readFileSync(new URL('../../node_modules/mermaid/dist/mermaid.min.js', import.meta.url), 'utf8') });
+    const svg = await page.evaluate(async (text) => {
+      const mermaid = (globalThis as unknown as { mermaid: { initialize(o: object): void; render(id: string, s: string): Promise<{ svg: string }> } }).mermaid;
+      mermaid.initialize({ startOnLoad: false });
+      return (await mermaid.render('sampled', text)).svg;
+    }, source);
+    const texts = [...svg.matchAll(/<(?:text|tspan)[^>]*>([^<]+)</g)].map(([, text]) => text);
+    expect(texts).toContain('attempt 1, disagreement retry, sample 2');
+    expect(texts).toContain('call failed: 503');
+    expect(texts).toContain('vote "Paris" ×1, "a;b#c\\"&lt;d&gt;" ×1: agreement 1 of 2, confidence 0.45');
+  }, 60_000);
+
+  it('Mermaid renders every diagram Booth writes', async () => {
+    const result = check(scripted(['junk', envelope('Paris', 0.9)]).sync, 'q');
+    const diagrams = [machineToMermaid(checkpointMachine), toMermaid(result), toSequence(result)];
+    const page = await browser.newPage();
+    await page.setContent('<!doctype html><body></body>');
+    await page.addScriptTag({ content: readFileSync(new URL('../../node_modules/mermaid/dist/mermaid.min.js', import.meta.url), 'utf8') });
+    const rendered = await page.evaluate(async (sources) => {
+      const mermaid = (globalThis as unknown as { mermaid: { initialize(o: object): void; render(id: string, s: string): Promise<{ svg: string }> } }).mermaid;
+      mermaid.initialize({ startOnLoad: false });
+      const out: string[] = [];
+      for (const [i, source] of sources.entries()) out.push((await mermaid.render(`d${i}`, source)).svg);
+      return out;
+    }, diagrams);
+    expect(rendered).toHaveLength(3);
+    for (const svg of rendered) expect(svg).toMatch(/^<svg[\s\S]*<\/svg>$/);
+    expect(rendered[0]).toContain('confidenceGate');
+    expect(rendered[2]).toContain('parse retry');
+  }, 60_000);
+});

@@ -1,0 +1,240 @@
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createMachine } from 'xstate';
+import { check } from '../../src/index.js';
+import type { BoothResult } from '../../src/results/result.js';
+import { renderHtml } from '../../src/visualize/html.js';
+import { dotToSvg, machineToSvg, toSequence } from '../../src/visualize/index.js';
+import { runDot, runFlowchart } from '../../src/visualize/run.js';
+import { sequence } from '../../src/visualize/sequence.js';
+import { everyFieldRuns } from '../fixtures/every-field-runs.js';
+import { hostileCopy, XSS_PAYLOADS } from '../fixtures/hostile-results.js';
+import { envelope, scripted } from '../fixtures/helpers.js';
+import { available, launchChromium } from '../fixtures/chromium.js';
+
+/**
+ * Booth's pages and pictures of runs whose every field holds markup, opened in Debian's
+ * Chromium: nothing runs, nothing is fetched, nothing becomes an element. The runs are drawn
+ * with the renderers themselves, past any validation a stored run gets when it is read,
+ * because the renderers must be safe whatever reaches them.
+ */
+
+const OUTPUT = new URL('../../test-output/hostile/', import.meta.url);
+const MERMAID = new URL('../../node_modules/mermaid/dist/mermaid.min.js', import.meta.url);
+
+/** The page `toHtml` writes, from the result as given. */
+async function page(result: BoothResult): Promise<string> {
+  return renderHtml(result, await dotToSvg(runDot(result)));
+}
+
+/** Elements none of Booth's pages and pictures has, and every payload tries to make. */
+const ELEMENTS = ['script', 'img', 'iframe', 'object', 'embed', 'foreignObject', 'link', 'base', 'meta[http-equiv]'];
+
+/** Every payload at once, so each page tries them all in every field. */
+const ALL_PAYLOADS = XSS_PAYLOADS.join('');
+
+interface Opened {
+  readonly page: Page;
+  /** Every request but the document itself: file: and data: included, since `src=x` is a file: URL. */
+  readonly requests: string[];
+  readonly dialogs: string[];
+  readonly errors: string[];
+}
+
+describe.runIf(available)('hostile runs in a browser', () => {
+  let browser: Browser;
+
+  beforeAll(async () => {
+    browser = await launchChromium();
+    mkdirSync(OUTPUT, { recursive: true });
+  }, 30_000);
+
+  afterAll(async () => {
+    await browser?.close();
+  });
+
+  async function open(content: string, file: string): Promise<Opened> {
+    const url = new URL(file, OUTPUT);
+    writeFileSync(url, content);
+    const opened: Opened = { page: await browser.newPage(), requests: [], dialogs: [], errors: [] };
+    opened.page.on('dialog', (dialog) => {
+      opened.dialogs.push(dialog.message());
+      void dialog.dismiss();
+    });
+    opened.page.on('pageerror', (error) => opened.errors.push(error.message));
+    await opened.page.route('**/*', (route) => {
+      const requested = route.request().url();
+      if (requested === url.href) return route.continue();
+      opened.requests.push(requested);
+      return route.abort();
+    });
+    await opened.page.goto(url.href, { waitUntil: 'load' });
+    // Long enough for an aborted image's onerror or a javascript: frame to have run.
+    await opened.page.waitForTimeout(50);
+    return opened;
+  }
+
+  /** What nothing the model or a store wrote may cause, checked on an opened page. */
+  /** `within`: a selector for the part of the page Booth's output is in, when the test's own page has script. */
+  async function expectInert({ page, requests, dialogs, errors }: Opened, { within = '', elements = ELEMENTS } = {}): Promise<void> {
+    expect(await page.evaluate(() => (globalThis as { __pwned?: unknown }).__pwned)).toBeUndefined();
+    expect(requests).toEqual([]);
+    expect(dialogs).toEqual([]);
+    expect(errors).toEqual([]);
+    expect(await page.locator(elements.map((element) => `${within} ${element}`.trim()).join(', ')).count()).toBe(0);
+    const handlers = await page.evaluate(() => {
+      const { document } = globalThis as unknown as { document: { querySelectorAll(s: string): Iterable<{ attributes: Iterable<{ name: string }> }> } };
+      return [...document.querySelectorAll('*')].flatMap((element) => [...element.attributes].map((a) => a.name)).filter((name) => /^on/i.test(name));
+    });
+    expect(handlers).toEqual([]);
+  }
+
+  /** Element names in document order outside the diagram, which Graphviz draws and hostile values never reach. */
+  const skeleton = (page: Page) =>
+    page.evaluate(() => {
+      const { document } = globalThis as unknown as { document: { querySelectorAll(s: string): Iterable<{ tagName: string; closest(s: string): unknown }> } };
+      return [...document.querySelectorAll('*')].filter((e) => e.closest('#diagram svg') === null).map((e) => e.tagName);
+    });
+
+  it('the four fields the review found written raw, confidence, trace attempt, cluster count and samples, stay text', async () => {
+    const { sampled } = await everyFieldRuns();
+    const payload = XSS_PAYLOADS[0]!;
+    // The result's own fields, unfrozen; its getters (ok, nAttempts) stay on the prototype.
+    const fields = structuredClone({ ...sampled }) as unknown as {
+      attempts: { confidence: unknown; clusters: { count: unknown; samples: unknown[] }[] }[];
+      trace: { attempt: unknown }[];
+    };
+    for (const attempt of fields.attempts) {
+      attempt.confidence = payload;
+      for (const cluster of attempt.clusters) Object.assign(cluster, { count: payload, samples: [payload] });
+    }
+    for (const step of fields.trace) step.attempt = payload;
+    const result = Object.assign(Object.create(Object.getPrototypeOf(sampled) as object) as object, fields) as unknown as BoothResult;
+    const opened = await open(await page(result), 'review-fields.html');
+    await expectInert(opened);
+    expect(await opened.page.title()).toBe('Booth trace: REPAIRED');
+    expect(await opened.page.locator('#attempts tbody td:nth-child(3)').allTextContents()).toEqual([payload, payload]);
+    expect(await opened.page.locator('#trace small').first().textContent()).toBe(`(attempt ${payload})`);
+    expect(await opened.page.locator('table.clusters tbody tr').first().locator('td').allTextContents()).toEqual(['1 (winner)', '"Lyon"', payload, '0.9', payload]);
+    await opened.page.close();
+  }, 30_000);
+
+  it('the HTML page of a run with markup in every field runs nothing, fetches nothing and keeps its shape', async () => {
+    const runs = await everyFieldRuns();
+    for (const [name, run] of Object.entries(runs)) {
+      const benign = await open(await page(hostileCopy(run, 'benign').result), `${name}-benign.html`);
+      const shape = await skeleton(benign.page);
+      await benign.page.close();
+      // Each payload alone in the run with the most fields; all of them at once in every run.
+      const payloads = name === 'sampled' ? [...XSS_PAYLOADS, ALL_PAYLOADS] : [ALL_PAYLOADS];
+      for (const [p, payload] of payloads.entries()) {
+        const { result, leaves } = hostileCopy(run, payload);
+        expect(leaves.length).toBeGreaterThan(10);
+        const opened = await open(await page(result), `${name}-${p}.html`);
+        const context = `${name} with payload ${p}`;
+        await expectInert(opened);
+        // The status is a field too: the title is the page's own text and the payload, as text.
+        expect(await opened.page.title(), context).toBe(`Booth trace: ${payload}`);
+        expect(await skeleton(opened.page), context).toEqual(shape);
+        // The four fields the review found written raw now read as the payload's text.
+        if (result.attempts.length > 0) {
+          expect(await opened.page.locator('#attempts tbody td:nth-child(3)').last().textContent(), context).toBe(payload);
+        }
+        expect(await opened.page.locator('#trace small').first().textContent(), context).toBe(`(attempt ${payload})`);
+        if (name === 'sampled') {
+          const cluster = opened.page.locator('table.clusters tbody tr').first().locator('td');
+          expect(await cluster.nth(2).textContent(), context).toBe(payload);
+          expect(await cluster.nth(4).textContent(), context).toBe(payload);
+        }
+        await opened.page.close();
+      }
+    }
+  }, 120_000);
+
+  it('the SVG of a hostile run, opened on its own and inline, runs nothing', async () => {
+    const runs = await everyFieldRuns();
+    for (const [name, run] of Object.entries(runs)) {
+      const svg = await dotToSvg(runDot(hostileCopy(run, ALL_PAYLOADS).result));
+      for (const opened of [await open(svg, `${name}.svg`), await open(`<!doctype html><body>${svg}</body>`, `${name}-svg.html`)]) {
+        await expectInert(opened);
+        expect(await opened.page.locator('svg g.node').count()).toBeGreaterThan(5);
+        await opened.page.close();
+      }
+    }
+  }, 120_000);
+
+  it('the SVG of a machine with markup in its names shows the names as text', async () => {
+    // No `.` or `#`: XState reads those in a target as a path and an id.
+    const name = `"];<img src=http://localhost:9/x onerror=__pwned=1>\n</text><script>__pwned=1</script>`;
+    const machine = createMachine({
+      id: `id${name}`,
+      initial: `a${name}`,
+      states: { [`a${name}`]: { on: { [`go${name}`]: `b${name}` } }, [`b${name}`]: { type: 'final' } },
+    });
+    const opened = await open(`<!doctype html><body>${await machineToSvg(machine)}</body>`, 'machine-svg.html');
+    await expectInert(opened);
+    expect(await opened.page.locator('svg g.node text').allTextContents()).toEqual([
+      'a"];<img src=http://localhost:9/x onerror=__pwned=1>',
+      '</text><script>__pwned=1</script>',
+      'b"];<img src=http://localhost:9/x onerror=__pwned=1>',
+      '</text><script>__pwned=1</script>',
+    ]);
+    await opened.page.close();
+  }, 30_000);
+
+  /** Renders Mermaid sources in a page with Mermaid's own sanitising off, and puts the pictures in the page. */
+  async function renderMermaid(sources: readonly string[]): Promise<{ opened: Opened; svgs: string[] }> {
+    const opened = await open('<!doctype html><body></body>', 'mermaid.html');
+    await opened.page.addScriptTag({ content: readFileSync(MERMAID, 'utf8') });
+    const svgs = await opened.page.evaluate(async (texts) => {
+      const global = globalThis as unknown as {
+        mermaid: { initialize(o: object): void; render(id: string, s: string): Promise<{ svg: string }> };
+        document: { body: { insertAdjacentHTML(where: string, html: string): void } };
+      };
+      // `loose`: Mermaid leaves labels unsanitised, so only Booth's escaping keeps them text.
+      global.mermaid.initialize({ startOnLoad: false, securityLevel: 'loose' });
+      const out: string[] = [];
+      for (const [i, text] of texts.entries()) {
+        const { svg } = await global.mermaid.render(`d${i}`, text);
+        global.document.body.insertAdjacentHTML('beforeend', svg);
+        out.push(svg);
+      }
+      return out;
+    }, sources);
+    await opened.page.waitForTimeout(50);
+    return { opened, svgs };
+  }
+
+  it('Mermaid draws the diagrams of hostile runs with every value as label text', async () => {
+    const runs = await everyFieldRuns();
+    const sources = Object.entries(runs).flatMap(([name, run]) =>
+      (name === 'sampled' ? [...XSS_PAYLOADS, ALL_PAYLOADS] : [ALL_PAYLOADS]).flatMap((payload) => {
+        const { result } = hostileCopy(run, payload);
+        return [sequence(result), runFlowchart(result)];
+      }),
+    );
+    const { opened, svgs } = await renderMermaid(sources);
+    expect(svgs).toHaveLength(sources.length);
+    // Mermaid writes flowchart labels as HTML inside foreignObject: its own, and allowed.
+    await expectInert(opened, { within: 'svg', elements: ELEMENTS.filter((element) => element !== 'foreignObject') });
+    // The payloads' directive would add its CSS to the picture's style; shown as text it is harmless.
+    const styles = svgs.map((svg) => /<style>([\s\S]*?)<\/style>/.exec(svg)?.[1] ?? 'no style');
+    for (const style of styles) expect(style.includes('127.0.0.1') || style === 'no style').toBe(false);
+    await opened.page.close();
+  }, 120_000);
+
+  it('a Mermaid directive in an answer is drawn as text, and its CSS is not applied', async () => {
+    const directive = `%%{init:{'themeCSS':'svg{opacity:0.31}'}}%%`;
+    const source = toSequence(check(scripted([envelope(directive, 0.9)]).sync, 'q'));
+    const { opened, svgs } = await renderMermaid([source]);
+    // The test's page holds Mermaid's own script: only the picture is checked for elements.
+    const style = /<style>([\s\S]*?)<\/style>/.exec(svgs[0]!)?.[1];
+    expect(style).toContain('.messageText{');
+    expect(style).not.toContain('opacity:0.31');
+    expect(await opened.page.locator('svg').first().evaluate((e) => (globalThis as unknown as { getComputedStyle(e: unknown): { opacity: string } }).getComputedStyle(e).opacity)).toBe('1');
+    expect(await opened.page.locator('svg text.messageText').allTextContents()).toContain(`VERIFIED "${directive}"`);
+    await expectInert(opened, { within: 'svg' });
+    await opened.page.close();
+  }, 60_000);
+});

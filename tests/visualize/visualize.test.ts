@@ -1,0 +1,364 @@
+import { describe, expect, expectTypeOf, it } from 'vitest';
+import { z } from 'zod';
+import { checkpointMachine } from '../../machines/checkpoint/machine.js';
+import { evidenceMachine } from '../../machines/evidence.js';
+import { acheck, type CallInfo, check, checkWithEvidence } from '../../src/index.js';
+import { durationText, nextStep, settingsRows, usageText, verdictOf } from '../../src/visualize/explain.js';
+import { RETRY_GUARDS, retryReasons } from '../../src/visualize/retries.js';
+import {
+  machineGraph,
+  machineToDot,
+  machineToMermaid,
+  machineToSvg,
+  toDot,
+  toHtml,
+  toMermaid,
+  toSequence,
+  toSvg,
+} from '../../src/visualize/index.js';
+import { envelope, scripted } from '../fixtures/helpers.js';
+
+const CHECKPOINT_STATES = [
+  'asking',
+  'calling',
+  'backingOff',
+  'sampling',
+  'agreementGate',
+  'parsing',
+  'ambiguityGate',
+  'schemaGate',
+  'validationGate',
+  'confidenceGate',
+  'reconsidering',
+  'verified',
+  'repaired',
+  'ambiguous',
+  'uncertain',
+];
+
+/** Every transition the machine defines, counted straight from its state nodes. */
+function transitionCount(machine: typeof checkpointMachine | typeof evidenceMachine): number {
+  return Object.values(machine.root.states).reduce(
+    (sum, node) => sum + [...node.transitions.values()].flat().length + (node.always?.length ?? 0),
+    0,
+  );
+}
+
+/** A run that retried once for each gate: unparseable, then rejected by the validator, then not confident. */
+const retriedThrice = () =>
+  check(
+    scripted(['junk', envelope('Lyon', 0.9), envelope('Paris', 0.4), envelope('Paris', 0.9)]).sync,
+    'Capital of France?',
+    { maxRetries: 3, validator: (answer) => (answer === 'Lyon' ? [false, 'Lyon is not a capital'] : true) },
+  );
+
+const repaired = () => check(scripted([envelope('Lyon', 0.3), envelope('Paris', 0.9)]).sync, 'Capital of France?');
+
+describe('machine graphs', () => {
+  it('have every state of the checkpoint machine, finals marked', () => {
+    const graph = machineGraph(checkpointMachine);
+    expect(graph.states.map((s) => s.name)).toEqual(CHECKPOINT_STATES);
+    expect(graph.states.filter((s) => s.final).map((s) => s.name)).toEqual(['verified', 'repaired', 'ambiguous', 'uncertain']);
+    expect(graph.initial).toBe('asking');
+  });
+
+  it('have every transition, always transitions and guards included', () => {
+    for (const machine of [checkpointMachine, evidenceMachine]) {
+      const graph = machineGraph(machine);
+      expect(graph.edges.flatMap((e) => e.labels)).toHaveLength(transitionCount(machine));
+    }
+    const labels = (from: string, to: string) =>
+      machineGraph(checkpointMachine).edges.find((e) => e.from === from && e.to === to)?.labels;
+    expect(labels('calling', 'parsing')).toEqual(['model.replied [isText]']);
+    expect(labels('calling', 'backingOff')).toEqual(['model.failed [canRetryCall]']);
+    expect(labels('backingOff', 'calling')).toEqual(['backoff.elapsed']);
+    expect(labels('calling', 'uncertain')).toEqual(['model.replied [else]', 'model.failed [else]', 'run.deadline']);
+    expect(labels('backingOff', 'uncertain')).toEqual(['run.deadline']);
+    expect(labels('parsing', 'reconsidering')).toEqual(['[parseFailed and canRetry]']);
+    expect(labels('confidenceGate', 'verified')).toEqual(['[isConfident and isFirstAttempt]']);
+    expect(labels('asking', 'sampling')).toEqual(['[isSampling]']);
+    expect(labels('asking', 'calling')).toEqual(['[else]']);
+    expect(labels('sampling', 'agreementGate')).toEqual(['[allSampled]']);
+    expect(labels('agreementGate', 'reconsidering')).toEqual(['[parseFailed and canRetry]']);
+    expect(labels('reconsidering', 'asking')).toEqual(['[callFailed]', '[parseFailed]', '[failedValidation]', '[isSplit]', '[else]']);
+    expect(labels('validationGate', 'validationGate')).toEqual([
+      'validator.returned',
+      'validator.threw',
+      'done: validate',
+      'error: validate',
+    ]);
+    expect(labels('calling', 'calling')).toEqual(['model.timedOut', 'booth.resumed', 'done: callModel', 'error: callModel']);
+  });
+
+  it('draw what the machine does in any state as a note: usage reports and resumes', () => {
+    expect(machineGraph(checkpointMachine).anyState).toEqual(['booth.resumed', 'model.usage [isCurrentAttempt]', 'model.usage [else]']);
+    const note = 'in any state — booth.resumed / model.usage [isCurrentAttempt] / model.usage [else]';
+    expect(machineToMermaid(checkpointMachine)).toContain(`  note right of asking : ${note}\n`);
+    expect(machineToDot(checkpointMachine)).toContain(`label="${note}"`);
+    expect(machineGraph(evidenceMachine).anyState).toEqual([]);
+    expect(machineToMermaid(evidenceMachine)).not.toContain('note');
+  });
+
+  it('Mermaid stateDiagram-v2 and DOT name every state and edge', () => {
+    const mermaid = machineToMermaid(checkpointMachine);
+    const dotSource = machineToDot(checkpointMachine);
+    expect(mermaid.startsWith('stateDiagram-v2\n  [*] --> asking\n')).toBe(true);
+    for (const edge of machineGraph(checkpointMachine).edges) {
+      expect(mermaid).toContain(`${edge.from} --> ${edge.to} : `);
+      expect(dotSource).toContain(`"${edge.from}" -> "${edge.to}"`);
+    }
+    for (const final of ['verified', 'repaired', 'ambiguous', 'uncertain']) expect(mermaid).toContain(`${final} --> [*]`);
+    expect(machineToMermaid(evidenceMachine)).toContain('comparing --> scoreGate : comparator.returned');
+  });
+
+  it('SVG is rendered without a browser and names every state', async () => {
+    const svg = await machineToSvg(checkpointMachine);
+    expect(svg).toMatch(/^<\?xml[\s\S]*<svg[\s\S]*<\/svg>\s*$/);
+    for (const state of CHECKPOINT_STATES) expect(svg).toContain(`>${state}</text>`);
+  });
+});
+
+describe('a single run, drawn', () => {
+  it("a result made by another copy of Booth (its ESM build beside the CommonJS one) draws as this copy's own does", async () => {
+    const result = check(scripted([envelope('Paris', 0.9)]).sync, 'Capital of France?');
+    // Another copy's class: the same own fields, another prototype.
+    const foreign = Object.setPrototypeOf({ ...result }, class ForeignResult {}.prototype) as typeof result;
+    expect(foreign).not.toBeInstanceOf(result.constructor);
+    expect(await toHtml(foreign)).toBe(await toHtml(result));
+    expect(toMermaid(foreign)).toBe(toMermaid(result));
+    // Still read as untrusted: a wrong field is named, with no value quoted.
+    const forged = Object.setPrototypeOf({ ...result, confidence: '<b>0.9</b>' }, class ForeignResult {}.prototype) as typeof result;
+    await expect(toHtml(forged)).rejects.toThrow(/its confidence is a string, expected/);
+  });
+
+  it('toDot highlights exactly the edges of the trace, with how many times', () => {
+    const result = repaired();
+    const source = toDot(result);
+    const taken = [...source.matchAll(/"(\w+)" -> "(\w+)" \[label="([^"]*)"[^\]]*class="taken"/g)].map(
+      ([, from, to, label]) => `${from}->${to} ${/×(\d+)/.exec(label ?? '')?.[1]}`,
+    );
+    const fromTrace = new Map<string, number>();
+    result.trace.slice(1).forEach((step, i) => {
+      // The trace leaves out asking, which only routes: a retry's step goes through it.
+      const from = result.trace[i]?.state;
+      const keys = from === 'reconsidering' ? [`${from}->asking`, `asking->${step.state}`] : [`${from}->${step.state}`];
+      for (const key of keys) fromTrace.set(key, (fromTrace.get(key) ?? 0) + 1);
+    });
+    expect(taken.sort()).toEqual([...fromTrace].map(([key, n]) => `${key} ${n}`).sort());
+    expect(taken).toContain('calling->parsing 2');
+  });
+
+  it('toMermaid styles the taken links and the visited states', () => {
+    const flowchart = toMermaid(repaired());
+    expect(flowchart).toContain('calling -->|"model.replied [isText] ×2"| parsing');
+    expect(flowchart).toMatch(/class asking,calling,parsing,ambiguityGate,confidenceGate,reconsidering,repaired visited/);
+    const linkStyle = /linkStyle ([\d,]+) /.exec(flowchart)?.[1]?.split(',');
+    expect(linkStyle).toHaveLength(7);
+  });
+
+  it('toSvg draws the evidence machine for an evidence result', async () => {
+    const svg = await toSvg(checkWithEvidence('Sydney', ['Canberra is the capital.'], () => false));
+    expect(svg).toContain('>scoreGate</text>');
+    expect(svg).toContain('class="edge taken"');
+  });
+
+  it('toSequence tells the conversation attempt by attempt', () => {
+    const result = check(scripted([{ throws: new Error('timeout') }, 'junk', envelope('Paris', 0.9)]).sync, 'q', { maxRetries: 2 });
+    const diagram = toSequence(result);
+    expect(diagram.split('\n').slice(0, 5)).toEqual(['sequenceDiagram', '  participant App', '  participant Booth', '  participant Model', '  App->>Booth: prompt']);
+    expect(diagram).toContain('Booth->>Model: attempt 0, first prompt');
+    expect(diagram).toContain('Model--xBooth: call failed: timeout');
+    expect(diagram).toContain('Booth->>Model: attempt 1, the first prompt again');
+    expect(diagram).toContain('Model-->>Booth: unparseable: no JSON object was found in the reply');
+    expect(diagram).toContain('Booth->>Model: attempt 2, parse retry');
+    expect(diagram).toContain('Note over Booth: parsing → ambiguityGate → confidenceGate → repaired');
+    expect(diagram.trimEnd().endsWith('Booth-->>App: REPAIRED #quot;Paris#quot;')).toBe(true);
+  });
+
+  it('toSequence keeps model text from breaking the diagram', () => {
+    const result = check(() => envelope('a;b#c\n"d"<e>', 0.9), 'q');
+    const line = toSequence(result).split('\n').find((l) => l.startsWith('  Model-->>Booth'));
+    expect(line).toBe('  Model-->>Booth: #quot;a#59;b#35;c\\n\\#quot;d\\#quot;#lt;e#gt;#quot; at confidence 0.9');
+  });
+
+  it('toHtml is one self-contained page: inline SVG and CSS, no script, nothing to fetch', async () => {
+    const html = await toHtml(repaired());
+    expect(html.startsWith('<!doctype html>')).toBe(true);
+    expect(html).toContain('<svg');
+    expect(html).not.toContain('<?xml');
+    expect(html).not.toMatch(/<script|<link|@import|url\(|src=/i);
+    expect(html).toContain('<h1 id="status" class="status-REPAIRED">REPAIRED</h1>');
+    expect(html.match(/<tr data-attempt=/g)).toHaveLength(2);
+    expect(html).toContain('attempt 1: confidence retry');
+  });
+
+  it('toHtml escapes whatever the model wrote', async () => {
+    const result = check(() => `<script>alert(1)</script> ${envelope('<img src=x onerror=alert(1)>', 0.9)}`, 'q');
+    const html = await toHtml(result);
+    expect(html).not.toContain('<script>');
+    expect(html).not.toContain('<img');
+    expect(html).toContain('&lt;script&gt;alert(1)&lt;/script&gt;');
+  });
+
+  it('toHtml shows each attempt\'s duration and usage, and the run\'s totals', async () => {
+    // A call that fails before its reply reports nothing; the next two report usage, the last a cost too.
+    const reports = [null, { inputTokens: 100, outputTokens: 20 }, { inputTokens: 1_200, outputTokens: 30, costUsd: 0.0125 }];
+    const replies = [null, envelope('Lyon', 0.3), envelope('Paris', 0.9)];
+    const result = check(
+      (_p: string, info: CallInfo) => {
+        const report = reports[info.attempt];
+        const reply = replies[info.attempt];
+        if (!report || !reply) throw new Error('503');
+        info.reportUsage?.(report);
+        return reply;
+      },
+      'q',
+      { maxRetries: 2 },
+    );
+    const html = await toHtml(result);
+    expect(html).toContain('<th>duration</th><th>tokens</th><th>raw reply</th>');
+    expect([...html.matchAll(/<td class="tokens">([^<]*)<\/td>/g)].map((m) => m[1])).toEqual([
+      '—',
+      '100 in / 20 out / 120 total',
+      '1,200 in / 30 out / 1,230 total, cost $0.0125',
+    ]);
+    expect([...html.matchAll(/<td class="duration">([^<]*)<\/td>/g)].map((m) => m[1])).toEqual(result.attempts.map((a) => durationText(a.durationMs)));
+    expect(html).toContain('<span data-name="tokens">tokens <b>1,300 in / 50 out / 1,350 total, cost $0.0125</b></span>');
+    expect(html).toContain(`<span data-name="duration">duration <b>${durationText(result.durationMs)}</b></span>`);
+  });
+
+  it('toHtml shows no tokens, not zeros, when no call reported usage; the duration still', async () => {
+    for (const result of [repaired(), checkWithEvidence('Sydney', ['Canberra is the capital.'], () => false)]) {
+      const html = await toHtml(result);
+      expect(html).not.toMatch(/data-name="tokens"|<th>tokens|class="tokens"/);
+      expect(html).toContain(`<span data-name="duration">duration <b>${durationText(result.durationMs)}</b></span>`);
+    }
+  });
+
+  it('the to… functions take a typed result (a schema\'s answer), showing the answer as JSON', async () => {
+    const City = z.object({ city: z.string(), population: z.number() });
+    const result = check(() => envelope({ city: 'Tokyo', population: 37_400_000 }, 0.9), 'q', { schema: City });
+    expectTypeOf(toHtml).toBeCallableWith(result);
+    const html = await toHtml(result);
+    expect(html).toContain('{&quot;city&quot;:&quot;Tokyo&quot;,&quot;population&quot;:37400000}');
+    expect(toSequence(result)).toContain('VERIFIED');
+  });
+});
+
+describe('a run, explained', () => {
+  it('each attempt says why it was turned down, gate by gate, or that it was accepted', () => {
+    const result = retriedThrice();
+    expect(result.attempts.map((a) => verdictOf(a, result.settings))).toEqual([
+      'could not parse: no JSON object was found in the reply',
+      'validator: Lyon is not a capital',
+      'confidence 0.4 below the threshold 0.7',
+      'accepted (validator passed, confidence 0.9 ≥ 0.7)',
+    ]);
+  });
+
+  it('a failed call, an ambiguous question and a validator without a message are each named', () => {
+    const failed = check(scripted([{ throws: new Error('ECONNREFUSED') }, envelope('Paris', 0.95)]).sync, 'q', { threshold: 0.8 });
+    expect(failed.attempts.map((a) => verdictOf(a, failed.settings))).toEqual([
+      'call failed: ECONNREFUSED',
+      'accepted (confidence 0.95 ≥ 0.8)',
+    ]);
+    const ambiguous = check(() => envelope('Paris', 0.9, { ambiguous: true, interpretations: ['France', 'Texas'] }), 'q');
+    expect(verdictOf(ambiguous.attempts[0]!, ambiguous.settings)).toBe('ambiguous: returned at once');
+    const silent = check(() => envelope('Paris', 0.9), 'q', { maxRetries: 0, validator: () => [false, ''] });
+    expect(verdictOf(silent.attempts[0]!, silent.settings)).toBe('validator: rejected, without a message');
+    expect(verdictOf(silent.attempts[0]!, null)).toBe('validator: rejected, without a message');
+    expect(verdictOf(failed.attempts[1]!, null)).toBe('confidence 0.95');
+  });
+
+  it('after each attempt comes the retry prompt it caused, and after the last how the run ended', async () => {
+    const result = retriedThrice();
+    expect(result.attempts.map((_, i) => nextStep(result, i))).toEqual(['parse retry', 'validation retry', 'confidence retry', 'REPAIRED']);
+    const spent = check(scripted([envelope('Lyon', 0.3), envelope('Lyon', 0.3)]).sync, 'q');
+    expect(nextStep(spent, 1)).toBe('UNCERTAIN: no retries left');
+    const slow = scripted([{ delayMs: 200, then: envelope('Paris', 0.9) }]);
+    const late = await acheck(slow.async, 'q', { maxRetries: 3, deadlineMs: 20 });
+    expect(nextStep(late, 0)).toBe('UNCERTAIN: out of time');
+  });
+
+  it('durations read in milliseconds, and in seconds once they are long', () => {
+    expect([0, 7, 1_234.4, 9_999, 12_345].map(durationText)).toEqual(['0 ms', '7 ms', '1234 ms', '9999 ms', '12.3 s']);
+  });
+
+  it('usage reads as tokens in, out and total with separators, and the cost when one was reported', () => {
+    expect(usageText({ inputTokens: 12_345, outputTokens: 678, totalTokens: 13_023, costUsd: null })).toBe('12,345 in / 678 out / 13,023 total');
+    const costs = [0, 0.5, 0.0123, 0.000042, 1_234.5].map((costUsd) => usageText({ inputTokens: 1, outputTokens: 1, totalTokens: 2, costUsd }));
+    expect(costs.map((text) => text.split(', cost ')[1])).toEqual(['$0.00', '$0.50', '$0.0123', '$0.000042', '$1,234.50']);
+  });
+
+  it('the settings name every option of the run, none for timers not set', async () => {
+    expect(settingsRows(check(() => envelope('Paris', 0.9), 'q').settings!)).toEqual([
+      ['threshold', '0.7'],
+      ['maxRetries', '1 (at most 2 attempts)'],
+      ['validator', 'none'],
+      ['timeoutMs', 'none'],
+      ['deadlineMs', 'none'],
+      ['callRetries', 'none'],
+    ]);
+    const timed = await acheck(async () => envelope('Paris', 0.9), 'q', {
+      threshold: 0.5,
+      validator: () => true,
+      timeoutMs: 2_000,
+      deadlineMs: 9_000,
+      callRetries: { retries: 2, minDelayMs: 100 },
+    });
+    expect(Object.fromEntries(settingsRows(timed.settings!))).toMatchObject({
+      threshold: '0.5',
+      validator: 'yes',
+      timeoutMs: '2000 ms',
+      deadlineMs: '9000 ms',
+      callRetries: '2 per attempt (minDelayMs 100)',
+    });
+  });
+
+  it('the retry reasons are named when they differ from the method, with how many of each', () => {
+    const thrice = retriedThrice();
+    expect(thrice.method).toBe('confidence');
+    expect(retryReasons(thrice.prompts, thrice.method)).toBe('parse ×1, validation ×1, confidence ×1');
+    const afterFailure = check(scripted([{ throws: new Error('503') }, envelope('Paris', 0.9)]).sync, 'q');
+    expect(retryReasons(afterFailure.prompts, afterFailure.method)).toBe('call failure ×1');
+    // Retried only for confidence, and decided by confidence: the method already says it.
+    expect(retryReasons(repaired().prompts, 'confidence')).toBeNull();
+    expect(retryReasons(check(() => envelope('Paris', 0.9), 'q').prompts, 'confidence')).toBeNull();
+  });
+
+  it('each retry kind is the guard the machine takes from reconsidering to asking', () => {
+    const node = checkpointMachine.root.states['reconsidering'];
+    const kinds = (node?.always ?? []).map((t) => (t.actions[0] as { params: { kind: keyof typeof RETRY_GUARDS } }).params.kind);
+    expect(kinds.sort()).toEqual(Object.keys(RETRY_GUARDS).sort());
+    const labels = machineGraph(checkpointMachine).edges.find((e) => e.from === 'reconsidering' && e.to === 'asking')?.labels;
+    expect((node?.always ?? []).map((t) => RETRY_GUARDS[(t.actions[0] as { params: { kind: keyof typeof RETRY_GUARDS } }).params.kind])).toEqual(labels);
+  });
+
+  it('the retry edge counts each kind of retry beside its guard, in DOT and Mermaid alike', () => {
+    const result = retriedThrice();
+    expect(toDot(result)).toContain('"reconsidering" -> "asking" [label="[callFailed]\\n[parseFailed] ×1\\n[failedValidation] ×1\\n[isSplit]\\n[else] ×1"');
+    expect(toMermaid(result)).toContain('reconsidering -->|"[callFailed] / [parseFailed] ×1 / [failedValidation] ×1 / [isSplit] / [else] ×1"| asking');
+    // A retry goes through asking, which the trace leaves out: its edge to calling counts too.
+    expect(toDot(result)).toContain('"asking" -> "calling" [label="[else]\\n×3"');
+    const twice = check(scripted(['junk', 'junk', envelope('Paris', 0.9)]).sync, 'q', { maxRetries: 2 });
+    expect(toDot(twice)).toContain('[label="[callFailed]\\n[parseFailed] ×2\\n[failedValidation]\\n[isSplit]\\n[else]"');
+    // The machine's own diagram has no counts.
+    expect(machineToDot(checkpointMachine)).toContain('"reconsidering" -> "asking" [label="[callFailed]\\n[parseFailed]\\n[failedValidation]\\n[isSplit]\\n[else]"];');
+  });
+
+  it('toSequence names the kind of each retry prompt', () => {
+    const diagram = toSequence(retriedThrice());
+    for (const [i, kind] of ['first prompt', 'parse retry', 'validation retry', 'confidence retry'].entries()) {
+      expect(diagram).toContain(`Booth->>Model: attempt ${i}, ${kind}`);
+    }
+  });
+
+  it('toHtml shows the settings of a check, and says an evidence check has none', async () => {
+    const html = await toHtml(retriedThrice());
+    expect(html).toContain('<span data-name="maxRetries">maxRetries <b>3 (at most 4 attempts)</b></span>');
+    expect(html).toContain('<span data-name="retried for">retried for <b>parse ×1, validation ×1, confidence ×1</b></span>');
+    const evidence = await toHtml(checkWithEvidence('Sydney', ['Canberra is the capital.'], () => false));
+    expect(evidence).toMatch(/id="settings">An evidence check: [^<]*no model call/);
+    expect(evidence).not.toContain('retried for');
+  });
+});
