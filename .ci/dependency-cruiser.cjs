@@ -8,7 +8,8 @@
 const LAYERS = [
   ['util', '^src/util/'], // small helpers with no Booth knowledge: values, URLs, timers, optional peers
   ['reply', '^src/reply/'], // reading the model's reply: the JSON object reader and the envelope rules
-  ['decide', '^src/decide/'], // the pure helpers the machine calls: attempts, prompts, schema, votes, retries, usage, option reading
+  ['decide', '^src/decide/'], // the pure helpers the machine calls: attempts, prompts, schema, votes, retries, usage
+  ['options', '^src/options/'], // reading options: the rules every entry point shares, and the machine's input
   ['machines', '^machines/'], // the XState machines: every decision
   ['results', '^src/results/'], // the result of a run, built from the machine's output and read back from storage
   ['stores', '^src/stores/'], // where durable runs are kept: memory, files, Redis, signed

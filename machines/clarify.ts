@@ -1,5 +1,5 @@
 import { assign, fromPromise, setup } from 'xstate';
-import { type CheckpointOutput, type ModelFn } from './checkpoint/types.js';
+import type { CheckpointOutput, ModelFn } from './checkpoint/types.js';
 import { checkpointMachine } from './checkpoint/machine.js';
 
 /**

@@ -3,7 +3,7 @@ import { NO_REPLY_YET } from '../../src/decide/attempt.js';
 import { AMBIGUOUS, UNCERTAIN } from '../../src/decide/constants.js';
 import { firstPrompt } from '../../src/decide/prompts.js';
 import { answerFormatOf } from '../../src/decide/schema.js';
-import { type MachineInput, readMachineInput } from '../../src/decide/machine-input.js';
+import { type MachineInput, readMachineInput } from '../../src/options/machine-input.js';
 import { type AgreeFn, agreementOf } from '../../src/decide/agreement.js';
 import { addUsage, totalUsage } from '../../src/decide/usage.js';
 import type { CheckpointContext, CheckpointInput, CheckpointOutput, CheckpointSettings, ModelFn, WorkflowValidator } from './types.js';

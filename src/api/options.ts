@@ -7,7 +7,7 @@ import type { JsonValue } from '../reply/json-objects.js';
 import { type AnswerSchema, readSchema } from '../decide/schema.js';
 import { readTelemetry, rejectedCheck, type TelemetryOptions, type TelemetrySettings } from '../telemetry/settings.js';
 import type { Validator } from '../decide/validation.js';
-import { ASYNC_ONLY_KEYS, concurrency, optionalFunction, readPrompt, readShape, retries, samplingOptions, timers, unitInterval } from '../decide/read-options.js';
+import { ASYNC_ONLY_KEYS, concurrency, optionalFunction, readPrompt, readShape, retries, samplingOptions, timers, unitInterval } from '../options/read-options.js';
 import type { CheckSettings } from '../engine/settings.js';
 import type { Inspector } from '../engine/machine-run.js';
 import { describeValue, isAsyncFunction } from '../util/values.js';

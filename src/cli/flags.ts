@@ -1,12 +1,12 @@
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { openAICompatible } from '../adapters/index.js';
 import { CONFIDENCE_SOURCES, type ConfidenceSource } from '../decide/agreement.js';
-import { MAX_SAMPLES } from '../decide/read-options.js';
+import { MAX_SAMPLES } from '../options/read-options.js';
 import type { AnswerSchema } from '../decide/schema.js';
-import { CliFileError } from './batch-input.js';
+import { CliFileError } from './batch/input.js';
 import { loadSchemaFile, readSchemaText, SchemaFileError, SchemaLibraryMissing } from './json-schema.js';
 import { OTEL_PACKAGES } from './otel.js';
-import { QueueEnvError, type RedisTarget, redisTarget, redisUrl, shownUrl } from './queue.js';
+import { QueueEnvError, type RedisTarget, redisTarget, redisUrl, shownUrl } from './queue/queue.js';
 
 /** The flags commands share, each read and checked: the endpoint, the check's options, the queue, the rate. */
 

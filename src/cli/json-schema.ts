@@ -2,7 +2,7 @@ import type { StandardJSONSchemaV1, StandardSchemaV1 } from '@standard-schema/sp
 // Types only: the CLI imports Ajv at run time just when `--schema` is given (see loadAjv).
 import type { Ajv2020, ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
 import { describeValue } from '../util/values.js';
-import { readRegularFile } from './batch-input.js';
+import { readRegularFile } from './batch/input.js';
 import { isMissingPackage } from '../util/optional-peers.js';
 
 /**

@@ -15,8 +15,8 @@ import {
 } from './calibrate.js';
 import { runDemo } from './demo.js';
 import { startOtel } from './otel.js';
-import { connectRedis, loadQueueLibraries, runName } from './queue.js';
-import { RunSettingsError, startWorker } from './worker.js';
+import { connectRedis, loadQueueLibraries, runName } from './queue/queue.js';
+import { RunSettingsError, startWorker } from './queue/worker.js';
 import {
   type BatchFlags,
   callFnFrom,
@@ -36,7 +36,7 @@ import {
   WORKER_FLAGS,
   type WorkerFlags,
 } from './flags.js';
-import { INTERRUPTED, localBatch, queuedBatch } from './batch-command.js';
+import { INTERRUPTED, localBatch, queuedBatch } from './batch/command.js';
 import { printAnswer } from './ask.js';
 
 /** The `booth` command's commands and flags, as commander declares them. */

@@ -1,6 +1,6 @@
 import type { AnyBoothResult } from '../results/result.js';
 import { countText, durationText, usageText } from '../visualize/explain.js';
-import type { BatchSummary } from './batch-summary.js';
+import type { BatchSummary } from './batch/summary.js';
 
 /**
  * What the checks spent, in time and tokens, as `ask` and `batch` print it. Usage is null

@@ -1,5 +1,5 @@
 import type { Snapshot } from 'xstate';
-import { type CheckpointContext, type CheckpointEvent, type CheckpointOutput } from '../../machines/checkpoint/types.js';
+import type { CheckpointContext, CheckpointEvent, CheckpointOutput } from '../../machines/checkpoint/types.js';
 import { checkpointMachine } from '../../machines/checkpoint/machine.js';
 import { checkpointOutput } from '../../machines/checkpoint/context.js';
 import { nextPrompt } from '../../machines/checkpoint/effects.js';
@@ -8,7 +8,7 @@ import { type Checkpoint, CheckpointError, digest, FORMAT, VERSION } from '../st
 import { decidedState, type Engine, startEngine } from './engines.js';
 import { failIfBroken } from './machine-run.js';
 import type { CheckSettings } from './settings.js';
-import type { MachineInput } from '../decide/machine-input.js';
+import type { MachineInput } from '../options/machine-input.js';
 import type { RunTelemetry } from '../telemetry/run-telemetry.js';
 import { type UsageReport, usageFromReport } from '../decide/usage.js';
 import { answerForSchema, answerFormatOf, type JsonSchema, replySchemaOf } from '../decide/schema.js';

@@ -1,11 +1,11 @@
 import type { Snapshot } from 'xstate';
-import { type CheckpointContext, type CheckpointEvent, type CheckpointInput, type CheckpointOutput } from '../../machines/checkpoint/types.js';
+import type { CheckpointContext, CheckpointEvent, CheckpointInput, CheckpointOutput } from '../../machines/checkpoint/types.js';
 import { checkpointEffects } from '../../machines/checkpoint/effects.js';
 import { checkpointMachine } from '../../machines/checkpoint/machine.js';
 import { checkpointOutput, contextOf } from '../../machines/checkpoint/context.js';
 import { startRun } from './machine-run.js';
 import type { Inspector } from './machine-run.js';
-import type { MachineInput } from '../decide/machine-input.js';
+import type { MachineInput } from '../options/machine-input.js';
 import { compile, eventlessTarget, type Resumable, Stepper } from './stepper.js';
 
 /**

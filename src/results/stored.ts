@@ -3,7 +3,7 @@ import { evidenceMachine } from '../../machines/evidence.js';
 import { CONFIDENCE_SOURCES } from '../decide/agreement.js';
 import { LONGEST_WAIT_MS } from '../decide/call-retries.js';
 import { AMBIGUOUS, REPAIRED, UNCERTAIN, VERIFIED } from '../decide/constants.js';
-import { MAX_RETRIES_LIMIT, MAX_SAMPLES } from '../decide/read-options.js';
+import { MAX_RETRIES_LIMIT, MAX_SAMPLES } from '../options/read-options.js';
 import { isPlainObject } from '../util/values.js';
 
 /**

@@ -3,7 +3,7 @@ import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { replaceFile } from './atomic-file.js';
 import { type CheckpointSecret, signedStore } from './signed-store.js';
-import { readShape } from '../decide/read-options.js';
+import { readShape } from '../options/read-options.js';
 import { describeValue } from '../util/values.js';
 import { type CheckpointStore, CheckpointError, corruptCheckpoint, FORMAT } from './store.js';
 

@@ -1,6 +1,6 @@
 import { type CheckpointSecret, signedStore } from './signed-store.js';
 import { CheckpointError, type CheckpointStore, corruptCheckpoint, FORMAT } from './store.js';
-import { readShape } from '../decide/read-options.js';
+import { readShape } from '../options/read-options.js';
 import { describeValue } from '../util/values.js';
 
 /**

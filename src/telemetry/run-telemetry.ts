@@ -2,8 +2,8 @@ import type * as OpenTelemetry from '@opentelemetry/api';
 import type { CheckpointContext } from '../../machines/checkpoint/types.js';
 import type { Attempt } from '../decide/attempt.js';
 import type { AnyBoothResult } from '../results/result.js';
-import { addUsage,type Usage } from '../decide/usage.js';
-import { errorName,failed,type TelemetrySettings } from './settings.js';
+import { addUsage, type Usage } from '../decide/usage.js';
+import { errorName, failed, type TelemetrySettings } from './settings.js';
 
 type Span = OpenTelemetry.Span;
 type Context = OpenTelemetry.Context;

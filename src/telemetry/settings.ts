@@ -2,7 +2,7 @@ import { createRequire } from 'node:module';
 import type * as OpenTelemetry from '@opentelemetry/api';
 import { CheckpointError } from '../stores/store.js';
 import { isMissingPackage } from '../util/optional-peers.js';
-import { describeValue,isPlainObject } from '../util/values.js';
+import { describeValue, isPlainObject } from '../util/values.js';
 
 /**
  * OpenTelemetry spans for a check: `booth.check`, a `booth.attempt` child per attempt, and a

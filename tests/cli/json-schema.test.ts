@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { describe, expect, it } from 'vitest';
 import { acheck } from '../../src/index.js';
-import { CliFileError } from '../../src/cli/batch-input.js';
+import { CliFileError } from '../../src/cli/batch/input.js';
 import { compileJsonSchema, type JsonSchemaAnswer, loadSchemaFile, SchemaFileError } from '../../src/cli/json-schema.js';
 import { envelope, scripted } from '../fixtures/helpers.js';
 import { dir } from '../fixtures/booth-process.js';

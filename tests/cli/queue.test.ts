@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAX_DELAYS } from '../../src/cli/worker.js';
+import { MAX_DELAYS } from '../../src/cli/queue/worker.js';
 import { envelope } from '../fixtures/helpers.js';
 import { booth, dir, linesIn, resultsIn, type Run, spawnBooth, useProvider } from '../fixtures/booth-process.js';
 import { type RedisServer, startRedis } from '../fixtures/redis-server.js';

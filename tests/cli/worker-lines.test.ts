@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { jsonInSlices } from '../../src/cli/worker.js';
+import { jsonInSlices } from '../../src/cli/queue/worker.js';
 import { longestStall } from '../fixtures/event-loop.js';
 
 /**

@@ -16,7 +16,7 @@
  *     CALL_TIMEOUT, BACKOFF, 'deadline' StringLiteral — timer ids are names: any distinct three behave alike
  *     setup({ types }) ObjectLiteral — types exist for TypeScript alone
  *     awaitingVerdict: false BooleanLiteral — read only in validationGate, which sets it on entry
- *   src/decide/read-options.ts, closest() MethodExpression — toUpperCase instead of toLowerCase folds both names alike, same distances
+ *   src/options/read-options.ts, closest() MethodExpression — toUpperCase instead of toLowerCase folds both names alike, same distances
  *   machines/evidence.ts:71 ObjectLiteral — `types` is read by TypeScript only, not at run time
  *   machines/evidence.ts:84,86 OptionalChaining — isVerdict/isScore run only in scoreGate, where the score is set
  *   machines/evidence.ts:89,95 OptionalChaining, ConditionalExpression — agrees/meetsThreshold run only after
@@ -81,8 +81,8 @@ export default {
     'src/reply/parse.ts',
     'src/reply/json-objects.ts',
     'src/api/options.ts',
-    'src/decide/read-options.ts',
-    'src/decide/machine-input.ts',
+    'src/options/read-options.ts',
+    'src/options/machine-input.ts',
     'src/decide/prompts.ts',
   ],
   coverageAnalysis: 'perTest',

@@ -10,6 +10,6 @@ import base from './stryker.config.mjs';
 export default {
   ...base,
   vitest: { ...base.vitest, configFile: 'tests/config/vitest.mutate-focus.config.ts' },
-  mutate: ['src/api/options.ts', 'src/decide/read-options.ts', 'src/decide/machine-input.ts', 'src/decide/prompts.ts', 'src/decide/agreement.ts', 'src/decide/sampling.ts', 'machines/evidence.ts'],
+  mutate: ['src/api/options.ts', 'src/options/read-options.ts', 'src/options/machine-input.ts', 'src/decide/prompts.ts', 'src/decide/agreement.ts', 'src/decide/sampling.ts', 'machines/evidence.ts'],
   incrementalFile: 'reports/focus-incremental.json',
 };

@@ -7,7 +7,7 @@ import { checkpointMachine } from '../../machines/checkpoint/machine.js';
 import { update } from '../../machines/effects.js';
 import { createEngine, type Engine, forceEngine } from '../../src/engine/engines.js';
 import { acheck, check, type CheckpointStore, memoryStore } from '../../src/index.js';
-import { readMachineInput } from '../../src/decide/machine-input.js';
+import { readMachineInput } from '../../src/options/machine-input.js';
 import { compile, UnsupportedMachineError } from '../../src/engine/stepper.js';
 import { z } from 'zod';
 import { decided, envelope } from '../fixtures/helpers.js';

@@ -1,7 +1,7 @@
-import type { AgreeFn, ConfidenceSource } from './agreement.js';
-import type { CallRetryPolicy } from './call-retries.js';
-import { DEFAULT_THRESHOLD } from './constants.js';
-import { type AnswerSchema, readSchema } from './schema.js';
+import type { AgreeFn, ConfidenceSource } from '../decide/agreement.js';
+import type { CallRetryPolicy } from '../decide/call-retries.js';
+import { DEFAULT_THRESHOLD } from '../decide/constants.js';
+import { type AnswerSchema, readSchema } from '../decide/schema.js';
 import { concurrency, optionalFunction, readPrompt, readShape, retries, samplingOptions, timers, unitInterval } from './read-options.js';
 import { describeValue, isPlainObject } from '../util/values.js';
 

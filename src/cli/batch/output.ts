@@ -1,7 +1,7 @@
 import { closeSync, constants, fstatSync, openSync, readFileSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
-import type { CheckResult } from '../results/result.js';
-import { CliFileError, type Question } from './batch-input.js';
-import { sortByStatus, type Tally, tallyOf } from './batch-summary.js';
+import type { CheckResult } from '../../results/result.js';
+import { CliFileError, type Question } from './input.js';
+import { sortByStatus, type Tally, tallyOf } from './summary.js';
 
 /** What a batch writes: result lines appended whole, under a lock, with the progress they make. */
 

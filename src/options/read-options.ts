@@ -1,6 +1,6 @@
-import { type AgreeFn, CONFIDENCE_SOURCES, type ConfidenceSource } from './agreement.js';
-import type { CallRetryPolicy } from './call-retries.js';
-import { DEFAULT_MAX_RETRIES } from './constants.js';
+import { type AgreeFn, CONFIDENCE_SOURCES, type ConfidenceSource } from '../decide/agreement.js';
+import type { CallRetryPolicy } from '../decide/call-retries.js';
+import { DEFAULT_MAX_RETRIES } from '../decide/constants.js';
 import { blankRecord, describeValue, isAsyncFunction, isPlainObject } from '../util/values.js';
 
 /**

@@ -2,9 +2,9 @@ import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { type BatchOutput, ResultLines } from './batch-output.js';
-import { type BatchSummary, summarize } from './batch-summary.js';
-import { type Question, readEarlierResults, readQuestions } from './batch-input.js';
+import { type BatchOutput, ResultLines } from '../batch/output.js';
+import { type BatchSummary, summarize } from '../batch/summary.js';
+import { type Question, readEarlierResults, readQuestions } from '../batch/input.js';
 import { jobIdOf, type QuestionJob, QUEUE_PREFIX, type QueueLibraries, runKeys } from './queue.js';
 
 /**

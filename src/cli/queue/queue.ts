@@ -2,10 +2,10 @@
 import type { DelayedError, Queue, WaitingError, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { CommanderError, InvalidArgumentError } from 'commander';
-import { encodeKey } from '../stores/file-store.js';
-import { isMissingPackage } from '../util/optional-peers.js';
-import { shownUrl } from '../util/urls.js';
-import type { JsonValue } from '../reply/json-objects.js';
+import { encodeKey } from '../../stores/file-store.js';
+import { isMissingPackage } from '../../util/optional-peers.js';
+import { shownUrl } from '../../util/urls.js';
+import type { JsonValue } from '../../reply/json-objects.js';
 
 /**
  * What `booth batch --queue` and `booth worker` share: the libraries, the run's keys in

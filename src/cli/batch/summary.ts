@@ -1,5 +1,5 @@
-import { REPAIRED, VERIFIED } from '../decide/constants.js';
-import { totalUsage, type Usage, usageFromReport } from '../decide/usage.js';
+import { REPAIRED, VERIFIED } from '../../decide/constants.js';
+import { totalUsage, type Usage, usageFromReport } from '../../decide/usage.js';
 
 /** The summary a batch prints: counts by status and method, latencies, usage, from its result lines. */
 

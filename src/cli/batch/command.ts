@@ -1,12 +1,12 @@
 import { SingleBar } from 'cli-progress';
-import { type BatchOutput, lockOutput } from './batch-output.js';
-import type { BatchSummary } from './batch-summary.js';
-import { runBatch } from './batch.js';
-import { batchSpentLines } from './spent.js';
-import { startOtel } from './otel.js';
-import { connectRedis, loadQueueLibraries, type RedisTarget } from './queue.js';
-import { runQueueBatch } from './queue-batch.js';
-import { type BatchFlags, callFnFrom, checkOptions, schemaFrom, USAGE_ERROR, warn } from './flags.js';
+import { type BatchOutput, lockOutput } from './output.js';
+import type { BatchSummary } from './summary.js';
+import { runBatch } from './run-batch.js';
+import { batchSpentLines } from '../spent.js';
+import { startOtel } from '../otel.js';
+import { connectRedis, loadQueueLibraries, type RedisTarget } from '../queue/queue.js';
+import { runQueueBatch } from '../queue/queued-batch.js';
+import { type BatchFlags, callFnFrom, checkOptions, schemaFrom, USAGE_ERROR, warn } from '../flags.js';
 
 /** `booth batch` at the terminal: the progress bar, Ctrl-C, the summary, local or through a queue. */
 

@@ -1,8 +1,8 @@
-import { acheck } from '../api/acheck.js';
-import type { AsyncCallFn } from '../decide/model-call.js';
-import { type BatchCheckOptions, type Question, readEarlierResults, readQuestions } from './batch-input.js';
-import { type BatchOutput, ResultLines, resultRow } from './batch-output.js';
-import { type BatchSummary, summarize } from './batch-summary.js';
+import { acheck } from '../../api/acheck.js';
+import type { AsyncCallFn } from '../../decide/model-call.js';
+import { type BatchCheckOptions, type Question, readEarlierResults, readQuestions } from './input.js';
+import { type BatchOutput, ResultLines, resultRow } from './output.js';
+import { type BatchSummary, summarize } from './summary.js';
 
 /**
  * `booth batch`: checks every question of a JSONL file, `concurrency` at a time, and

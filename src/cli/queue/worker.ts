@@ -1,13 +1,13 @@
 import type { Job } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { acheck } from '../api/acheck.js';
-import { retryAfterOf } from '../decide/call-retries.js';
-import type { CheckpointStore } from '../stores/store.js';
-import { untilNextMacrotask } from '../util/macrotask.js';
-import type { AsyncCallFn } from '../decide/model-call.js';
-import { redisStore } from '../stores/redis-store.js';
-import type { BatchCheckOptions } from './batch-input.js';
-import { resultRow } from './batch-output.js';
+import { acheck } from '../../api/acheck.js';
+import { retryAfterOf } from '../../decide/call-retries.js';
+import type { CheckpointStore } from '../../stores/store.js';
+import { untilNextMacrotask } from '../../util/macrotask.js';
+import type { AsyncCallFn } from '../../decide/model-call.js';
+import { redisStore } from '../../stores/redis-store.js';
+import type { BatchCheckOptions } from '../batch/input.js';
+import { resultRow } from '../batch/output.js';
 import { type QuestionJob, QUEUE_PREFIX, type QueueLibraries, runKeys } from './queue.js';
 
 /**

@@ -1,11 +1,11 @@
 import { closeSync, constants, fstatSync, openSync, readFileSync, readSync, type Stats, statSync } from 'node:fs';
-import { replaceFile } from '../stores/atomic-file.js';
-import type { ConfidenceSource } from '../decide/agreement.js';
-import type { CallRetryPolicy } from '../decide/call-retries.js';
-import type { AnswerSchema } from '../decide/schema.js';
-import type { TelemetryOptions } from '../telemetry/settings.js';
-import type { JsonValue } from '../reply/json-objects.js';
-import { type Tally, tallyOf } from './batch-summary.js';
+import { replaceFile } from '../../stores/atomic-file.js';
+import type { ConfidenceSource } from '../../decide/agreement.js';
+import type { CallRetryPolicy } from '../../decide/call-retries.js';
+import type { AnswerSchema } from '../../decide/schema.js';
+import type { TelemetryOptions } from '../../telemetry/settings.js';
+import type { JsonValue } from '../../reply/json-objects.js';
+import { type Tally, tallyOf } from './summary.js';
 
 /** What a batch reads — its questions, the results of earlier runs, a schema file — each file checked before it is read. */
 
