@@ -4,9 +4,257 @@
  * file could not be read or written, or Redis could not be reached), 2 bad usage, 130
  * stopped by Ctrl-C.
  */
-import { CommanderError } from 'commander';
-import { USAGE_ERROR } from './flags.js';
-import { program } from './program.js';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { Command, CommanderError, Option } from 'commander';
+import { acheck } from '../api/acheck.js';
+import { CONFIDENCE_SOURCES } from '../decide/agreement.js';
+import {
+  calibrate,
+  calibrateBySource,
+  confidenceBySource,
+  type Labelled,
+  loadChartLibraries,
+  reliabilitySvg,
+  sameAnswer,
+  type SourceCalibrations,
+} from './calibrate.js';
+import { runDemo } from './demo.js';
+import { startOtel } from './otel.js';
+import { connectRedis, loadQueueLibraries, runName } from './queue/queue.js';
+import { RunSettingsError, startWorker } from './queue/worker.js';
+import {
+  type BatchFlags,
+  callFnFrom,
+  checkOptions,
+  type EndpointFlags,
+  QUEUE_ENV_HELP,
+  rateLimit,
+  schemaFrom,
+  sharedFlags,
+  targetOf,
+  unitInterval,
+  USAGE_ERROR,
+  usageError,
+  warn,
+  wholeNumber,
+  withEndpointFlags,
+  WORKER_FLAGS,
+  type WorkerFlags,
+} from './flags.js';
+import { INTERRUPTED, localBatch, queuedBatch } from './batch/command.js';
+import { printAnswer } from './ask.js';
+
+
+/** The version in the package.json next to the running file: dist/cli.js and src/cli/index.ts both find it. */
+export function ownVersion(): string {
+  for (let dir = new URL('.', import.meta.url); ; dir = new URL('..', dir)) {
+    try {
+      const manifest = JSON.parse(readFileSync(new URL('package.json', dir), 'utf8')) as { name?: unknown; version?: unknown };
+      if (manifest.name === 'boothjs' && typeof manifest.version === 'string') return manifest.version;
+    } catch {
+      // No package.json here: look one folder up.
+    }
+    if (new URL('..', dir).href === dir.href) return 'unknown';
+  }
+}
+
+export function program(): Command {
+  const booth = new Command('booth')
+    .description('A checkpoint between your application and an LLM call.')
+    .version(ownVersion(), '-V, --version', 'print the version')
+    .showHelpAfterError()
+    .exitOverride();
+
+  booth
+    .command('demo')
+    .description('run the offline demo: a scripted model, every status, no network')
+    .action(async () => {
+      await runDemo((line) => console.log(line), resolve('booth-demo-traces'));
+    });
+
+  withEndpointFlags(booth.command('ask'))
+    .description('check one question against a real endpoint')
+    .argument('<question>', 'the question')
+    .option('--json', 'print the whole result as JSON')
+    .option('--html <file>', 'write the HTML trace of the run')
+    .action(async (question: string, flags: EndpointFlags & { json?: boolean; html?: string }) => {
+      const schema = await schemaFrom(flags);
+      const otel = flags.otel ? await startOtel(flags.model, USAGE_ERROR, (message) => console.error(`warning: ${message}`)) : null;
+      try {
+        const result = await acheck(callFnFrom(flags), question, { ...checkOptions(flags), schema, telemetry: otel?.telemetry });
+        await printAnswer(result, flags, schema);
+      } finally {
+        // After the answer is out: a collector that cannot be reached costs a warning, never the answer.
+        await otel?.shutdown();
+      }
+    });
+
+  withEndpointFlags(booth.command('batch'), false)
+    .description('check every question of a JSONL file ({ "id", "prompt", "expected"? } per line), here or by workers (--queue)')
+    .argument('[questions]', 'input JSONL file (with --queue --collect, the run\'s own questions when left out)')
+    .requiredOption('-o, --output <file>', 'results JSONL file; a rerun skips the ids already in it')
+    .option('--concurrency <n>', 'checks in flight at once', wholeNumber(1), 8)
+    .option('--no-retry-failed', 'on a rerun, keep the results whose every call failed instead of checking them again')
+    .option('--with-prompts', 'keep the prompts sent in each result line')
+    .option('--queue <url>', 'Redis to queue the questions in (needs npm i bullmq ioredis); `booth worker`s check them')
+    .option('--queue-env <var>', QUEUE_ENV_HELP)
+    .option('--name <run>', 'with --queue: the run, as its workers are started with', runName)
+    .option('--collect', 'with --queue: queue nothing, only write the run\'s results')
+    .action(async (input: string | undefined, flags: BatchFlags, command: Command) => {
+      if (flags.queue === undefined && flags.queueEnv === undefined) {
+        for (const [flag, given] of [['--name', flags.name], ['--collect', flags.collect]] as const) {
+          if (given !== undefined) usageError(command, `error: option '${flag}' goes with --queue <url> (or --queue-env <var>); without it the batch runs here.`);
+        }
+        if (input === undefined) usageError(command, "error: missing required argument 'questions'");
+        for (const [flag, given] of [['--base-url <url>', flags.baseUrl], ['--model <name>', flags.model]] as const) {
+          if (given === undefined) usageError(command, `error: required option '${flag}' not specified`);
+        }
+        return localBatch(input, flags);
+      }
+      if (flags.name === undefined) usageError(command, "error: option '--queue <url>' needs --name <run>: the run's name, which its workers are started with.");
+      const target = targetOf(command, flags);
+      const modelFlags = WORKER_FLAGS.filter(([key]) => command.getOptionValueSource(key) === 'cli').map(([, flag]) => flag);
+      if (modelFlags.length > 0) {
+        usageError(command, `error: with --queue the workers call the model and check the answers: give ${modelFlags.join(', ')} to booth worker instead.`);
+      }
+      if (input === undefined && !flags.collect) usageError(command, "error: missing required argument 'questions' (or --collect, to only write the run's results)");
+      return queuedBatch(input ?? null, target, { ...flags, name: flags.name });
+    });
+
+  withEndpointFlags(booth.command('worker'))
+    .description('check the questions of a queued batch (booth batch --queue) until stopped; start one on each machine')
+    .option('--queue <url>', 'the Redis the batch was queued in (needs npm i bullmq ioredis)')
+    .option('--queue-env <var>', QUEUE_ENV_HELP)
+    .requiredOption('--name <run>', 'the run, as given to booth batch --name', runName)
+    .option('--concurrency <n>', 'checks in flight at once in this worker', wholeNumber(1), 8)
+    .option('--rate <n/s>', 'questions started per second by all the run\'s workers together (n/s, n/m or n/h)', rateLimit)
+    .option('--lock-ms <ms>', 'how long a question stays with a worker that stopped answering before another takes it', wholeNumber(1_000), 30_000)
+    .action(async (flags: WorkerFlags, command: Command) => {
+      if (flags.queue === undefined && flags.queueEnv === undefined) usageError(command, "error: required option '--queue <url>' (or --queue-env <var>) not specified");
+      const target = targetOf(command, flags);
+      const libraries = await loadQueueLibraries('booth worker', USAGE_ERROR);
+      const schema = await schemaFrom(flags);
+      const otel = flags.otel ? await startOtel(flags.model, USAGE_ERROR, warn) : null;
+      const client = await connectRedis(libraries, target, warn);
+      let worker;
+      try {
+        worker = await startWorker({
+          libraries,
+          client,
+          name: flags.name,
+          concurrency: flags.concurrency,
+          rate: flags.rate ?? null,
+          lockMs: flags.lockMs,
+          callFn: callFnFrom(flags),
+          check: { ...checkOptions(flags), schema, telemetry: otel?.telemetry },
+          shared: sharedFlags(flags),
+          warn,
+        });
+      } catch (error) {
+        client.disconnect();
+        await otel?.shutdown();
+        if (error instanceof RunSettingsError) throw new CommanderError(USAGE_ERROR, 'booth.worker', `error: ${error.message}`);
+        throw error;
+      }
+      console.error(`booth worker: checking run ${flags.name} from ${target.shown}, ${flags.concurrency} at a time; Ctrl-C or SIGTERM stops it`);
+      // The first signal finishes the checks in flight; a second stops them where they are, their checkpoints kept.
+      let signals = 0;
+      const stop = () => {
+        signals += 1;
+        if (signals === 1) console.error('booth worker: finishing the checks in flight; signal again to stop them now (they go back to the queue, their finished attempts kept)');
+        else process.exitCode = INTERRUPTED;
+        // Putting jobs back needs Redis: without it (or at a third signal) the worker ends now, and
+        // its jobs come back once their locks lapse, resumed from the checkpoints already saved.
+        if (signals === 3 || (signals === 2 && client.status !== 'ready')) {
+          console.error('booth worker: stopped at once; its jobs go back to the queue when their locks lapse');
+          process.exit(INTERRUPTED);
+        }
+        void worker.stop(signals > 1);
+      };
+      process.on('SIGINT', stop);
+      process.on('SIGTERM', stop);
+      await worker.stopped;
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+      await client.quit();
+      await otel?.shutdown();
+      console.error('booth worker: stopped');
+    });
+
+  booth
+    .command('calibrate')
+    .description('measure how far the confidence of labelled results can be trusted')
+    .argument('<results>', 'results JSONL from booth batch, with "correct" or "expected" per line')
+    .addOption(new Option('--target-precision <p>', 'precision the fitted threshold must reach').argParser(unitInterval).default(0.95))
+    .option('--svg <file>', 'write a reliability diagram (needs the optional vega and vega-lite: npm i vega vega-lite)')
+    .option('--json', 'print the report as JSON')
+    .action(async (file: string, flags: { targetPrecision: number; svg?: string; json?: boolean }) => {
+      // vega and vega-lite are optional: without them, say how to install them before printing anything.
+      if (flags.svg) await loadChartLibraries();
+      const labelled = readLabelled(file);
+      if (labelled.length === 0) throw new CommanderError(1, 'booth.calibrate', `error: ${file} has no labelled results with a confidence`);
+      const report = calibrate(labelled, flags.targetPrecision);
+      const bySource = calibrateBySource(labelled, flags.targetPrecision);
+      if (flags.svg) writeFileSync(flags.svg, await reliabilitySvg(report, bySource));
+      if (flags.json) return console.log(JSON.stringify({ ...report, bySource }, null, 2));
+      console.log(`labelled results   ${report.count}`);
+      console.log(`accuracy           ${report.accuracy.toFixed(3)}`);
+      console.log(`ECE (10 bins)      ${report.ece.toFixed(4)}`);
+      console.log(`Brier score        ${report.brier.toFixed(4)}`);
+      for (const [status, { count, accuracy }] of Object.entries(report.accuracyByStatus)) {
+        console.log(`accuracy ${status.padEnd(10)}${accuracy.toFixed(3)} of ${count}`);
+      }
+      console.log(
+        report.threshold
+          ? `threshold          ${report.threshold.value} reaches precision ${report.threshold.precision.toFixed(3)} (target ${report.targetPrecision}) and accepts ${(report.threshold.coverage * 100).toFixed(1)}% of answers`
+          : `threshold          none reaches precision ${report.targetPrecision}`,
+      );
+      if (bySource) printBySource(bySource);
+      if (flags.svg) console.log(`reliability chart  ${flags.svg}`);
+    });
+
+  return booth;
+}
+
+/** Results that carry a confidence and a label: `correct`, or `expected` to compare with the answer. */
+export function readLabelled(file: string): Labelled[] {
+  const labelled: Labelled[] = [];
+  for (const line of readFileSync(file, 'utf8').split('\n')) {
+    if (line.trim() === '') continue;
+    let row: { status?: unknown; confidence?: unknown; correct?: unknown; expected?: unknown; answer?: unknown; [field: string]: unknown };
+    try {
+      row = JSON.parse(line);
+    } catch {
+      continue;
+    }
+    // A line of plain JSON such as `null` is no result (and `null.confidence` would throw).
+    if (typeof row !== 'object' || row === null) continue;
+    if (typeof row.confidence !== 'number' || typeof row.status !== 'string') continue;
+    const correct =
+      typeof row.correct === 'boolean'
+        ? row.correct
+        : row.expected !== undefined && row.expected !== null
+          ? sameAnswer(row.answer, row.expected)
+          : undefined;
+    if (correct === undefined) continue;
+    labelled.push({ status: row.status, confidence: row.confidence, correct, bySource: confidenceBySource(row) ?? undefined });
+  }
+  return labelled;
+}
+
+/** The three confidence sources side by side, on the results with samples: the one with the lowest ECE and Brier is the one to trust. */
+export function printBySource(bySource: SourceCalibrations): void {
+  console.log(`by confidence source (--confidence-from), recomputed from the samples of ${bySource.self.count} results:`);
+  console.log('source      accuracy  ECE     Brier   threshold');
+  for (const source of CONFIDENCE_SOURCES) {
+    const { accuracy, ece, brier, threshold } = bySource[source];
+    const fitted = threshold
+      ? `${threshold.value.toFixed(3)} reaches precision ${threshold.precision.toFixed(3)} and accepts ${(threshold.coverage * 100).toFixed(1)}%`
+      : 'none reaches the target';
+    console.log(`${source.padEnd(12)}${accuracy.toFixed(3).padEnd(10)}${ece.toFixed(4).padEnd(8)}${brier.toFixed(4).padEnd(8)}${fitted}`);
+  }
+}
 
 export async function main(argv: readonly string[]): Promise<void> {
   try {
