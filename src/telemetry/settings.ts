@@ -44,7 +44,6 @@ export interface TelemetryOptions {
 
 type Api = typeof OpenTelemetry;
 type Span = OpenTelemetry.Span;
-type Context = OpenTelemetry.Context;
 type Attributes = OpenTelemetry.Attributes;
 
 /** How a run's telemetry was asked for, checked. */
