@@ -27,7 +27,7 @@ export {
   VALIDATION_RETRY_MARKER,
   VERIFIED,
 } from './decide/constants.js';
-export { MAX_DEPTH } from './reply/parse.js';
+export { MAX_DEPTH, type ParseFn } from './reply/parse.js';
 export { BoothRejected, type Method, type Step } from './results/result.js';
 // The class is an implementation detail: results come only from the checks, so only their types are public.
 export type {
@@ -48,7 +48,7 @@ export type { AgreeFn, Cluster, ConfidenceSource } from './decide/agreement.js';
 export type { Validator } from './decide/validation.js';
 export type { Usage, UsageReport } from './decide/usage.js';
 export type { TelemetryAttributes, TelemetryOptions, TelemetryTracer } from './telemetry/settings.js';
-export type { SentPrompt } from './decide/prompts.js';
+export { type ChatMessage, type ChatTurn, INSTRUCTIONS, type SentPrompt } from './decide/prompts.js';
 export type { AsyncCallFn, CallFn, CallInfo } from './decide/model-call.js';
 export type { AsyncCheckOptions, CheckOptions, EvidenceOptions, TypedAsyncCheckOptions, TypedCheckOptions } from './api/options.js';
 export type { Inspector } from './engine/machine-run.js';

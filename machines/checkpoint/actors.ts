@@ -17,9 +17,14 @@ export const defaultCallModel = fromPromise<unknown, ModelCall>(async ({ input, 
   // Checked at start; a run resumed from a persisted snapshot has lost its functions, though.
   if (!input.model) throw new TypeError('No model: pass `model` in the input or provide a `callModel` actor.');
   const { attempt, replySchema, sample } = input;
-  // An input built by other code may have left it out.
+  // An input built by other code may have left these out.
   const reportUsage = input.reportUsage ?? ((report: UsageReport) => void usageFromReport(report));
-  return input.model(input.prompt, sample === undefined ? { attempt, signal, replySchema, reportUsage } : { attempt, signal, replySchema, sample, reportUsage });
+  const question = input.question ?? input.prompt;
+  const messages = input.messages ?? [{ role: 'user', content: input.prompt }];
+  return input.model(
+    input.prompt,
+    sample === undefined ? { attempt, signal, replySchema, question, messages, reportUsage } : { attempt, signal, replySchema, sample, question, messages, reportUsage },
+  );
 });
 /** Validates one answer against the schema, resolving to its Standard Schema result. Provide your own to validate elsewhere. */
 export const defaultCheckSchema = fromPromise<unknown, SchemaRequest>(async ({ input }) => {

@@ -61,12 +61,16 @@ export function contextOf(checked: MachineInput, machine: AnyStateMachine): Chec
     sampleConcurrency: checked.sampleConcurrency,
     confidenceFrom: checked.confidenceFrom,
     agree: checked.agree === null ? null : () => checked.agree as AgreeFn<unknown>,
+    system: checked.system,
+    messages: checked.messages,
+    instructions: checked.instructions,
+    parseFn: checked.parseFn === null ? null : () => checked.parseFn!,
   });
   return {
     settings,
     attempt: 0,
     startedAt: Date.now(),
-    prompts: [Object.freeze({ kind: 'first' as const, text: firstPrompt(checked.prompt, answerFormat) })],
+    prompts: [Object.freeze({ kind: 'first' as const, text: firstPrompt(checked.prompt, answerFormat, checked.instructions) })],
     tries: [],
     backoffMs: 0,
     draft: NO_REPLY_YET,

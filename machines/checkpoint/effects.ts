@@ -98,7 +98,7 @@ export const checkpointEffects = {
   forwardSchemaError: raising((_: CheckpointContext, { error }: { error: unknown }): CheckpointEvent => ({ type: 'schema.threw', error })),
   recordReply: update((context: CheckpointContext, { reply }: { reply: string }) => ({ draft: attemptFromRawText(reply, firstTry(context.tries)) })),
   parse: update((context: CheckpointContext, _: undefined) => ({
-    draft: attemptFromReply(context.draft.rawText, context.draft.callTries, context.settings.answerFormat !== null),
+    draft: attemptFromReply(context.draft.rawText, context.draft.callTries, context.settings.answerFormat !== null, context.settings.parseFn?.() ?? null),
   })),
   recordNonText: update((context: CheckpointContext, { reply }: { reply: unknown }) => ({
     draft: attemptFromNonText(reply, firstTry(context.tries)),
@@ -140,7 +140,7 @@ export const checkpointEffects = {
     const slot = context.slots[sample]!;
     const tries = firstTry(slot.tries);
     const typed = context.settings.answerFormat !== null;
-    const read = typeof reply === 'string' ? attemptFromReply(reply, tries, typed) : attemptFromNonText(reply, tries);
+    const read = typeof reply === 'string' ? attemptFromReply(reply, tries, typed, context.settings.parseFn?.() ?? null) : attemptFromNonText(reply, tries);
     keyArrived(read, typed, context.settings.agree !== null);
     return startQueued(context, withSlot(context, sample, { ...slot, state: 'done', tries, reply: read }));
   }),
@@ -188,13 +188,20 @@ export const checkpointEffects = {
   // As a one-sample run records it: a call in flight or a wait fails with a try of its own; a sample never called has none.
   recordSamplingDeadline: update((context: CheckpointContext, _: undefined) => {
     const { deadlineMs } = context.settings;
-    const replies = context.slots.map((slot) => {
-      if (slot.reply !== null) return slot.reply;
-      if (slot.state === 'queued') return attemptFromCallError(timeoutError(`the deadline of ${deadlineMs} ms passed before this sample was called`), slot.tries);
-      const late = timeoutError(`the deadline of ${deadlineMs} ms passed ${slot.state === 'calling' ? 'during the call' : 'while waiting to retry'}`);
-      return attemptFromCallError(late, appended(slot.tries, { error: late.message, delayMs: null }));
-    });
-    return { draft: votedAttempt(replies, voteSettings(context.settings)) };
+    return endSampling(context, (state) =>
+      timeoutError(
+        state === 'queued'
+          ? `the deadline of ${deadlineMs} ms passed before this sample was called`
+          : `the deadline of ${deadlineMs} ms passed ${state === 'calling' ? 'during the call' : 'while waiting to retry'}`,
+      ),
+    );
+  }),
+  // One sample's call failed for good: it keeps its error, the others end as the deadline ends them.
+  haltSampling: update((context: CheckpointContext, { sample, error }: { sample: number; error: unknown }) => {
+    const slot = context.slots[sample]!;
+    const tries = appended(slot.tries, { error: describeThrown(error).message, delayMs: null });
+    const halted = { ...context, slots: withSlot(context, sample, { ...slot, state: 'done', tries, reply: attemptFromCallError(error, tries) }) };
+    return endSampling(halted, () => new Error(`not called: sample ${sample + 1}'s call failed with a status no retry can fix`));
   }),
   recordUsage: update((context: CheckpointContext, { usage }: { usage: Usage }) => ({ usage: addUsage(context.usage, usage) })),
   // A run is saved as an attempt begins, and resumed to make its calls again: its time starts over, the pause not counted.
@@ -211,6 +218,19 @@ export const checkpointEffects = {
   conclude: update((context: CheckpointContext, { status }: { status: CheckpointStatus }) => ({ attempts: withDraft(context), status })),
 } as const;
 
+/**
+ * The vote on the attempt's samples when it ends before all have replied: a sample without
+ * a reply fails with `why(state)`, with a try of its own if it was called or waiting.
+ */
+function endSampling(context: CheckpointContext, why: (state: SampleSlot['state']) => Error): Partial<CheckpointContext> {
+  const replies = context.slots.map((slot) => {
+    if (slot.reply !== null) return slot.reply;
+    const error = why(slot.state);
+    return attemptFromCallError(error, slot.state === 'queued' ? slot.tries : appended(slot.tries, { error: error.message, delayMs: null }));
+  });
+  return { draft: votedAttempt(replies, voteSettings(context.settings)) };
+}
+
 /** The prompt of the next attempt; a typed answer is quoted as the model wrote it, whatever the schema made of it. */
 export function nextPrompt({ settings, draft }: Pick<CheckpointContext, 'settings' | 'draft'>, kind: RetryKind): string {
   const { answerFormat } = settings;
@@ -225,7 +245,7 @@ export function nextPrompt({ settings, draft }: Pick<CheckpointContext, 'setting
           validationError: draft.validationError,
           clusters: draft.clusters ?? null,
         };
-  return retryPrompt(settings.prompt, kind, previous, answerFormat);
+  return retryPrompt(settings.prompt, kind, previous, answerFormat, settings.instructions);
 }
 
 /** The finished attempts with the draft committed: frozen, so no callback can change what was decided. */

@@ -17,6 +17,8 @@ export const guards = {
     const policy = context.settings.callRetries;
     return policy !== null && context.tries.length < policy.retries && isTransient(error) && timeLeft(context);
   },
+  // A status no retry can fix, such as 401 or 404: another attempt would fail alike.
+  isPermanentFailure: (_: GuardArgs, { error }: { error: unknown }) => !isTransient(error),
   isText: (_: GuardArgs, { reply }: { reply: unknown }) => typeof reply === 'string',
   parseFailed: ({ context }: GuardArgs) => !context.draft.parseOk,
   isAmbiguous: ({ context }: GuardArgs) => context.draft.ambiguous,
@@ -40,6 +42,8 @@ export const guards = {
       isSlot(context, sample, call, 'calling') && policy !== null && slot!.tries.length < policy.retries && isTransient(error) && timeLeft(context)
     );
   },
+  isPermanentSampleFailure: ({ context }: GuardArgs, { sample, call, error }: SampleParams & { error: unknown }) =>
+    isSlot(context, sample, call, 'calling') && !isTransient(error),
   isSplit: ({ context }: GuardArgs) => (context.draft.clusters?.length ?? 0) > 1,
   // A call abandoned by an earlier attempt may report what it cost after that attempt was committed.
   isCurrentAttempt: ({ context }: GuardArgs, { attempt }: { attempt: number }) => attempt === context.attempt,

@@ -80,6 +80,12 @@ export const checkpointMachine = checkpointSetup.createMachine({
             target: 'backingOff',
             actions: { type: 'scheduleTry', params: ({ event }) => ({ error: event.error }) },
           },
+          // A status no retry can fix (a bad key, a wrong URL) would fail every attempt alike: stop now.
+          {
+            guard: { type: 'isPermanentFailure', params: ({ event }) => ({ error: event.error }) },
+            target: 'uncertain',
+            actions: { type: 'recordCallError', params: ({ event }) => ({ error: event.error }) },
+          },
           {
             guard: 'canRetry',
             target: 'reconsidering',
@@ -135,6 +141,12 @@ export const checkpointMachine = checkpointSetup.createMachine({
           {
             guard: { type: 'canRetrySampleCall', params: ({ event }) => event },
             actions: ['stopSampleCall', { type: 'endSampleTimeout', params: ({ event }) => event }, { type: 'scheduleSampleTry', params: ({ event }) => event }, armSamples(false)],
+          },
+          // As for one call: the other samples would fail alike, so the attempt ends with what it has.
+          {
+            guard: { type: 'isPermanentSampleFailure', params: ({ event }) => event },
+            target: 'uncertain',
+            actions: [{ type: 'endSampleTimeout', params: ({ event }) => event }, { type: 'haltSampling', params: ({ event }) => event }],
           },
           {
             guard: { type: 'isCurrentCall', params: ({ event }) => event },

@@ -1,6 +1,6 @@
 import { assign, cancel, enqueueActions, raise, setup, stopChild } from 'xstate';
 import type { Timer } from '../effects.js';
-import type { RetryKind } from '../../src/decide/prompts.js';
+import { chatMessages, type RetryKind } from '../../src/decide/prompts.js';
 import { answerForSchema, replySchemaOf } from '../../src/decide/schema.js';
 import type { Usage } from '../../src/decide/usage.js';
 import type { CheckpointContext, CheckpointEvent, CheckpointInput, CheckpointOutput, CheckpointState, CheckpointStatus, ModelCall } from './types.js';
@@ -31,8 +31,9 @@ export const checkpointSetup = setup({
     startCall: enqueueActions(({ context, enqueue, self }) => {
       if (context.settings.effects !== 'actors') return;
       const prompt = context.prompts.at(-1)!.text;
-      const { model, answerFormat } = context.settings;
-      const input: ModelCall = { prompt, attempt: context.attempt, model, replySchema: replySchemaOf(answerFormat), reportUsage: usageReporter(self, context.attempt) };
+      const { model, answerFormat, prompt: question } = context.settings;
+      const messages = chatMessages(context.settings, prompt);
+      const input: ModelCall = { prompt, question, messages, attempt: context.attempt, model, replySchema: replySchemaOf(answerFormat), reportUsage: usageReporter(self, context.attempt) };
       enqueue.spawnChild('callModel', { id: 'callModel', input });
     }),
     endCall: enqueueActions(({ context, enqueue }) => {
@@ -72,10 +73,11 @@ export const checkpointSetup = setup({
     startSampleCall: enqueueActions(({ context, enqueue, self }) => {
       if (context.settings.effects !== 'actors') return;
       const prompt = context.prompts.at(-1)!.text;
-      const { model, answerFormat } = context.settings;
+      const { model, answerFormat, prompt: question } = context.settings;
+      const messages = chatMessages(context.settings, prompt);
       for (const sample of context.started) {
         if (context.slots[sample]!.state !== 'calling') continue;
-        const input: ModelCall = { prompt, attempt: context.attempt, model, replySchema: replySchemaOf(answerFormat), sample, reportUsage: usageReporter(self, context.attempt) };
+        const input: ModelCall = { prompt, question, messages, attempt: context.attempt, model, replySchema: replySchemaOf(answerFormat), sample, reportUsage: usageReporter(self, context.attempt) };
         enqueue.spawnChild('callModel', { id: 'callModel', input });
       }
     }),
@@ -83,6 +85,7 @@ export const checkpointSetup = setup({
     endSampleTimeout: cancel((_, params: { call: number }) => checkpointEffects.endSampleTimeout.id(params)),
     vote: assign(({ context }) => checkpointEffects.vote.run(context, undefined)),
     recordSamplingDeadline: assign(({ context }) => checkpointEffects.recordSamplingDeadline.run(context, undefined)),
+    haltSampling: assign(({ context }, params: SampleParams & { error: unknown }) => checkpointEffects.haltSampling.run(context, params)),
     forwardSchemaResult: raise(({ context }, params: { result: unknown }) => checkpointEffects.forwardSchemaResult.run(context, params)),
     forwardSchemaError: raise(({ context }, params: { error: unknown }) => checkpointEffects.forwardSchemaError.run(context, params)),
     recordSchemaResult: assign(({ context }, params: { result: unknown }) => checkpointEffects.recordSchemaResult.run(context, params)),

@@ -2,7 +2,8 @@ import type { Attempt } from '../../src/decide/attempt.js';
 import type { CallRetryPolicy, CallTry } from '../../src/decide/call-retries.js';
 import { AMBIGUOUS, REPAIRED, UNCERTAIN, VERIFIED } from '../../src/decide/constants.js';
 import type { JsonObject } from '../../src/reply/json-objects.js';
-import type { SentPrompt } from '../../src/decide/prompts.js';
+import type { ChatMessage, ChatTurn, SentPrompt } from '../../src/decide/prompts.js';
+import type { ParseFn } from '../../src/reply/parse.js';
 import type { AnswerFormat, AnswerSchema, JsonSchema } from '../../src/decide/schema.js';
 import type { Validator } from '../../src/decide/validation.js';
 import type { AgreeFn, ConfidenceSource } from '../../src/decide/agreement.js';
@@ -43,6 +44,10 @@ export type ModelFn = (
     readonly signal: AbortSignal;
     readonly replySchema: JsonSchema;
     readonly sample?: number;
+    /** The question as the input gives it. */
+    readonly question: string;
+    /** The whole chat to send: the system message (system prompt, then Booth's instructions), earlier turns, the user turn. */
+    readonly messages: readonly ChatMessage[];
     /** Tell the run what this call consumed: the attempt's and the result's `usage` add it up. */
     readonly reportUsage: (usage: UsageReport) => void;
   },
@@ -91,6 +96,14 @@ export interface CheckpointInput {
   readonly agree?: AgreeFn<never> | null;
   /** What the confidence gate judges when sampling: default `'hybrid'`. */
   readonly confidenceFrom?: ConfidenceSource;
+  /** The application's system prompt: the model receives it first, then Booth's instructions, in one system message. */
+  readonly system?: string | null;
+  /** Earlier turns of the conversation, sent between the system message and the question. */
+  readonly messages?: readonly ChatTurn[] | null;
+  /** Replaces Booth's instructions: a string, or a function of Booth's default text. */
+  readonly instructions?: string | ((defaults: string) => string) | null;
+  /** Reads the model's text into the envelope object instead of Booth's reader; a throw is a parse failure. */
+  readonly parseFn?: ParseFn | null;
 }
 
 /** What a run was asked to do; set once when it starts. */
@@ -118,6 +131,13 @@ export interface CheckpointSettings {
   readonly confidenceFrom: ConfidenceSource;
   /** A custom `agree`, kept as a function, which persistence leaves out: a resumed run is given it again. */
   readonly agree: (() => AgreeFn<unknown>) | null;
+  readonly system: string | null;
+  /** The earlier turns, sent between the system message and the question. */
+  readonly messages: readonly ChatTurn[];
+  /** The instruction text every prompt ends with, and the system message carries. */
+  readonly instructions: string;
+  /** A custom reader, kept as a function as `agree` is. */
+  readonly parseFn: (() => ParseFn) | null;
 }
 
 /**
@@ -235,6 +255,8 @@ export interface ModelCall {
   readonly replySchema: JsonSchema;
   /** Which sample this call is, when the attempt samples several replies. */
   readonly sample?: number;
+  readonly question: string;
+  readonly messages: readonly ChatMessage[];
   /** Sends the machine a `model.usage` event: give it to the model as `info.reportUsage`. */
   readonly reportUsage?: (usage: UsageReport) => void;
 }

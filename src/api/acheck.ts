@@ -1,13 +1,12 @@
 import { resultOf } from '../results/result-from.js';
 import { runSchema, runValidator } from '../engine/verdicts.js';
-import { type CallOutcome, CheckpointRun, readCheckpoint, sampleEvent } from '../engine/checkpoint-run.js';
+import { type CallNeed, type CallOutcome, CheckpointRun, readCheckpoint, sampleEvent } from '../engine/checkpoint-run.js';
 import type { AsyncCallFn, CallInfo } from '../decide/model-call.js';
 import { type AsyncCheckOptions, readCheckArguments, type TypedAsyncCheckOptions } from './options.js';
 import type { CheckSettings } from '../engine/settings.js';
 import { nextMacrotask } from '../util/macrotask.js';
 import { RunTelemetry } from '../telemetry/run-telemetry.js';
 import type { CheckResult, TypedCheckResult } from '../results/result.js';
-import type { JsonSchema } from '../decide/schema.js';
 import { isThenable } from '../util/values.js';
 
 /**
@@ -161,16 +160,20 @@ class SampleInbox {
  * of a literal-shaped object is several times slower in V8.
  */
 function callInfo(
-  need: { readonly attempt: number; readonly replySchema: JsonSchema; readonly sample?: number },
+  need: Omit<CallNeed, 'kind'> & { readonly sample?: number },
   run: CheckpointRun,
   signal: AbortSignal | null,
   call: AbortController | null,
 ): CallInfo {
-  const { attempt, replySchema, sample } = need;
+  const { attempt, replySchema, sample, question, messages } = need;
   const reportUsage = run.usageReporter(need);
   const callSignal = call ? (signal ? AbortSignal.any([signal, call.signal]) : call.signal) : signal;
-  if (sample === undefined) return callSignal ? { attempt, replySchema, reportUsage, signal: callSignal } : { attempt, replySchema, reportUsage };
-  return callSignal ? { attempt, replySchema, sample, reportUsage, signal: callSignal } : { attempt, replySchema, sample, reportUsage };
+  if (sample === undefined) {
+    return callSignal ? { attempt, replySchema, question, messages, reportUsage, signal: callSignal } : { attempt, replySchema, question, messages, reportUsage };
+  }
+  return callSignal
+    ? { attempt, replySchema, sample, question, messages, reportUsage, signal: callSignal }
+    : { attempt, replySchema, sample, question, messages, reportUsage };
 }
 
 /** Aborts the sample calls the machine no longer waits for: timed out, or the run is over. */

@@ -39,13 +39,14 @@ function runCheck(callFn: CallFn, prompt: string, settings: CheckSettings, telem
       const need = run.next();
       switch (need.kind) {
         case 'call': {
-          const info = { attempt: need.attempt, replySchema: need.replySchema, reportUsage: run.usageReporter(need) };
+          const { attempt, replySchema, question, messages } = need;
+          const info = { attempt, replySchema, question, messages, reportUsage: run.usageReporter(need) };
           run.send(called(callFn, need.prompt, info, telemetry));
           break;
         }
         case 'sample': {
-          const { attempt, replySchema, sample } = need;
-          const info = { attempt, replySchema, sample, reportUsage: run.usageReporter(need) };
+          const { attempt, replySchema, sample, question, messages } = need;
+          const info = { attempt, replySchema, sample, question, messages, reportUsage: run.usageReporter(need) };
           run.send(sampleEvent(called(callFn, need.prompt, info, telemetry), need));
           break;
         }

@@ -4,10 +4,12 @@ import type { CallRetryPolicy } from '../decide/call-retries.js';
 import type { CheckpointStore } from '../stores/store.js';
 import { DEFAULT_EVIDENCE_THRESHOLD, DEFAULT_THRESHOLD } from '../decide/constants.js';
 import type { JsonValue } from '../reply/json-objects.js';
-import { type AnswerSchema, readSchema } from '../decide/schema.js';
+import { type AnswerSchema, answerFormatOf, readSchema } from '../decide/schema.js';
+import { type ChatTurn, instructions } from '../decide/prompts.js';
+import type { ParseFn } from '../reply/parse.js';
 import { readTelemetry, rejectedCheck, type TelemetryOptions, type TelemetrySettings } from '../telemetry/settings.js';
 import type { Validator } from '../decide/validation.js';
-import { ASYNC_ONLY_KEYS, concurrency, optionalFunction, readPrompt, readShape, retries, samplingOptions, timers, unitInterval } from '../options/read-options.js';
+import { ASYNC_ONLY_KEYS, concurrency, conversationOptions, optionalFunction, readPrompt, readShape, retries, samplingOptions, timers, unitInterval } from '../options/read-options.js';
 import type { CheckSettings } from '../engine/settings.js';
 import type { Inspector } from '../engine/machine-run.js';
 import { describeValue, isAsyncFunction } from '../util/values.js';
@@ -59,6 +61,26 @@ export interface CheckOptions<T = string> {
    * tracer; needs the optional peer `@opentelemetry/api`. Off by default, and then nothing is loaded.
    */
   telemetry?: boolean | TelemetryOptions | null | undefined;
+  /**
+   * The application's system prompt. The model receives it through `info.messages`, which
+   * the adapters send: one system message holding it and then Booth's instructions.
+   */
+  system?: string | null | undefined;
+  /** Earlier turns of the conversation, sent through `info.messages` after the system message and before the question. */
+  messages?: readonly ChatTurn[] | null | undefined;
+  /**
+   * Replaces Booth's instructions (the envelope's keys, in order): a string, or a function
+   * of Booth's default text (`INSTRUCTIONS`, or the schema's variant) returning the text to
+   * use. Retry paragraphs still come before it. A text that no longer asks for the
+   * envelope's keys is the caller's choice: Booth reads replies by the same rules.
+   */
+  instructions?: string | ((defaults: string) => string) | null | undefined;
+  /**
+   * Reads the model's text the caller's way, for a provider-native response format: returns
+   * the envelope object (`answer` and `confidence` at least), judged by the same rules as
+   * one Booth finds; a throw is a parse failure with its message, and earns a parse retry.
+   */
+  parseFn?: ParseFn | null | undefined;
 }
 
 /** `check()`'s options with a schema whose output is `T`: name it to build the options apart from the call. */
@@ -96,7 +118,22 @@ export interface EvidenceOptions {
 
 type Entry = 'check' | 'acheck';
 
-const CHECK_KEYS = ['threshold', 'maxRetries', 'onAttempt', 'schema', 'validator', 'samples', 'agree', 'confidenceFrom', 'inspect', 'telemetry'] as const;
+const CHECK_KEYS = [
+  'threshold',
+  'maxRetries',
+  'onAttempt',
+  'schema',
+  'validator',
+  'samples',
+  'agree',
+  'confidenceFrom',
+  'inspect',
+  'telemetry',
+  'system',
+  'messages',
+  'instructions',
+  'parseFn',
+] as const;
 const ACHECK_KEYS = [...CHECK_KEYS, ...ASYNC_ONLY_KEYS] as const;
 const EVIDENCE_KEYS = ['evidenceThreshold', 'telemetry'] as const;
 
@@ -149,6 +186,7 @@ function readCheckOptions(entry: Entry, given: Record<string, unknown>, telemetr
   const { timeoutMs, deadlineMs, callRetries } = timers(given);
   const checkpoint = checkpointOption(given['checkpoint'], given['key']);
   const { samples, agree, confidenceFrom } = sampling;
+  const { system, messages, instructions: instructionText, parseFn } = conversationOptions(given, instructions(answerFormatOf(schema)));
   // check() calls its samples one after another.
   const sampleConcurrency = entry === 'check' ? 1 : concurrency(given['sampleConcurrency'], samples);
   // Field by field, in the order the options are checked: every check builds this, and V8
@@ -170,6 +208,10 @@ function readCheckOptions(entry: Entry, given: Record<string, unknown>, telemetr
     confidenceFrom,
     sampleConcurrency,
     telemetry,
+    system,
+    messages,
+    instructions: instructionText,
+    parseFn,
   };
 }
 

@@ -4,14 +4,14 @@ import type { Sample } from '../decide/attempt.js';
 import type { AnswerSchema } from '../decide/schema.js';
 import { askSpentLines } from './spent.js';
 import { toHtml } from '../visualize/index.js';
-import type { EndpointFlags } from './flags.js';
+import { type EndpointFlags, OUTAGE } from './flags.js';
 
 /** `booth ask`'s output: the answer, or why it was not accepted. */
 
 /** `ask`'s output: the result as lines (or JSON, or an HTML page too), and its exit code. */
 export async function printAnswer(result: Awaited<ReturnType<typeof acheck>>, flags: EndpointFlags & { json?: boolean; html?: string }, schema: AnswerSchema | undefined): Promise<void> {
-  // A script can branch on the exit code alone: 0 accepted (VERIFIED, REPAIRED), 1 not.
-  process.exitCode = result.status === 'VERIFIED' || result.status === 'REPAIRED' ? 0 : 1;
+  // A script can branch on the exit code alone: 0 accepted (VERIFIED, REPAIRED), 1 not, 3 no call returned.
+  process.exitCode = result.status === 'VERIFIED' || result.status === 'REPAIRED' ? 0 : result.callFailed ? OUTAGE : 1;
   if (flags.html) writeFileSync(flags.html, await toHtml(result));
   if (flags.json) return console.log(JSON.stringify(result, null, 2));
   console.log(`status      ${result.status}`);

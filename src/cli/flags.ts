@@ -11,6 +11,8 @@ import { QueueEnvError, type RedisTarget, redisTarget, redisUrl, shownUrl } from
 /** The flags commands share, each read and checked: the endpoint, the check's options, the queue, the rate. */
 
 export const USAGE_ERROR = 2;
+/** Every model call of the run failed: nothing was heard from the model, which a script should tell from a rejected answer. */
+export const OUTAGE = 3;
 
 export function unitInterval(value: string): number {
   const number = Number(value);

@@ -1,11 +1,12 @@
 import type { Cluster } from './agreement.js';
 import type { CallTry } from './call-retries.js';
 import type { JsonObject, JsonValue } from '../reply/json-objects.js';
-import { parseReply } from '../reply/parse.js';
+import { isObjectText } from '../reply/json-objects.js';
+import { MAX_DEPTH, type ParseFn, parseReply, type Reading, readObject, type Unreadable } from '../reply/parse.js';
 import type { SchemaIssue, SchemaVerdict } from './schema.js';
 import type { Usage } from './usage.js';
 import type { Verdict } from './validation.js';
-import { describeThrown, describeValue } from '../util/values.js';
+import { describeThrown, describeValue, isPlainObject } from '../util/values.js';
 
 /**
  * One call to the model and what Booth made of the reply. Frozen. `T` is the answer's
@@ -116,8 +117,8 @@ export function attemptFromRawText(rawText: string, callTries: readonly CallTry[
  * The attempt a reply makes, parsed or not. With `schema` the answer may be any JSON value
  * and stays unset until the schema passes it.
  */
-export function attemptFromReply(rawText: string, callTries: readonly CallTry[], schema = false): Attempt<unknown> {
-  const reading = parseReply(rawText, schema);
+export function attemptFromReply(rawText: string, callTries: readonly CallTry[], schema = false, parseFn: ParseFn | null = null): Attempt<unknown> {
+  const reading = parseFn === null ? parseReply(rawText, schema) : readWith(parseFn, rawText, schema);
   if (!reading.ok) return unread(rawText, callTries, reading.error, false);
   return {
     rawText,
@@ -137,6 +138,31 @@ export function attemptFromReply(rawText: string, callTries: readonly CallTry[],
     durationMs: 0,
     usage: null,
   };
+}
+
+/**
+ * The reading of the caller's `parseFn`: what it returns is copied through JSON (so the run
+ * keeps data of its own, and a cycle, a BigInt or a nesting past `MAX_DEPTH` is refused as a
+ * reply's would be) and judged by the envelope's rules; what it throws is the parse error.
+ */
+function readWith(parseFn: ParseFn, rawText: string, schema: boolean): Reading<JsonValue> | Unreadable {
+  let returned: unknown;
+  try {
+    returned = parseFn(rawText);
+  } catch (error) {
+    return { ok: false, error: `parseFn threw: ${describeThrown(error).message}` };
+  }
+  if (!isPlainObject(returned)) return { ok: false, error: `parseFn returned ${describeValue(returned)}, expected the envelope object` };
+  let json: string | undefined;
+  try {
+    json = JSON.stringify(returned);
+  } catch (error) {
+    return { ok: false, error: `parseFn returned an object JSON cannot hold: ${describeThrown(error).message}` };
+  }
+  // A toJSON() can make it anything.
+  if (json?.[0] !== '{') return { ok: false, error: 'parseFn returned an object whose JSON is not an object' };
+  if (!isObjectText(json, 0, json.length, MAX_DEPTH)) return { ok: false, error: `parseFn returned an object nested more than ${MAX_DEPTH} levels deep` };
+  return readObject(JSON.parse(json) as JsonObject, schema);
 }
 
 /** The attempt a throwing `callFn` makes. */

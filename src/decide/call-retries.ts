@@ -51,7 +51,8 @@ export function retryAfterOf(thrown: unknown): number | null {
 
 /**
  * Whether trying again could help: anything thrown, except an error whose `status` is a
- * 4xx other than 408 (timeout) and 429 (rate limit) — a bad request stays bad.
+ * 4xx other than 408 (timeout), 409 (conflict, often a lock) and 429 (rate limit): a bad
+ * request, a bad key or a wrong URL stays bad, and ends the run at once.
  */
 export function isTransient(thrown: unknown): boolean {
   let status: unknown;
@@ -60,5 +61,5 @@ export function isTransient(thrown: unknown): boolean {
   } catch {
     return true;
   }
-  return !(typeof status === 'number' && status >= 400 && status < 500 && status !== 408 && status !== 429);
+  return !(typeof status === 'number' && status >= 400 && status < 500 && status !== 408 && status !== 409 && status !== 429);
 }

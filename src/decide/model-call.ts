@@ -1,3 +1,4 @@
+import type { ChatMessage } from './prompts.js';
 import type { JsonSchema } from './schema.js';
 import type { UsageReport } from './usage.js';
 
@@ -18,6 +19,19 @@ export interface CallInfo {
   readonly replySchema?: JsonSchema;
   /** With `samples` above 1: which of the attempt's samples this call is, from 0; vary temperature or seed by it. */
   readonly sample?: number;
+  /**
+   * The caller's question as given, without Booth's instructions or retry paragraphs: the
+   * key for a cache of answers. Booth always gives it; a callFn called by other code may not get it.
+   */
+  readonly question?: string;
+  /**
+   * The whole chat to send, for a chat API: a system message holding the application's
+   * `system` prompt followed by Booth's instructions (the same for every question and retry,
+   * so providers' prompt caching applies), the earlier `messages`, then the user turn with
+   * the question (and, on a retry, why the last attempt failed). The adapters send it. Booth
+   * always gives it; a callFn called by other code may not get it.
+   */
+  readonly messages?: readonly ChatMessage[];
   /**
    * Tell Booth what this call consumed, usually straight from the provider's reply (the
    * adapters do): the attempt's and the result's `usage` add it up, failed calls included.

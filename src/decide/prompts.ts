@@ -3,8 +3,9 @@ import type { AnswerFormat } from './schema.js';
 import { CONFIDENCE_RETRY_MARKER, GENERIC_VALIDATION_MESSAGE, DISAGREEMENT_RETRY_MARKER, PARSE_RETRY_MARKER, VALIDATION_RETRY_MARKER } from './constants.js';
 
 /**
- * The keys are listed in the order the model should write them: judging ambiguity
- * first makes it commit to "is this answerable as asked?" before it answers.
+ * Booth's instructions for a free-text answer: the envelope's keys, listed in the order
+ * the model should write them. Judging ambiguity first makes it commit to "is this
+ * answerable as asked?" before it answers. The `instructions` option replaces them.
  */
 export const INSTRUCTIONS = instructionsFor('your answer');
 
@@ -30,6 +31,41 @@ export function instructions(format: AnswerFormat | null): string {
   );
 }
 
+/** One message of a chat: what `info.messages` holds, and the earlier turns a caller gives as `messages`. */
+export interface ChatMessage {
+  readonly role: 'system' | 'user' | 'assistant';
+  readonly content: string;
+}
+
+/** An earlier turn of the conversation the question belongs to. */
+export interface ChatTurn extends ChatMessage {
+  readonly role: 'user' | 'assistant';
+}
+
+/** What a run says to the model besides the question: the application's system prompt, earlier turns, Booth's instructions. */
+export interface Conversation {
+  readonly system: string | null;
+  /** The earlier turns. */
+  readonly messages: readonly ChatTurn[];
+  /** The instructions every prompt ends with: Booth's for the answer format, or the caller's own. */
+  readonly instructions: string;
+}
+
+/**
+ * The chat a call sends, for `prompt` (one of the run's prompts, which end with the
+ * instructions): a system message holding the application's system prompt and then the
+ * instructions — the same for every question and retry, so providers' prompt caching
+ * applies — the earlier turns, and the user turn: the question, and on a retry why the
+ * last attempt failed.
+ */
+export function chatMessages(conversation: Conversation, prompt: string): readonly ChatMessage[] {
+  const { system, messages: history, instructions: text } = conversation;
+  const turn = prompt.endsWith(`\n\n${text}`) ? prompt.slice(0, prompt.length - text.length - 2) : prompt;
+  const content = [system ?? '', text].filter((part) => part !== '').join('\n\n');
+  const user: ChatMessage = { role: 'user', content: turn };
+  return content === '' ? [...history, user] : [{ role: 'system', content }, ...history, user];
+}
+
 /** Which retry prompt follows a rejected attempt. */
 export type RetryKind = 'repeat' | 'parse' | 'validation' | 'disagreement' | 'confidence';
 
@@ -39,8 +75,9 @@ export interface SentPrompt {
   readonly text: string;
 }
 
-export function firstPrompt(prompt: string, format: AnswerFormat | null = null): string {
-  return `${prompt.trimEnd()}\n\n${instructions(format)}`;
+/** The first attempt's prompt: the question, then the instructions (Booth's for `format`, unless given). */
+export function firstPrompt(prompt: string, format: AnswerFormat | null = null, text: string = instructions(format)): string {
+  return `${prompt.trimEnd()}\n\n${text}`;
 }
 
 /** What a retry prompt needs to know about the attempt it follows. */
@@ -60,9 +97,15 @@ export interface PreviousAttempt {
  * answer is inserted as a JSON string literal so its quotes and newlines cannot break
  * the prompt's structure.
  */
-export function retryPrompt(prompt: string, kind: RetryKind, previous: PreviousAttempt, format: AnswerFormat | null = null): string {
-  if (kind === 'repeat') return firstPrompt(prompt, format);
-  return `${prompt.trimEnd()}\n\n${retryParagraph(kind, previous, format !== null)}\n\n${instructions(format)}`;
+export function retryPrompt(
+  prompt: string,
+  kind: RetryKind,
+  previous: PreviousAttempt,
+  format: AnswerFormat | null = null,
+  text: string = instructions(format),
+): string {
+  if (kind === 'repeat') return firstPrompt(prompt, format, text);
+  return `${prompt.trimEnd()}\n\n${retryParagraph(kind, previous, format !== null)}\n\n${text}`;
 }
 
 function retryParagraph(kind: Exclude<RetryKind, 'repeat'>, previous: PreviousAttempt, typed: boolean): string {

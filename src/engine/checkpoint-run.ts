@@ -13,12 +13,12 @@ import type { RunTelemetry } from '../telemetry/run-telemetry.js';
 import { type UsageReport, usageFromReport } from '../decide/usage.js';
 import { answerForSchema, answerFormatOf, type JsonSchema, replySchemaOf } from '../decide/schema.js';
 import { checkSnapshot, kindOf } from '../results/stored.js';
-import { firstPrompt } from '../decide/prompts.js';
+import { type ChatMessage, chatMessages, firstPrompt, instructions } from '../decide/prompts.js';
 
 /** What the machine needs next from its interpreter. */
 export type Need =
   | { readonly kind: 'report'; readonly index: number; readonly attempt: Attempt<unknown> }
-  | { readonly kind: 'call'; readonly prompt: string; readonly attempt: number; readonly replySchema: JsonSchema }
+  | CallNeed
   /** One sample's call: answer it with `sampleEvent()`, naming the sample and the call. */
   | SampleNeed
   | { readonly kind: 'schema'; readonly answer: unknown }
@@ -26,13 +26,20 @@ export type Need =
   | { readonly kind: 'wait' }
   | { readonly kind: 'done'; readonly output: CheckpointOutput<unknown> };
 
-export interface SampleNeed {
-  readonly kind: 'sample';
+/** One call: its prompt as one string, the caller's question, and the whole chat as messages. */
+export interface CallNeed {
+  readonly kind: 'call';
   readonly prompt: string;
+  readonly question: string;
+  readonly messages: readonly ChatMessage[];
   readonly attempt: number;
+  readonly replySchema: JsonSchema;
+}
+
+export interface SampleNeed extends Omit<CallNeed, 'kind'> {
+  readonly kind: 'sample';
   readonly sample: number;
   readonly call: number;
-  readonly replySchema: JsonSchema;
 }
 
 /** A call's outcome as the event of the sample it was made for. */
@@ -81,6 +88,10 @@ export class CheckpointRun {
       sampleConcurrency: settings.sampleConcurrency,
       agree: settings.agree,
       confidenceFrom: settings.confidenceFrom,
+      system: settings.system,
+      messages: settings.messages,
+      instructions: settings.instructions,
+      parseFn: settings.parseFn,
     };
     this.#engine = startEngine(input, snapshot, settings.inspect);
     this.#engine.onChange(() => {
@@ -107,7 +118,15 @@ export class CheckpointRun {
     const prompt = context.prompts[context.attempt];
     if (snapshot.value === 'calling' && prompt) {
       // Made once per answer format and shared (replySchemaOf keeps it): a lookup per call.
-      return { kind: 'call', prompt: prompt.text, attempt: context.attempt, replySchema: replySchemaOf(context.settings.answerFormat) };
+      const { settings } = context;
+      return {
+        kind: 'call',
+        prompt: prompt.text,
+        question: settings.prompt,
+        messages: chatMessages(settings, prompt.text),
+        attempt: context.attempt,
+        replySchema: replySchemaOf(settings.answerFormat),
+      };
     }
     if (snapshot.value === 'sampling') {
       const handedOut = (this.#handedOut ??= new Set());
@@ -115,8 +134,10 @@ export class CheckpointRun {
       if (slot < 0) return { kind: 'wait' };
       const { call } = context.slots[slot]!;
       handedOut.add(call);
-      const replySchema = replySchemaOf(context.settings.answerFormat);
-      return { kind: 'sample', prompt: prompt!.text, attempt: context.attempt, sample: slot, call, replySchema };
+      const { settings } = context;
+      const replySchema = replySchemaOf(settings.answerFormat);
+      const messages = chatMessages(settings, prompt!.text);
+      return { kind: 'sample', prompt: prompt!.text, question: settings.prompt, messages, attempt: context.attempt, sample: slot, call, replySchema };
     }
     if (snapshot.value === 'schemaGate') return { kind: 'schema', answer: answerForSchema(context.draft) };
     if (snapshot.value === 'validationGate') return { kind: 'validate', answer: context.draft.answer };
@@ -169,13 +190,13 @@ export class CheckpointRun {
 }
 
 /**
- * The snapshot as plain data: a custom `agree` is a function, which no store can keep; the
- * caller gives it again on resume (see `upgraded`).
+ * The snapshot as plain data: a custom `agree` or `parseFn` is a function, which no store
+ * can keep; the caller gives it again on resume (see `upgraded`).
  */
 function withoutAgree(snapshot: Snapshot<unknown>): Snapshot<unknown> {
-  const { context } = snapshot as unknown as { context: { settings: { agree: unknown } } };
-  if (context.settings.agree === null) return snapshot;
-  return { ...snapshot, context: { ...context, settings: { ...context.settings, agree: null } } } as unknown as Snapshot<unknown>;
+  const { context } = snapshot as unknown as { context: { settings: { agree: unknown; parseFn: unknown } } };
+  if (context.settings.agree === null && context.settings.parseFn === null) return snapshot;
+  return { ...snapshot, context: { ...context, settings: { ...context.settings, agree: null, parseFn: null } } } as unknown as Snapshot<unknown>;
 }
 
 /**
@@ -227,18 +248,21 @@ export function readCheckpoint(
     callRetries: settings.callRetries,
     samples: settings.samples,
     confidenceFrom: settings.confidenceFrom,
+    system: settings.system,
+    messages: settings.messages,
+    instructions: settings.instructions,
   };
+  // What a run saved before conversations and sampling existed had: no system prompt, no turns, Booth's instructions, one sample.
+  const before: Record<string, unknown> = { ...BEFORE_SAMPLING, system: null, messages: [], instructions: instructions(answerFormatOf(settings.schema)) };
   for (const [name, value] of Object.entries(expected)) {
-    // A run saved before sampling existed had one sample, whose confidence was its own.
-    const stored = settingsSaved?.[name] ?? BEFORE_SAMPLING[name] ?? null;
+    const stored = settingsSaved?.[name] ?? before[name] ?? null;
     const saved = JSON.stringify(stored);
     const given = JSON.stringify(value ?? null);
     if (saved !== given) {
-      // The prompt is the caller's text, and this message reaches logs and spans: a digest tells two prompts apart without quoting either.
-      const differs =
-        name === 'prompt'
-          ? `its prompt (sha-256 ${digest(typeof stored === 'string' ? stored : saved)}…) is not this call's (sha-256 ${digest(prompt)}…)`
-          : `its ${name} is ${saved}, this call's is ${given}`;
+      // These are the caller's texts, and this message reaches logs and spans: a digest tells two apart without quoting either.
+      const differs = PRIVATE_SETTINGS.includes(name)
+        ? `its ${name} (sha-256 ${digest(typeof stored === 'string' ? stored : saved)}…) is not this call's (sha-256 ${digest(typeof value === 'string' ? value : given)}…)`
+        : `its ${name} is ${saved}, this call's is ${given}`;
       fail(`belongs to a different run: ${differs}.`);
     }
   }
@@ -302,7 +326,8 @@ function checkDecisions({ status, value, context }: DecidedRun, fail: (problem: 
       }
       return;
     }
-    const ended = decided === 'reconsidering' && settings.deadlineMs !== null ? 'uncertain' : decided;
+    // A failed call can end a run early: at the deadline, or with a status no retry can fix (which the attempt does not keep).
+    const ended = decided === 'reconsidering' && (settings.deadlineMs !== null || attempt.callFailed) ? 'uncertain' : decided;
     if (ended !== value) {
       const verdict = decided === 'reconsidering' ? 'a retry' : String(CONCLUDES.get(decided));
       fail(`says the run ended ${String(context.status)}, but its attempts and settings lead to ${verdict}: it was changed after it was saved. Delete it to start the run afresh.`);
@@ -312,7 +337,7 @@ function checkDecisions({ status, value, context }: DecidedRun, fail: (problem: 
   context.prompts.forEach((prompt, index) => {
     const expected =
       index === 0
-        ? prompt.kind === 'first' && firstPrompt(context.settings.prompt, context.settings.answerFormat)
+        ? prompt.kind === 'first' && firstPrompt(context.settings.prompt, context.settings.answerFormat, context.settings.instructions)
         : prompt.kind !== 'first' && nextPrompt({ settings: context.settings, draft: attempts[index - 1]! }, prompt.kind);
     if (prompt.text !== expected) {
       fail(`holds prompt ${index}, which is not the one the checkpoint machine builds for it: it was changed after it was saved. Delete it to start the run afresh.`);
@@ -339,6 +364,8 @@ function checkSlots({ slots, calls, settings }: CheckpointContext, fail: (proble
 }
 
 const BEFORE_SAMPLING: Readonly<Record<string, unknown>> = { samples: 1, confidenceFrom: 'self' };
+/** Settings holding the caller's own text, which a message names only by digest. */
+const PRIVATE_SETTINGS: readonly string[] = ['prompt', 'system', 'messages', 'instructions'];
 
 interface SavedRun {
   readonly status: 'active' | 'done';
@@ -365,9 +392,14 @@ function upgraded(snapshot: SavedRun, caller: CheckSettings): Snapshot<unknown> 
       answerFormat: null,
       samples: 1,
       confidenceFrom: 'self',
+      system: null,
+      messages: [],
       ...context.settings,
+      // Checked equal to the caller's, which a run saved before conversations had not written: Booth's own text.
+      instructions: caller.instructions,
       sampleConcurrency: caller.sampleConcurrency,
       agree: caller.agree === null ? null : () => caller.agree,
+      parseFn: caller.parseFn === null ? null : () => caller.parseFn,
     },
     draft: current(context.draft),
     attempts: context.attempts.map(current),

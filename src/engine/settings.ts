@@ -5,6 +5,8 @@ import type { CallRetryPolicy } from '../decide/call-retries.js';
 import type { CheckpointStore } from '../stores/store.js';
 import type { AnswerSchema } from '../decide/schema.js';
 import type { TelemetrySettings } from '../telemetry/settings.js';
+import type { ChatTurn } from '../decide/prompts.js';
+import type { ParseFn } from '../reply/parse.js';
 
 /** A check's options once read: what the engines run with. */
 
@@ -25,4 +27,9 @@ export interface CheckSettings {
   readonly agree: AgreeFn<unknown> | null;
   readonly confidenceFrom: ConfidenceSource;
   readonly telemetry: TelemetrySettings | null;
+  readonly system: string | null;
+  readonly messages: readonly ChatTurn[];
+  /** Resolved: Booth's text for the answer format, or the caller's. */
+  readonly instructions: string;
+  readonly parseFn: ParseFn | null;
 }

@@ -1,8 +1,10 @@
 import type { AgreeFn, ConfidenceSource } from '../decide/agreement.js';
 import type { CallRetryPolicy } from '../decide/call-retries.js';
 import { DEFAULT_THRESHOLD } from '../decide/constants.js';
-import { type AnswerSchema, readSchema } from '../decide/schema.js';
-import { concurrency, optionalFunction, readPrompt, readShape, retries, samplingOptions, timers, unitInterval } from './read-options.js';
+import { type AnswerSchema, answerFormatOf, readSchema } from '../decide/schema.js';
+import { type ChatTurn, instructions } from '../decide/prompts.js';
+import type { ParseFn } from '../reply/parse.js';
+import { concurrency, conversationOptions, optionalFunction, readPrompt, readShape, retries, samplingOptions, timers, unitInterval } from './read-options.js';
 import { describeValue, isPlainObject } from '../util/values.js';
 
 /** The checkpoint machine's input, read with `check()`'s rules: pure, so the machine can sit on it. */
@@ -24,6 +26,13 @@ export interface MachineInput {
   readonly sampleConcurrency: number;
   readonly agree: AgreeFn<unknown> | null;
   readonly confidenceFrom: ConfidenceSource;
+  /** The application's system prompt; null for none. */
+  readonly system: string | null;
+  /** The earlier turns of the conversation, frozen. */
+  readonly messages: readonly ChatTurn[];
+  /** The instruction text every prompt ends with, resolved: Booth's for the answer format, or the caller's. */
+  readonly instructions: string;
+  readonly parseFn: ParseFn | null;
 }
 
 const MACHINE_KEYS = [
@@ -41,6 +50,10 @@ const MACHINE_KEYS = [
   'sampleConcurrency',
   'agree',
   'confidenceFrom',
+  'system',
+  'messages',
+  'instructions',
+  'parseFn',
 ] as const;
 
 /**
@@ -74,5 +87,6 @@ export function readMachineInput(input: unknown): MachineInput {
       `Expected \`sampleConcurrency\` to be 1 in a workflow, got ${describeValue(sampleConcurrency)}: the machine calls its samples one after another through its one \`callModel\` child; use effects: 'events' to run them concurrently.`,
     );
   }
-  return { prompt, threshold, maxRetries, effects, model, schema, validator, ...timers(given), ...sampling, sampleConcurrency };
+  const conversation = conversationOptions(given, instructions(answerFormatOf(schema)));
+  return { prompt, threshold, maxRetries, effects, model, schema, validator, ...timers(given), ...sampling, sampleConcurrency, ...conversation };
 }

@@ -1,6 +1,8 @@
 import { type AgreeFn, CONFIDENCE_SOURCES, type ConfidenceSource } from '../decide/agreement.js';
 import type { CallRetryPolicy } from '../decide/call-retries.js';
 import { DEFAULT_MAX_RETRIES } from '../decide/constants.js';
+import type { ChatTurn } from '../decide/prompts.js';
+import type { ParseFn } from '../reply/parse.js';
 import { blankRecord, describeValue, isAsyncFunction, isPlainObject } from '../util/values.js';
 
 /**
@@ -215,4 +217,73 @@ function callRetryPolicy(value: unknown): CallRetryPolicy | null {
 
 function isFiniteNumber(value: unknown): value is number {
   return Number.isFinite(value);
+}
+
+/** How long a conversation a check may carry: beyond this, history belongs in a summary, not in every paid call. */
+export const MAX_HISTORY = 1_000;
+
+/**
+ * `system`, `messages`, `instructions` and `parseFn`, as `check()`, `acheck()` and the
+ * machine read them. `defaults` is Booth's instruction text for the run's answer format: an
+ * `instructions` function is called with it once, here, so a bad result fails before any call.
+ */
+export function conversationOptions(given: Record<string, unknown>, defaults: string) {
+  const system = given['system'] ?? null;
+  if (system !== null && typeof system !== 'string') {
+    throw new TypeError(`Expected \`system\` to be a string (the application's system prompt), got ${describeValue(system)}.`);
+  }
+  return { system, messages: readHistory(given['messages']), instructions: readInstructions(given['instructions'], defaults), parseFn: readParseFn(given['parseFn']) };
+}
+
+function readHistory(value: unknown): readonly ChatTurn[] {
+  if (value === undefined || value === null) return NO_TURNS;
+  if (!Array.isArray(value)) {
+    throw new TypeError(
+      `Expected \`messages\` to be the earlier turns, an array of { role: 'user' | 'assistant', content: string }, got ${describeValue(value)}.`,
+    );
+  }
+  if (value.length > MAX_HISTORY) throw new RangeError(`Expected at most ${MAX_HISTORY} earlier \`messages\`, got ${value.length}.`);
+  // Copied and frozen: the run keeps its own, whatever the caller does with the array later.
+  return Object.freeze(
+    value.map((turn: unknown, i) => {
+      const problem = turnProblem(turn);
+      // The content is the caller's conversation, which may be private: the message names only what is wrong.
+      if (problem !== null) throw new TypeError(`Expected \`messages[${i}]\` to be { role: 'user' | 'assistant', content: string }, but ${problem}.`);
+      const { role, content } = turn as ChatTurn;
+      return Object.freeze({ role, content });
+    }),
+  );
+}
+
+function turnProblem(turn: unknown): string | null {
+  if (!isPlainObject(turn)) return `it is ${describeValue(turn)}`;
+  const { role, content } = turn as Record<string, unknown>;
+  if (role === 'system') return "its role is 'system': give the system prompt as the `system` option";
+  if (role !== 'user' && role !== 'assistant') return `its role is ${typeof role === 'string' ? JSON.stringify(role.slice(0, 20)) : describeValue(role)}`;
+  if (typeof content !== 'string') return `its content is ${typeof content === 'object' ? describeValue(content) : `a ${typeof content}`}`;
+  const extra = Object.keys(turn).find((key) => key !== 'role' && key !== 'content');
+  return extra === undefined ? null : `it has the key ${JSON.stringify(extra.slice(0, 40))}, which Booth would not send`;
+}
+
+const NO_TURNS: readonly ChatTurn[] = Object.freeze([]);
+
+function readInstructions(value: unknown, defaults: string): string {
+  if (value === undefined || value === null) return defaults;
+  if (typeof value === 'string') return value;
+  if (typeof value !== 'function') {
+    throw new TypeError(`Expected \`instructions\` to be a string, or a function of Booth's default text returning one, got ${describeValue(value)}.`);
+  }
+  const text: unknown = value(defaults);
+  if (typeof text !== 'string') {
+    throw new TypeError(`Expected the \`instructions\` function to return a string, got ${describeValue(text)}.`);
+  }
+  return text;
+}
+
+function readParseFn(value: unknown): ParseFn | null {
+  const parseFn = optionalFunction('parseFn', value);
+  if (isAsyncFunction(parseFn)) {
+    throw new TypeError('Expected `parseFn` to be a synchronous function (text) => envelope object, got an async function.');
+  }
+  return parseFn as ParseFn | null;
 }

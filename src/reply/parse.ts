@@ -67,6 +67,21 @@ export function parseReply(text: string, anyAnswer = false): Reading<JsonValue> 
   return candidates.find(text, start, end, anyAnswer);
 }
 
+/**
+ * Reads the model's text the caller's own way (`parseFn`), e.g. a provider's native response
+ * format: returns the envelope object, or throws saying why the text holds none.
+ */
+export type ParseFn = (text: string) => object;
+
+/**
+ * The reading of an object a `parseFn` made, by the rules a reply's object is judged by.
+ * `object` is plain JSON data already (a copy the caller cannot change): no depth check.
+ */
+export function readObject(object: JsonObject, anyAnswer = false): Reading<JsonValue> | Unreadable {
+  const broken = brokenRule(object, anyAnswer);
+  return broken === undefined ? readEnvelope(freezeDeep(object), anyAnswer) : reject(broken(object));
+}
+
 /** A reply's candidates, judged in turn. Methods rather than closures, which cost an allocation each per reply. */
 class Candidates {
   // Stryker disable next-line StringLiteral: find() sets the text before any read

@@ -18,7 +18,7 @@ import type { SentPrompt } from '../decide/prompts.js';
 import type { Usage } from '../decide/usage.js';
 
 /** Which acceptance condition decided the result. */
-export type Method = 'ambiguity' | 'evidence' | 'parse_failure' | 'validation' | 'confidence';
+export type Method = 'ambiguity' | 'evidence' | 'call_failure' | 'parse_failure' | 'validation' | 'confidence';
 
 export type Step = TraceStep<CheckpointState | EvidenceState>;
 
@@ -147,6 +147,8 @@ export class Result {
   get method(): Method {
     if (this.status === AMBIGUOUS) return 'ambiguity';
     if (this.attempts.length === 0) return 'evidence';
+    // An outage is not a bad reply: boothpy says parse_failure for both, Booth tells them apart.
+    if (this.callFailed) return 'call_failure';
     if (this.allParseFailed) return 'parse_failure';
     if (this.attempts.at(-1)?.passedValidation === false) return 'validation';
     return 'confidence';
@@ -296,8 +298,7 @@ export class BoothRejected extends Error {
   readonly result: BoothResult;
 
   constructor(result: AnyBoothResult) {
-    // "parse_failure" is also the method when no reply came at all: say which, so nobody debugs the reader for an outage.
-    super(`Booth did not accept the answer: status ${result.status}, method ${result.method}${result.callFailed ? ', every call failed' : ''}`);
+    super(`Booth did not accept the answer: status ${result.status}, method ${result.method}${result.callFailed ? ' (every model call failed)' : ''}`);
     this.result = result as BoothResult;
   }
 }

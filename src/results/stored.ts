@@ -280,6 +280,11 @@ const savedSettings = record(
     samples: sampleCount,
     sampleConcurrency: leaf('a whole number, 1 or more', (value) => Number.isSafeInteger(value) && (value as number) >= 1),
     confidenceFrom,
+    // Written only by a Booth with conversations.
+    system: nullable(text),
+    messages: listOf(record('a turn ({ role, content })', { role: oneOf(['user', 'assistant']), content: text }), 'turns'),
+    instructions: text,
+    parseFn: oneOf([null]),
   },
 );
 

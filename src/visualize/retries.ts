@@ -25,7 +25,7 @@ export function retryGuardCounts(prompts: readonly SentPrompt[]): Map<string, nu
   return new Map([...retryKindCounts(prompts)].map(([kind, n]) => [RETRY_GUARDS[kind], n]));
 }
 
-const METHOD_RETRY: Partial<Record<Method, RetryKind>> = { parse_failure: 'parse', validation: 'validation', confidence: 'confidence' };
+const METHOD_RETRY: Partial<Record<Method, RetryKind>> = { call_failure: 'repeat', parse_failure: 'parse', validation: 'validation', confidence: 'confidence' };
 const REASON_NAMES: Readonly<Record<RetryKind, string>> = {
   repeat: 'call failure',
   parse: 'parse',

@@ -14,12 +14,14 @@ describe('§1 callFn receives the prompt and { attempt }', () => {
       'q',
     );
     // replySchema: the reply's JSON Schema, for a provider's structured output (see adapters).
+    // question and messages: the caller's question, and the whole chat (see conversations).
     // reportUsage: tells Booth what the call consumed (see usage).
     const replySchema = replySchemaOf(null);
     const reportUsage = expect.any(Function) as unknown;
+    const messages = expect.any(Array) as unknown;
     expect(infos).toEqual([
-      { attempt: 0, replySchema, reportUsage },
-      { attempt: 1, replySchema, reportUsage },
+      { attempt: 0, replySchema, question: 'q', messages, reportUsage },
+      { attempt: 1, replySchema, question: 'q', messages, reportUsage },
     ]);
   });
 
@@ -34,7 +36,7 @@ describe('§1 callFn receives the prompt and { attempt }', () => {
       'q',
       { signal },
     );
-    expect(infos).toEqual([{ attempt: 0, signal, replySchema: replySchemaOf(null), reportUsage: expect.any(Function) }]);
+    expect(infos).toEqual([{ attempt: 0, signal, replySchema: replySchemaOf(null), question: 'q', messages: expect.any(Array), reportUsage: expect.any(Function) }]);
   });
 });
 

@@ -87,11 +87,13 @@ function expectInvariants(result: BoothResult, maxRetries: number, threshold: nu
   const expectedMethod =
     result.status === 'AMBIGUOUS'
       ? 'ambiguity'
-      : result.attempts.every((a) => !a.parseOk)
-        ? 'parse_failure'
-        : last?.passedValidation === false
-          ? 'validation'
-          : 'confidence';
+      : result.attempts.every((a) => a.callFailed)
+        ? 'call_failure'
+        : result.attempts.every((a) => !a.parseOk)
+          ? 'parse_failure'
+          : last?.passedValidation === false
+            ? 'validation'
+            : 'confidence';
   expect(result.method).toBe(expectedMethod);
   // the trace starts by calling attempt 0 and ends in the final state named by the status
   expect(result.trace[0]).toEqual({ state: 'calling', attempt: 0 });

@@ -80,17 +80,17 @@ describe('booth ask: exit code and failed calls', () => {
     expect(ambiguous.code).toBe(1);
   }, 30_000);
 
-  it('a refused connection is shown with its cause, ECONNREFUSED, and exits 1', async () => {
+  it('a refused connection is shown with its cause, ECONNREFUSED, and exits 3: no call returned', async () => {
     const flags = await refused();
     const run = await booth(['ask', 'q', ...flags, '--max-retries', '0']);
-    expect(run.code).toBe(1);
+    expect(run.code).toBe(3);
     expect(run.stdout).toContain('status      UNCERTAIN');
     expect(run.stdout).toMatch(new RegExp(`call failed attempt 0: POST ${flags[1]}/chat/completions failed: connect ECONNREFUSED 127\\.0\\.0\\.1:\\d+`));
   }, 30_000);
 
   it('--json carries the cause of a failed call in the attempt, not a bare "fetch failed"', async () => {
     const run = await booth(['ask', 'q', ...(await refused()), '--max-retries', '0', '--json']);
-    expect(run.code).toBe(1);
+    expect(run.code).toBe(3);
     const result = JSON.parse(run.stdout) as { attempts: Array<{ callFailed: boolean; error: string; rawText: string }> };
     expect(result.attempts[0]?.callFailed).toBe(true);
     expect(result.attempts[0]?.error).toMatch(/failed: connect ECONNREFUSED 127\.0\.0\.1:\d+$/);
@@ -106,7 +106,7 @@ describe('booth ask: exit code and failed calls', () => {
     for (const [reply, flags, cause] of cases) {
       server.provider.script.push(reply);
       const run = await booth(['ask', 'q', ...server.endpoint, '--max-retries', '0', ...flags]);
-      expect(run.code).toBe(1);
+      expect(run.code).toBe(3);
       expect(run.stdout).toMatch(cause);
     }
   }, 60_000);
@@ -125,7 +125,7 @@ describe('booth ask: exit code and failed calls', () => {
   it('without --call-retries a failed call is not tried again', async () => {
     server.provider.script.push({ status: 429, headers: { 'retry-after': '0' }, body: { error: { message: 'busy' } } }, { text: envelope('Paris', 0.95) });
     const run = await booth(['ask', 'capital of France?', ...server.endpoint, '--max-retries', '0']);
-    expect(run.code).toBe(1);
+    expect(run.code).toBe(3);
     expect(server.provider.received).toHaveLength(1);
   }, 30_000);
 
@@ -219,8 +219,10 @@ describe('booth batch: files, interrupts and the summary', () => {
     };
     const { input, output } = batchFiles(9);
     const run = await booth(['batch', input, '-o', output, ...server.endpoint, '--max-retries', '0']);
-    expect(run.code).toBe(0);
+    expect(run.code).toBe(0); // some calls got through: not an outage
     expect(run.stdout).toContain('failed calls 3 (every call failed for 3 questions), unparseable replies 3');
+    expect(run.stdout).toMatch(/call_failure\s+3\s+33\.3%/);
+    expect(run.stdout).toMatch(/parse_failure\s+3\s+33\.3%/);
     const byId = new Map(resultsIn(output).map((r) => [r.id, r]));
     expect(byId.get(0)).toMatchObject({ callFailed: true, allParseFailed: true });
     expect(byId.get(1)).toMatchObject({ callFailed: false, allParseFailed: true });
@@ -229,8 +231,11 @@ describe('booth batch: files, interrupts and the summary', () => {
   it('a rerun checks again the questions whose every call failed; --no-retry-failed keeps them', async () => {
     const { input, output } = batchFiles(6);
     const down = await booth(['batch', input, '-o', output, ...(await refused()), '--max-retries', '0']);
-    expect(down.code).toBe(0); // every line was handled, even if no call got through
+    // Every line was handled, but no call got through: an outage, which a script tells by 3.
+    expect(down.code).toBe(3);
+    expect(down.stderr).toContain('every model call of this run failed (6 questions)');
     expect(down.stdout).toContain('failed calls 6 (every call failed for 6 questions), unparseable replies 0');
+    expect(down.stdout).toMatch(/call_failure\s+6\s+100\.0%/);
     expect(resultsIn(output).every((r) => r['callFailed'] === true && /ECONNREFUSED/.test(String((r['attempts'] as Array<{ error: string }>)[0]?.error)))).toBe(true);
 
     server.provider.fallback = () => ({ text: envelope('42', 0.9) });

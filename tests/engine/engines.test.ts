@@ -58,6 +58,9 @@ const sampleEvents = (sample: number, call: number): CheckpointEvent[] => [
   { type: 'sample.failed', sample, call, error: new Error('connection reset') },
 ];
 
+/** A sample's call failing with a status no retry can fix, which ends the run: only the random sequences send it, as the paths would multiply. */
+const failedForGood = (sample: number, call: number): CheckpointEvent => ({ type: 'sample.failed', sample, call, error: badRequest });
+
 /** The sample events a sampling run can take now: one set per call in flight; a backoff's end. */
 function samplingEvents(context: { slots: ReadonlyArray<{ state: string; call: number }> }): CheckpointEvent[] {
   return context.slots.flatMap((slot, sample) =>
@@ -214,7 +217,7 @@ describe('the stepper and the XState actor, side by side', () => {
 
   it('random event sequences, clock ticks and crossed resumes, ignored events included', () => {
     const command = fc.oneof(
-      fc.record({ send: fc.constantFrom(...EVENTS, ...USAGE_EVENTS, ...[0, 1, 2, 3].flatMap((call) => [...sampleEvents(0, call), ...sampleEvents(1, call)])) }),
+      fc.record({ send: fc.constantFrom(...EVENTS, ...USAGE_EVENTS, ...[0, 1, 2, 3].flatMap((call) => [...sampleEvents(0, call), ...sampleEvents(1, call), failedForGood(0, call), failedForGood(1, call)])) }),
       fc.record({ advance: fc.integer({ min: 0, max: 3_000 }) }),
       fc.constant({ swap: true as const }),
     );
@@ -357,6 +360,19 @@ describe('a checkpoint saved once the run had ended', () => {
       expect(kept.size).toBe(0); // deleted now
     });
   }
+
+  it('a run a 401 ended early, with attempts left, resumes to the same result: the call ended it, not a forger', async () => {
+    const kept = memoryStore();
+    const undeleted: CheckpointStore = { load: kept.load, save: kept.save, delete: () => undefined };
+    const unauthorized = async (): Promise<string> => {
+      throw Object.assign(new Error('bad key'), { status: 401 });
+    };
+    const first = await acheck(unauthorized, 'Capital of France?', { checkpoint: undeleted, key: 'k', maxRetries: 2 });
+    expect(first.nAttempts).toBe(1);
+    const again = await acheck(unauthorized, 'Capital of France?', { checkpoint: kept, key: 'k', maxRetries: 2 });
+    expect(decided(again.toJSON())).toEqual(decided(first.toJSON()));
+    expect(again.method).toBe('call_failure');
+  });
 });
 
 describe('the compiler refuses what the stepper does not run', () => {

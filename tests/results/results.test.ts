@@ -66,10 +66,13 @@ describe('§8 results', () => {
     }
   });
 
-  it('§8 method: ambiguity, evidence, parse_failure, validation, confidence', () => {
+  it('§8 method: ambiguity, evidence, call_failure, parse_failure, validation, confidence', () => {
     expect(run([envelope('', 0.5, { ambiguous: true })]).method).toBe('ambiguity');
     expect(checkWithEvidence('a', ['a'], () => true).method).toBe('evidence');
+    expect(run([{ throws: new Error('ECONNREFUSED') }, { throws: new Error('ECONNREFUSED') }]).method).toBe('call_failure');
     expect(run(['x', 'y']).method).toBe('parse_failure');
+    // One reply came, and it was bad: the reader's verdict, not an outage.
+    expect(run([{ throws: new Error('ECONNREFUSED') }, 'y']).method).toBe('parse_failure');
     expect(check(() => envelope('a', 0.9), 'q', { validator: () => false, maxRetries: 0 }).method).toBe('validation');
     expect(run([envelope('a', 0.1), envelope('a', 0.9)]).method).toBe('confidence');
     expect(run(['x', envelope('a', 0.1)]).method).toBe('confidence');
@@ -106,7 +109,7 @@ describe('§8 results', () => {
     expect(rejected.message).not.toContain('SECRET-ANSWER');
   });
 
-  it('§8 when every call failed, the BoothRejected message says so: parse_failure is then an outage, not the reader', () => {
+  it('§8 when every call failed, the BoothRejected message says so: an outage, not a bad reply (boothpy says parse_failure)', () => {
     const unwrapped = (steps: Parameters<typeof run>[0]) => {
       try {
         run(steps, 1).unwrap();
@@ -116,7 +119,7 @@ describe('§8 results', () => {
       return null;
     };
     expect(unwrapped([{ throws: new Error('ECONNREFUSED') }, { throws: new Error('ECONNREFUSED') }])).toBe(
-      'Booth did not accept the answer: status UNCERTAIN, method parse_failure, every call failed',
+      'Booth did not accept the answer: status UNCERTAIN, method call_failure (every model call failed)',
     );
     expect(unwrapped([{ throws: new Error('ECONNREFUSED') }, 'junk'])).toBe('Booth did not accept the answer: status UNCERTAIN, method parse_failure');
   });

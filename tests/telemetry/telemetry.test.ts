@@ -111,7 +111,7 @@ describe('telemetry: one booth.check span per check, one booth.attempt per attem
     }, 'q', { telemetry: true, maxRetries: 1 });
     const [ambiguous, uncertain] = tree();
     expect(ambiguous?.attributes['booth.status']).toBe('AMBIGUOUS');
-    expect(uncertain?.attributes).toMatchObject({ 'booth.status': 'UNCERTAIN', 'booth.method': 'parse_failure' });
+    expect(uncertain?.attributes).toMatchObject({ 'booth.status': 'UNCERTAIN', 'booth.method': 'call_failure' });
     for (const node of [ambiguous!, uncertain!, ...uncertain!.children]) expect(node.status).toBe(SpanStatusCode.UNSET);
     // A failed call's message is the thrower's text, which may quote the reply: without recordReplies only its name.
     expect(uncertain?.children.map((child) => child.attributes['booth.attempt.error'])).toEqual([

@@ -72,7 +72,8 @@ describe('machine graphs', () => {
     expect(labels('calling', 'parsing')).toEqual(['model.replied [isText]']);
     expect(labels('calling', 'backingOff')).toEqual(['model.failed [canRetryCall]']);
     expect(labels('backingOff', 'calling')).toEqual(['backoff.elapsed']);
-    expect(labels('calling', 'uncertain')).toEqual(['model.replied [else]', 'model.failed [else]', 'run.deadline']);
+    expect(labels('calling', 'uncertain')).toEqual(['model.replied [else]', 'model.failed [isPermanentFailure]', 'model.failed [else]', 'run.deadline']);
+    expect(labels('sampling', 'uncertain')).toEqual(['sample.failed [isPermanentSampleFailure]', 'run.deadline']);
     expect(labels('backingOff', 'uncertain')).toEqual(['run.deadline']);
     expect(labels('parsing', 'reconsidering')).toEqual(['[parseFailed and canRetry]']);
     expect(labels('confidenceGate', 'verified')).toEqual(['[isConfident and isFirstAttempt]']);

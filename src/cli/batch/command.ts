@@ -5,7 +5,7 @@ import { batchSpentLines } from '../spent.js';
 import { startOtel } from '../otel.js';
 import { connectRedis, loadQueueLibraries, type RedisTarget } from '../queue/queue.js';
 import { runQueueBatch } from '../queue/queued-batch.js';
-import { type BatchFlags, callFnFrom, checkOptions, schemaFrom, USAGE_ERROR, warn } from '../flags.js';
+import { type BatchFlags, callFnFrom, checkOptions, OUTAGE, schemaFrom, USAGE_ERROR, warn } from '../flags.js';
 import { acheck } from '../../api/acheck.js';
 import type { AsyncCallFn } from '../../decide/model-call.js';
 import { type BatchCheckOptions, type Question, readEarlierResults, readQuestions } from './input.js';
@@ -76,7 +76,7 @@ export async function runBatch(settings: BatchSettings): Promise<BatchSummary> {
     lines.close();
   }
   if (failure !== null) throw failure;
-  return summarize(questions.length, questions.length - pending.length, earlier.redone, lines.written, settings.signal.aborted, lines.tallies);
+  return summarize(questions.length, questions.length - pending.length, earlier.redone, lines.written, settings.signal.aborted, lines.tallies, lines.unheard);
 }
 
 /** `booth batch`: the run, and at the terminal its progress bar, Ctrl-C and summary, local or through a queue. */
@@ -202,6 +202,11 @@ export function reportBatch(summary: BatchSummary, input: string, output: string
   if (summary.stopped) {
     console.error(`${stopped}: ${summary.checked} results written to ${output}; ${goOn}`);
     process.exitCode = INTERRUPTED;
+  } else if (summary.outage) {
+    console.error(
+      `every model call of this run failed (${summary.checked} question${summary.checked === 1 ? '' : 's'}): the endpoint is down or refuses the requests; see the errors in ${output}; a rerun once it answers checks these questions again`,
+    );
+    process.exitCode = OUTAGE;
   }
 }
 

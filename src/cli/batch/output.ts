@@ -22,6 +22,8 @@ export class ResultLines {
   readonly tallies: Tally[];
   /** Lines written by this run. */
   written = 0;
+  /** Of those, the questions for which every model call failed. */
+  unheard = 0;
   readonly #fd: number;
   readonly #file: string;
   readonly #total: number;
@@ -46,6 +48,7 @@ export class ResultLines {
     writeLine(this.#fd, this.#file, `${JSON.stringify(row)}\n`);
     const tally = tallyOf(row);
     if (tally) this.tallies.push(tally);
+    if (tally?.everyCallFailed) this.unheard += 1;
     this.written += 1;
     const status = String(row['status']);
     this.#counts[status] = (this.#counts[status] ?? 0) + 1;

@@ -29,6 +29,8 @@ export interface BatchSummary {
   /** Questions checked by this run. */
   readonly checked: number;
   readonly stopped: boolean;
+  /** This run checked questions and every model call of every one failed: an outage, not bad replies. */
+  readonly outage: boolean;
   /** From here on, every result the output holds for the input's questions, earlier runs included. */
   readonly results: number;
   readonly byStatus: Readonly<Record<string, number>>;
@@ -47,7 +49,8 @@ export interface BatchSummary {
   readonly acceptedWithUsage: number;
 }
 
-export function summarize(total: number, skipped: number, redone: number, checked: number, stopped: boolean, tallies: readonly Tally[]): BatchSummary {
+/** `unheard`: of the `checked` questions, those for which every model call failed. */
+export function summarize(total: number, skipped: number, redone: number, checked: number, stopped: boolean, tallies: readonly Tally[], unheard = 0): BatchSummary {
   const byStatus: Record<string, number> = {};
   const byMethod: Record<string, number> = {};
   for (const tally of tallies) {
@@ -64,6 +67,7 @@ export function summarize(total: number, skipped: number, redone: number, checke
     redone,
     checked,
     stopped,
+    outage: checked > 0 && unheard === checked,
     results: tallies.length,
     byStatus,
     byMethod,

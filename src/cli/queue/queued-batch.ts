@@ -93,7 +93,7 @@ export async function runQueueBatch(settings: QueueBatchSettings): Promise<Batch
     lines.close();
     await queue.close();
   }
-  return summarize(questions.length, questions.length - pending.length, earlier.redone, lines.written, settings.signal.aborted, lines.tallies);
+  return summarize(questions.length, questions.length - pending.length, earlier.redone, lines.written, settings.signal.aborted, lines.tallies, lines.unheard);
 }
 
 /**
