@@ -1,6 +1,8 @@
 import type { AsyncCallFn, CallInfo } from '../decide/model-call.js';
 import type { JsonSchema } from '../decide/schema.js';
-import { type AdapterOptions, readResponseFormat, readSystem, REPLY_NAME, reportTokens, TEXT_REPLY } from './request.js';
+import { readShape } from '../options/read-options.js';
+import { describeValue } from '../util/values.js';
+import { type AdapterOptions, readResponseFormat, readSampleSettings, readSystem, REPLY_NAME, reportTokens, sampling, systemAndTurns, TEXT_REPLY } from './request.js';
 
 /** `fromAISDK()`: the Vercel AI SDK's `generateText` or `generateObject`, with any of its providers. */
 
@@ -16,20 +18,21 @@ export interface AISDKUsageLike {
   readonly totalTokens?: number | undefined;
 }
 
-/** The Vercel AI SDK's `generateText`, as much of it as Booth uses. */
-export type GenerateTextLike<TModel> = (options: {
+/** What Booth sends either function of the Vercel AI SDK: the chat, and how to sample it. */
+export interface AISDKCallLike<TModel> {
   model: TModel;
-  prompt: string;
   system?: string | undefined;
+  messages: Array<{ role: 'user' | 'assistant'; content: string }>;
+  temperature?: number | undefined;
+  seed?: number | undefined;
   abortSignal?: AbortSignal | undefined;
-}) => PromiseLike<{ text: string; usage?: AISDKUsageLike | undefined }>;
+}
+
+/** The Vercel AI SDK's `generateText`, as much of it as Booth uses. */
+export type GenerateTextLike<TModel> = (options: AISDKCallLike<TModel>) => PromiseLike<{ text: string; usage?: AISDKUsageLike | undefined }>;
 
 /** The Vercel AI SDK's `generateObject`, as much of it as Booth uses. */
-export type GenerateObjectLike<TModel, TSchema> = (options: {
-  model: TModel;
-  prompt: string;
-  system?: string | undefined;
-  abortSignal?: AbortSignal | undefined;
+export type GenerateObjectLike<TModel, TSchema> = (options: AISDKCallLike<TModel> & {
   output?: 'no-schema' | undefined;
   schema?: TSchema | undefined;
   schemaName?: string | undefined;
@@ -42,7 +45,13 @@ export interface AISDKOptions<TModel, TSchema> extends AdapterOptions {
   readonly generateObject?: GenerateObjectLike<TModel, TSchema> | undefined;
   /** The SDK's `jsonSchema()`, which wraps a plain JSON Schema for `generateObject`. */
   readonly jsonSchema?: ((schema: JsonSchema) => TSchema) | undefined;
+  /** The temperature of every call but a sample's. */
+  readonly temperature?: number | undefined;
+  /** The SDK's `seed`; a sample's call is sent `seed + sample` (from 0 without one). */
+  readonly seed?: number | undefined;
 }
+
+const OPTION_KEYS = ['generateText', 'model', 'generateObject', 'jsonSchema', 'system', 'responseFormat', 'temperature', 'sampleTemperature', 'seed'] as const;
 
 /**
  * A `callFn` over the Vercel AI SDK. With `responseFormat` `'json_object'` or
@@ -54,16 +63,24 @@ export interface AISDKOptions<TModel, TSchema> extends AdapterOptions {
  * const callFn = fromAISDK({ generateText, generateObject, jsonSchema, model: openai('gpt-4o-mini'), responseFormat: 'json_schema' });
  */
 export function fromAISDK<TModel, TSchema = unknown>(options: AISDKOptions<TModel, TSchema>): AsyncCallFn {
-  const { generateText, generateObject, jsonSchema, model } = options;
-  const system = readSystem(options.system);
-  const responseFormat = readResponseFormat(options.responseFormat);
+  const given = readShape(options, OPTION_KEYS, '`fromAISDK()` options', 'fromAISDK');
+  const { generateText, generateObject, jsonSchema, model } = given as Partial<AISDKOptions<TModel, TSchema>>;
+  if (typeof generateText !== 'function') {
+    throw new TypeError(`Expected \`generateText\` to be the AI SDK's generateText (import { generateText } from 'ai'), got ${describeValue(generateText)}.`);
+  }
+  const system = readSystem(given['system']);
+  const responseFormat = readResponseFormat(given['responseFormat']);
+  const samples = readSampleSettings(given);
   if (responseFormat !== 'text' && typeof generateObject !== 'function') {
     throw new TypeError(`\`responseFormat: '${responseFormat}'\` needs the SDK's object output: pass \`generateObject\` (from 'ai') too.`);
   }
   if (responseFormat === 'json_schema' && typeof jsonSchema !== 'function') {
     throw new TypeError("`responseFormat: 'json_schema'` needs the SDK's `jsonSchema` helper (from 'ai') to wrap the envelope's schema: pass `jsonSchema` too.");
   }
-  const shared = (prompt: string, info: CallInfo) => ({ model, prompt, ...(system === undefined ? {} : { system }), abortSignal: info.signal });
+  const shared = (prompt: string, info: CallInfo): AISDKCallLike<TModel> => {
+    const chat = systemAndTurns(system, prompt, info);
+    return { model: model as TModel, ...(chat.system === undefined ? {} : { system: chat.system }), messages: chat.turns, ...sampling(samples, info), abortSignal: info.signal };
+  };
   if (responseFormat === 'text') {
     return async (prompt, info) => {
       const { text, usage } = await generateText(shared(prompt, info));

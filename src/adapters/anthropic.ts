@@ -1,5 +1,5 @@
 import type { AsyncCallFn, CallInfo } from '../decide/model-call.js';
-import { isCount, providerCall, readResponseFormat, REPLY_NAME, reportTokens, TEXT_REPLY } from './request.js';
+import { isCount, providerCall, readResponseFormat, readSampleSettings, REPLY_NAME, reportTokens, sampling, systemAndTurns, TEXT_REPLY } from './request.js';
 
 /** `fromAnthropic()`: the official `@anthropic-ai/sdk` client, or any object shaped like it. */
 
@@ -7,7 +7,7 @@ import { isCount, providerCall, readResponseFormat, REPLY_NAME, reportTokens, TE
 export interface AnthropicClientLike {
   readonly messages: {
     create(
-      body: { model: string; max_tokens: number; messages: Array<{ role: 'user'; content: string }> } & Record<string, unknown>,
+      body: { model: string; max_tokens: number; messages: Array<{ role: 'user' | 'assistant'; content: string }> } & Record<string, unknown>,
       options?: { signal?: AbortSignal | undefined },
     ): PromiseLike<{
       content: ReadonlyArray<{ type: string; text?: string; input?: unknown }>;
@@ -32,27 +32,35 @@ export interface AnthropicClientLike {
  */
 export function fromAnthropic(
   client: AnthropicClientLike,
-  params: { model: string; max_tokens?: number; system?: unknown; responseFormat?: 'text' | 'json_schema' | undefined } & Record<string, unknown>,
+  params: { model: string; max_tokens?: number; system?: unknown; responseFormat?: 'text' | 'json_schema' | undefined; sampleTemperature?: number | undefined } & Record<
+    string,
+    unknown
+  >,
 ): AsyncCallFn {
-  // Anthropic's own `system` (a string, or text blocks with cache_control) goes through as given.
-  const { responseFormat: givenFormat, ...request } = params;
+  // Anthropic's own `system` (a string, or text blocks with cache_control) comes first, as given.
+  const { responseFormat: givenFormat, sampleTemperature, system: ownSystem, ...request } = params;
   const forcedTool = readResponseFormat(givenFormat, ['text', 'json_schema']) === 'json_schema';
   if (forcedTool && (request['tools'] !== undefined || request['tool_choice'] !== undefined)) {
     throw new TypeError(
       "`responseFormat: 'json_schema'` asks Anthropic for the reply through one forced tool of Booth's, so `tools` and `tool_choice` cannot be given too; leave them out, or use responseFormat 'text'.",
     );
   }
+  // Messages has no seed: samples differ by temperature alone.
+  const samples = readSampleSettings({ temperature: request['temperature'], sampleTemperature });
   return async (prompt, info) => {
+    const { system, turns } = systemAndTurns(undefined, prompt, info);
     const body = {
       max_tokens: 1024,
       ...request,
+      ...sampling(samples, info, false),
+      ...anthropicSystem(ownSystem, system),
       ...(forcedTool
         ? {
             tools: [{ name: REPLY_NAME, description: 'Give your reply as this tool\'s input.', input_schema: info.replySchema ?? TEXT_REPLY }],
             tool_choice: { type: 'tool', name: REPLY_NAME },
           }
         : {}),
-      messages: [{ role: 'user' as const, content: prompt }],
+      messages: turns,
     };
     const message = await providerCall(() => client.messages.create(body, { signal: info.signal }));
     reportAnthropicUsage(info, message.usage);
@@ -66,6 +74,18 @@ export function fromAnthropic(
       .map((block) => block.text)
       .join('');
   };
+}
+
+/**
+ * Messages' `system`: the caller's own (a string, or text blocks that may carry
+ * `cache_control`) first, then the run's system message; blocks stay blocks, so a cache
+ * breakpoint on the caller's still covers the same prefix.
+ */
+function anthropicSystem(own: unknown, run: string | undefined): { system?: unknown } {
+  if (run === undefined) return own === undefined ? {} : { system: own };
+  if (own === undefined) return { system: run };
+  if (Array.isArray(own)) return { system: [...own, { type: 'text', text: run }] };
+  return { system: `${String(own)}\n\n${run}` };
 }
 
 /**

@@ -2,7 +2,8 @@ import type { AsyncCallFn, CallInfo } from '../decide/model-call.js';
 import { shownUrl } from '../util/urls.js';
 import { describeValue } from '../util/values.js';
 import { ProviderError, providerExplanation, reach, readHeaders, retryAfter } from './http.js';
-import { chatMessages, chatResponseFormat, readResponseFormat, readSystem, reportChatUsage, type ResponseFormat } from './request.js';
+import { readShape } from '../options/read-options.js';
+import { chatOf, chatResponseFormat, readResponseFormat, readSampleSettings, readSystem, reportChatUsage, type ResponseFormat, sampling } from './request.js';
 
 /** `openAICompatible()`: any server that speaks OpenAI's chat completions API, over fetch. */
 
@@ -13,8 +14,13 @@ export interface OpenAICompatibleOptions {
   /** Sent as `Authorization: Bearer …` when given. */
   readonly apiKey?: string | undefined;
   readonly headers?: Readonly<Record<string, string>> | undefined;
+  /** The temperature of every call but a sample's. */
   readonly temperature?: number | undefined;
-  /** A system message sent before the prompt. */
+  /** The temperature of the calls of `samples` above 1: default 1, so the samples differ. 0 is a `RangeError`. */
+  readonly sampleTemperature?: number | undefined;
+  /** Sent as `seed`; a sample's call is sent `seed + sample` (from 0 without one), so each sample has its own. */
+  readonly seed?: number | undefined;
+  /** Put before the run's system message (the check's `system` and Booth's instructions). */
   readonly system?: string | undefined;
   /** `'json_schema'` asks for structured output in the envelope's schema; see `ResponseFormat`. Default `'text'`. */
   readonly responseFormat?: ResponseFormat | undefined;
@@ -31,18 +37,16 @@ export interface OpenAICompatibleOptions {
  * const result = await acheck(callFn, question, { timeoutMs: 60_000, callRetries: { retries: 3 } });
  */
 export function openAICompatible(options: OpenAICompatibleOptions): AsyncCallFn {
-  const { baseURL, model, apiKey, headers, temperature, extraBody } = options ?? ({} as OpenAICompatibleOptions);
-  const system = readSystem(options?.system);
-  const responseFormat = readResponseFormat(options?.responseFormat);
-  if (typeof baseURL !== 'string' || !URL.canParse(baseURL)) {
-    const got = typeof baseURL === 'string' ? describeValue(shownUrl(baseURL)) : describeValue(baseURL);
-    throw new TypeError(`Expected \`baseURL\` to be a URL such as "http://localhost:11434/v1", got ${got}.`);
-  }
-  const parsed = new URL(baseURL);
+  const given = readShape(options, OPTION_KEYS, '`openAICompatible()` options', 'openAICompatible');
+  const { baseURL, model, apiKey, headers, extraBody } = given as Partial<OpenAICompatibleOptions>;
+  const system = readSystem(given['system']);
+  const responseFormat = readResponseFormat(given['responseFormat']);
+  const samples = readSampleSettings(given);
+  const parsed = readBaseURL(baseURL);
   if (parsed.username !== '' || parsed.password !== '') {
     // fetch() refuses such a URL, and would quote it whole in its error, key included.
     throw new TypeError(
-      `Expected \`baseURL\` without a user name or password, got ${JSON.stringify(shownUrl(baseURL))}: give the key as \`apiKey\` (sent as Authorization: Bearer …) or in \`headers\`.`,
+      `Expected \`baseURL\` without a user name or password, got ${JSON.stringify(shownUrl(baseURL as string))}: give the key as \`apiKey\` (sent as Authorization: Bearer …) or in \`headers\`.`,
     );
   }
   if (typeof model !== 'string' || model === '') {
@@ -60,8 +64,8 @@ export function openAICompatible(options: OpenAICompatibleOptions): AsyncCallFn 
       headers: requestHeaders,
       body: JSON.stringify({
         model,
-        messages: chatMessages(system, prompt),
-        ...(temperature === undefined ? {} : { temperature }),
+        messages: chatOf(system, prompt, info),
+        ...sampling(samples, info),
         ...chatResponseFormat(responseFormat, info),
         ...extraBody,
       }),
@@ -81,6 +85,25 @@ export function openAICompatible(options: OpenAICompatibleOptions): AsyncCallFn 
     reportChatUsage(info, completion.usage);
     return contentOf(completion, text, shown);
   };
+}
+
+const OPTION_KEYS = ['baseURL', 'model', 'apiKey', 'headers', 'temperature', 'sampleTemperature', 'seed', 'system', 'responseFormat', 'extraBody'] as const;
+
+/**
+ * The API root, refused before any call unless it is an http(s) URL: `localhost:8080/v1`
+ * parses as a URL of the scheme `localhost:`, and would fail every call alike.
+ */
+export function readBaseURL(baseURL: unknown): URL {
+  const example = '"http://localhost:11434/v1"';
+  if (typeof baseURL !== 'string' || !URL.canParse(baseURL)) {
+    const got = typeof baseURL === 'string' ? describeValue(shownUrl(baseURL)) : describeValue(baseURL);
+    throw new TypeError(`Expected \`baseURL\` to be a URL such as ${example}, got ${got}.`);
+  }
+  const parsed = new URL(baseURL);
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
+    throw new TypeError(`Expected \`baseURL\` to start with http:// or https://, such as ${example}, got ${describeValue(shownUrl(baseURL))}.`);
+  }
+  return parsed;
 }
 
 /** A chat completion as the server sent it: any JSON at all, so each part is checked where it is read. */

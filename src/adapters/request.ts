@@ -1,4 +1,5 @@
 import type { CallInfo } from '../decide/model-call.js';
+import type { ChatMessage, ChatTurn } from '../decide/prompts.js';
 import { replySchemaOf } from '../decide/schema.js';
 import { redactUrls } from '../util/urls.js';
 import { describeValue } from '../util/values.js';
@@ -37,9 +38,64 @@ export function readSystem(value: unknown): string | undefined {
   throw new TypeError(`Expected \`system\` to be a string (a system message), got ${describeValue(value)}.`);
 }
 
-/** The Chat Completions messages: the optional system message, then the prompt. */
-export function chatMessages(system: string | undefined, prompt: string): Array<{ role: 'system' | 'user'; content: string }> {
-  return system === undefined ? [{ role: 'user', content: prompt }] : [{ role: 'system', content: system }, { role: 'user', content: prompt }];
+/**
+ * The chat a call sends: Booth's `info.messages` (the system message with the run's system
+ * prompt and instructions, earlier turns, the question), or for a callFn called by other code
+ * the prompt as one user message. The adapter's own `system` comes first in the system message.
+ */
+export function chatOf(system: string | undefined, prompt: string, info: CallInfo): ChatMessage[] {
+  const messages: readonly ChatMessage[] = info.messages ?? [{ role: 'user', content: prompt }];
+  if (system === undefined) return [...messages];
+  const [first, ...rest] = messages;
+  return first?.role === 'system' ? [{ role: 'system', content: `${system}\n\n${first.content}` }, ...rest] : [{ role: 'system', content: system }, ...messages];
+}
+
+/** The chat for an API that takes the system prompt apart from the turns (Anthropic, the AI SDK). */
+export function systemAndTurns(system: string | undefined, prompt: string, info: CallInfo): { system: string | undefined; turns: ChatTurn[] } {
+  const [first, ...rest] = chatOf(system, prompt, info);
+  return first?.role === 'system' ? { system: first.content, turns: rest as ChatTurn[] } : { system: undefined, turns: [first, ...rest] as ChatTurn[] };
+}
+
+/** How sample calls differ: the temperature they are sent at, and the seed each is given. */
+export interface SampleSettings {
+  /** Sent on every call unless it is a sample's; undefined leaves the provider's default. */
+  readonly temperature: number | undefined;
+  /** Sent on the calls of `samples` above 1 instead of `temperature`. */
+  readonly sampleTemperature: number;
+  /** Sent on every call; a sample's call is sent `seed + sample`, so each sample has its own. */
+  readonly seed: number | undefined;
+}
+
+/** The temperature a sample call is sent at unless the adapter is told otherwise: the samples must be able to differ. */
+export const DEFAULT_SAMPLE_TEMPERATURE = 1;
+
+export function readSampleSettings(options: { temperature?: unknown; sampleTemperature?: unknown; seed?: unknown }): SampleSettings {
+  const { temperature, sampleTemperature = DEFAULT_SAMPLE_TEMPERATURE, seed } = options;
+  if (temperature !== undefined && !(typeof temperature === 'number' && Number.isFinite(temperature) && temperature >= 0)) {
+    throw new TypeError(`Expected \`temperature\` to be a number, 0 or more, got ${describeValue(temperature)}.`);
+  }
+  if (!(typeof sampleTemperature === 'number' && Number.isFinite(sampleTemperature) && sampleTemperature >= 0)) {
+    throw new TypeError(`Expected \`sampleTemperature\` to be a number above 0, such as 1, got ${describeValue(sampleTemperature)}.`);
+  }
+  if (sampleTemperature === 0) {
+    throw new RangeError(
+      '`sampleTemperature: 0` would make every sample the same reply, and the vote of `samples` above 1 unanimous at k times the cost; it is used only for sample calls, so leave it out (default 1), or use `temperature: 0` for single calls.',
+    );
+  }
+  if (seed !== undefined && !(typeof seed === 'number' && Number.isSafeInteger(seed))) {
+    throw new TypeError(`Expected \`seed\` to be a whole number, got ${describeValue(seed)}.`);
+  }
+  return { temperature, sampleTemperature, seed };
+}
+
+/** The temperature and seed of one call: a sample's differ from the other samples'. `seeded`: whether the provider takes a seed. */
+export function sampling(settings: SampleSettings, info: CallInfo, seeded = true): { temperature?: number; seed?: number } {
+  if (!seeded) return info.sample === undefined ? (settings.temperature === undefined ? {} : { temperature: settings.temperature }) : { temperature: settings.sampleTemperature };
+  if (info.sample === undefined) {
+    const { temperature, seed } = settings;
+    return temperature === undefined ? (seed === undefined ? {} : { seed }) : seed === undefined ? { temperature } : { temperature, seed };
+  }
+  return { temperature: settings.sampleTemperature, seed: (settings.seed ?? 0) + info.sample };
 }
 
 /** Chat Completions' `response_format` for a format, or nothing for plain text. */
@@ -75,10 +131,15 @@ export function reportChatUsage(info: CallInfo, usage: unknown): void {
 
 /** What the adapters take besides the provider's own parameters. */
 export interface AdapterOptions {
-  /** A system message sent before the prompt. */
+  /** Put before the run's system message (its `system` option and Booth's instructions); the check's `system` option is usually the place. */
   readonly system?: string | undefined;
   /** How to ask for the reply; see `ResponseFormat`. Default `'text'`. */
   readonly responseFormat?: ResponseFormat | undefined;
+  /**
+   * The temperature of the calls of `samples` above 1, in place of `temperature`: default 1,
+   * so the samples can differ; 0 is a `RangeError`, since every sample would then agree.
+   */
+  readonly sampleTemperature?: number | undefined;
 }
 
 /** SDK errors with an HTTP status become `ProviderError`s, so `callRetries` can read status and Retry-After. */

@@ -1,5 +1,6 @@
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
-import { openAICompatible } from '../adapters/index.js';
+import { readFileSync } from 'node:fs';
+import { openAICompatible, readBaseURL } from '../adapters/index.js';
 import { CONFIDENCE_SOURCES, type ConfidenceSource } from '../decide/agreement.js';
 import { MAX_SAMPLES } from '../options/read-options.js';
 import type { AnswerSchema } from '../decide/schema.js';
@@ -18,6 +19,18 @@ export function unitInterval(value: string): number {
   const number = Number(value);
   if (value.trim() === '' || !(number >= 0 && number <= 1)) throw new InvalidArgumentError('expected a number from 0 to 1.');
   return number;
+}
+
+/** A sampling temperature: 0 or more, or with `positive` above 0. */
+export function temperature(positive: boolean) {
+  return (value: string): number => {
+    const number = Number(value);
+    if (value.trim() === '' || !Number.isFinite(number) || number < 0) throw new InvalidArgumentError('expected a number, 0 or more, such as 0.7.');
+    if (positive && number === 0) {
+      throw new InvalidArgumentError('expected a number above 0: at 0 every sample is the same reply, and the vote is unanimous at k times the cost (use --temperature 0 for single calls).');
+    }
+    return number;
+  };
 }
 
 export function wholeNumber(minimum: number, maximum = Number.MAX_SAFE_INTEGER) {
@@ -44,6 +57,12 @@ export interface EndpointFlags {
   samples: number;
   confidenceFrom?: ConfidenceSource;
   otel?: boolean;
+  temperature?: number;
+  sampleTemperature?: number;
+  seed?: number;
+  /** The system prompt, from --system or read from --system-file before the action. */
+  system?: string;
+  systemFile?: string;
 }
 
 /** The flags that say which model to call and how to check its answers; `batch` requires the model only without --queue. */
@@ -63,9 +82,34 @@ export function withEndpointFlags(command: Command, modelRequired = true): Comma
     .addOption(
       new Option('--confidence-from <source>', 'what the threshold judges when sampling (default hybrid with --samples above 1)').choices(CONFIDENCE_SOURCES),
     )
+    .option('--temperature <t>', 'sampling temperature of each call but a sample\'s (default: the endpoint\'s)', temperature(false))
+    .option('--sample-temperature <t>', 'temperature of the calls of --samples above 1, so that they differ (default 1)', temperature(true))
+    .option('--seed <n>', 'seed sent with each call; sample k of an attempt is sent seed + k', wholeNumber(0))
+    .option('--system <text>', "the application's system prompt, sent before Booth's instructions")
+    .option('--system-file <file>', 'read the system prompt from a file (UTF-8)')
     .hook('preAction', (command) => {
+      const flags = command.opts<EndpointFlags>();
+      // Checked before any call: a base URL without a scheme would fail every call alike. The message shows it without a key.
+      if (flags.baseUrl !== undefined) {
+        try {
+          readBaseURL(flags.baseUrl);
+        } catch (error) {
+          command.error(`error: option '--base-url <url>' is invalid: ${(error as Error).message}`, { exitCode: USAGE_ERROR, code: 'commander.invalidArgument' });
+        }
+      }
+      if (flags.systemFile !== undefined) {
+        if (flags.system !== undefined) {
+          command.error("error: give the system prompt once: --system <text> or --system-file <file>, not both.", { exitCode: USAGE_ERROR, code: 'commander.conflictingOption' });
+        }
+        try {
+          command.setOptionValue('system', readFileSync(flags.systemFile, 'utf8'));
+        } catch (error) {
+          const reason = (error as NodeJS.ErrnoException).code ?? 'unreadable';
+          command.error(`error: option '--system-file <file>' cannot be read: ${JSON.stringify(flags.systemFile)} (${reason}).`, { exitCode: USAGE_ERROR, code: 'commander.invalidArgument' });
+        }
+      }
       // acheck would throw a RangeError naming its options; checked here, it is bad usage naming the flags, before any call.
-      const { samples, confidenceFrom } = command.opts<EndpointFlags>();
+      const { samples, confidenceFrom } = flags;
       if (samples === 1 && confidenceFrom !== undefined && confidenceFrom !== 'self') {
         command.error(
           `error: option '--confidence-from ${confidenceFrom}' needs several samples to vote, but --samples is 1; add --samples 5 (any of 2 to ${MAX_SAMPLES}), or leave --confidence-from out.`,
@@ -101,13 +145,15 @@ export function checkOptions(flags: EndpointFlags) {
     callRetries: flags.callRetries > 0 ? { retries: flags.callRetries } : undefined,
     samples: flags.samples,
     confidenceFrom: flags.confidenceFrom,
+    system: flags.system,
   };
 }
 
 export function callFnFrom(flags: EndpointFlags) {
   const apiKey = flags.apiKeyEnv ? process.env[flags.apiKeyEnv] : undefined;
   if (flags.apiKeyEnv && !apiKey) throw new CommanderError(USAGE_ERROR, 'booth.env', `error: $${flags.apiKeyEnv} is not set`);
-  return openAICompatible({ baseURL: flags.baseUrl, model: flags.model, apiKey });
+  const { temperature, sampleTemperature, seed } = flags;
+  return openAICompatible({ baseURL: flags.baseUrl, model: flags.model, apiKey, temperature, sampleTemperature, seed });
 }
 
 export const warn = (message: string) => console.error(`warning: ${message}`);
@@ -168,6 +214,11 @@ export const WORKER_FLAGS = [
   ['schema', '--schema'],
   ['samples', '--samples'],
   ['confidenceFrom', '--confidence-from'],
+  ['temperature', '--temperature'],
+  ['sampleTemperature', '--sample-temperature'],
+  ['seed', '--seed'],
+  ['system', '--system'],
+  ['systemFile', '--system-file'],
   ['otel', '--otel'],
   ['concurrency', '--concurrency'],
 ] as const;

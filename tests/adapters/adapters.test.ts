@@ -2,7 +2,9 @@ import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { fromAISDK, fromAnthropic, fromOpenAI, openAICompatible, ProviderError } from '../../src/adapters/index.js';
-import { acheck } from '../../src/index.js';
+import { acheck, INSTRUCTIONS } from '../../src/index.js';
+import { instructions } from '../../src/decide/prompts.js';
+import { answerFormatOf } from '../../src/decide/schema.js';
 import { envelope } from '../fixtures/helpers.js';
 import { closedPort } from '../fixtures/closed-port.js';
 import { anthropicBody, openAIBody, startProvider } from '../fixtures/provider-server.js';
@@ -45,7 +47,14 @@ describe.each(['fetch', 'openai', 'anthropic'] as const)('%s adapter against a l
     const [request] = provider.received;
     expect(request?.path).toBe(name === 'anthropic' ? '/v1/messages' : '/v1/chat/completions');
     expect(request?.body['model']).toBe('test-model');
-    expect(request?.body['messages']).toEqual([{ role: 'user', content: result.prompts[0]?.text }]);
+    // Booth's instructions in the system message, the question alone in the user turn.
+    const chat = [{ role: 'user', content: 'Capital of France?' }];
+    if (name === 'anthropic') {
+      expect(request?.body['system']).toBe(INSTRUCTIONS);
+      expect(request?.body['messages']).toEqual(chat);
+    } else {
+      expect(request?.body['messages']).toEqual([{ role: 'system', content: INSTRUCTIONS }, ...chat]);
+    }
   });
 
   it('429 with Retry-After becomes a ProviderError with status and retryAfterMs, which callRetries honours', async () => {
@@ -215,7 +224,7 @@ describe('fromAISDK', () => {
     const controller = new AbortController();
     const result = await acheck(callFn, 'q', { signal: controller.signal });
     expect(result.answer).toBe('Paris');
-    expect(seen[0]).toEqual({ model: 'a-model', prompt: result.prompts[0]?.text, abortSignal: controller.signal });
+    expect(seen[0]).toEqual({ model: 'a-model', system: INSTRUCTIONS, messages: [{ role: 'user', content: 'q' }], abortSignal: controller.signal });
   });
 
   it('reports the usage generateText returns, by version 5’s names or version 4’s; unknown counts report none', async () => {
@@ -278,6 +287,8 @@ describe('native structured output: the envelope’s JSON Schema, a typed answer
     required: ['city', 'population'],
   };
   const SYSTEM = 'You answer questions about cities.';
+  /** The system message: the adapter's system, then Booth's instructions for a City. */
+  const cityInstructions = `${SYSTEM}\n\n${instructions(answerFormatOf(City))}`;
 
   it.each(['fetch', 'openai'] as const)('%s: response_format json_schema and a system message, exactly', async (name) => {
     provider.script.push({ text: envelope(tokyo, 0.9) });
@@ -294,8 +305,8 @@ describe('native structured output: the envelope’s JSON Schema, a typed answer
     expect(provider.received[0]?.body).toEqual({
       model: 'm',
       messages: [
-        { role: 'system', content: SYSTEM },
-        { role: 'user', content: result.prompts[0]?.text },
+        { role: 'system', content: cityInstructions },
+        { role: 'user', content: 'Largest city in Japan?' },
       ],
       response_format: { type: 'json_schema', json_schema: { name: 'booth_reply', schema: envelopeWith(citySchema) } },
     });
@@ -328,19 +339,19 @@ describe('native structured output: the envelope’s JSON Schema, a typed answer
     expect(provider.received[0]?.body).toEqual({
       max_tokens: 1024,
       model: 'm',
-      system: SYSTEM,
+      system: cityInstructions,
       tools: [{ name: 'booth_reply', description: "Give your reply as this tool's input.", input_schema: envelopeWith(citySchema) }],
       tool_choice: { type: 'tool', name: 'booth_reply' },
-      messages: [{ role: 'user', content: result.prompts[0]?.text }],
+      messages: [{ role: 'user', content: 'Largest city in Japan?' }],
     });
   });
 
-  it("anthropic: its own system blocks go through as given; tools of the caller's cannot join the forced one", async () => {
+  it("anthropic: its own system blocks come first, as given, then the run's as a block; tools of the caller's cannot join the forced one", async () => {
     provider.script.push({ text: envelope('Paris', 0.9) });
     const blocks = [{ type: 'text', text: 'Be brief.', cache_control: { type: 'ephemeral' } }];
     const client = new Anthropic({ baseURL: provider.url, apiKey: 'sk-test', maxRetries: 0 });
-    await acheck(fromAnthropic(client, { model: 'm', system: blocks }), 'q');
-    expect(provider.received[0]?.body['system']).toEqual(blocks);
+    await acheck(fromAnthropic(client, { model: 'm', system: blocks }), 'q', { system: 'You are a guide.' });
+    expect(provider.received[0]?.body['system']).toEqual([...blocks, { type: 'text', text: `You are a guide.\n\n${INSTRUCTIONS}` }]);
     expect(() => fromAnthropic(client, { model: 'm', responseFormat: 'json_schema', tools: [] })).toThrow(
       "`responseFormat: 'json_schema'` asks Anthropic for the reply through one forced tool of Booth's, so `tools` and `tool_choice` cannot be given too",
     );
@@ -366,15 +377,15 @@ describe('native structured output: the envelope’s JSON Schema, a typed answer
     expect(result.answer).toEqual(tokyo);
     expect(seen[0]).toEqual({
       model: 'a-model',
-      prompt: result.prompts[0]?.text,
-      system: SYSTEM,
+      system: cityInstructions,
+      messages: [{ role: 'user', content: 'Largest city in Japan?' }],
       abortSignal: undefined,
       schema: { wrapped: envelopeWith(citySchema) },
       schemaName: 'booth_reply',
     });
     const anyObject = fromAISDK({ generateText, generateObject, model: 'a-model', responseFormat: 'json_object' });
     expect((await acheck(anyObject, 'q', { schema: City })).status).toBe('VERIFIED');
-    expect(seen[1]).toEqual({ model: 'a-model', prompt: expect.any(String), abortSignal: undefined, output: 'no-schema' });
+    expect(seen[1]).toEqual({ model: 'a-model', system: expect.any(String), messages: [{ role: 'user', content: 'q' }], abortSignal: undefined, output: 'no-schema' });
   });
 
   it('bad adapter options are TypeErrors naming the option and the fix', () => {

@@ -31,7 +31,8 @@ function file(name: string, text: string): string {
 const schemaFile = () => file('city.schema.json', JSON.stringify(City, null, 2));
 
 /** The prompt of a request the provider received. */
-const promptOf = (body: Record<string, unknown>) => (body['messages'] as Array<{ content: string }>)[0]?.content ?? '';
+/** All a request said to the model: its system message (the instructions) and its user turn (the question, any retry paragraph). */
+const promptOf = (body: Record<string, unknown>) => (body['messages'] as Array<{ content: string }>).map((message) => message.content).join('\n\n');
 
 /** What the prompt says of the answer: the schema compacted, without its $schema. */
 const { $schema: _dialect, ...quoted } = City;

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { envelope } from '../fixtures/helpers.js';
@@ -309,4 +309,66 @@ describe('booth batch: files, interrupts and the summary', () => {
     expect(resultsIn(output).every((r) => r.status === 'VERIFIED')).toBe(true);
     expect(run.stdout).toContain('failed calls 1, unparseable replies 0');
   }, 30_000);
+});
+
+describe('booth ask: the conversation and the samples, on the wire', () => {
+  const bodies = () => server.provider.received.map((r) => r.body);
+
+  it('--system and --system-file send the system prompt before Booth\'s instructions; both at once is bad usage', async () => {
+    server.provider.fallback = () => ({ text: envelope('Paris', 0.95) });
+    await booth(['ask', 'capital of France?', ...server.endpoint, '--system', 'You are a geographer.']);
+    const file = join(dir(), 'system.txt');
+    writeFileSync(file, 'You are a cartographer.\nBe brief.');
+    await booth(['ask', 'capital of France?', ...server.endpoint, '--system-file', file]);
+    const systems = bodies().map((body) => (body['messages'] as Array<{ role: string; content: string }>)[0]);
+    expect(systems[0]?.role).toBe('system');
+    expect(systems[0]?.content).toMatch(/^You are a geographer\.\n\nRespond with exactly one JSON object/);
+    expect(systems[1]?.content).toMatch(/^You are a cartographer\.\nBe brief\.\n\nRespond with exactly one JSON object/);
+    const both = await booth(['ask', 'q', ...server.endpoint, '--system', 'a', '--system-file', file]);
+    expect(both.code).toBe(2);
+    expect(both.stderr).toContain('give the system prompt once: --system <text> or --system-file <file>, not both.');
+    const missing = await booth(['ask', 'q', ...server.endpoint, '--system-file', join(dir(), 'nope.txt')]);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toMatch(/option '--system-file <file>' cannot be read: ".*nope\.txt" \(ENOENT\)\./);
+    expect(server.provider.received).toHaveLength(2);
+  }, 30_000);
+
+  it('--samples sends each sample its own seed at the sample temperature; --temperature is for the other calls', async () => {
+    server.provider.fallback = () => ({ text: envelope('Paris', 0.95) });
+    await booth(['ask', 'q', ...server.endpoint, '--samples', '3', '--seed', '40', '--temperature', '0']);
+    expect(bodies().map((body) => [body['temperature'], body['seed']])).toEqual([
+      [1, 40],
+      [1, 41],
+      [1, 42],
+    ]);
+    server.provider.received.length = 0;
+    await booth(['ask', 'q', ...server.endpoint, '--samples', '2', '--sample-temperature', '0.6']);
+    expect(bodies().map((body) => [body['temperature'], body['seed']])).toEqual([
+      [0.6, 0],
+      [0.6, 1],
+    ]);
+    server.provider.received.length = 0;
+    await booth(['ask', 'q', ...server.endpoint, '--temperature', '0.2']);
+    expect(bodies()[0]).toMatchObject({ temperature: 0.2 });
+  }, 30_000);
+
+  it('--sample-temperature 0 is bad usage saying why, before any call', async () => {
+    const run = await booth(['ask', 'q', ...server.endpoint, '--samples', '3', '--sample-temperature', '0']);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain("option '--sample-temperature <t>' argument '0' is invalid. expected a number above 0: at 0 every sample is the same reply");
+    expect(server.provider.received).toHaveLength(0);
+  }, 30_000);
+
+  it('a --base-url without a scheme, or that is not a URL, is bad usage before any call: exit 2', async () => {
+    for (const [url, reason] of [
+      ['localhost:18080/v1', 'Expected `baseURL` to start with http:// or https://'],
+      ['notaurl', 'Expected `baseURL` to be a URL such as'],
+    ] as const) {
+      for (const command of [['ask', 'q'], ['batch', batchFiles(1).input, '-o', join(dir(), 'out.jsonl')]]) {
+        const run = await booth([...command, '--base-url', url, '--model', 'm']);
+        expect(run.code, `${command[0]} ${url}`).toBe(2);
+        expect(run.stderr).toContain(`error: option '--base-url <url>' is invalid: ${reason}`);
+      }
+    }
+  }, 60_000);
 });

@@ -36,8 +36,9 @@ afterAll(async () => {
 const newRun = () => `run-${++runs}`;
 
 /** The prompt's first line: "question 17" for every attempt of question 17. */
-const questionOf = (body: Record<string, unknown>) => ((body['messages'] as Array<{ content: string }>)[0]?.content ?? '').split('\n')[0] ?? '';
-const promptOf = (body: Record<string, unknown>) => (body['messages'] as Array<{ content: string }>)[0]?.content ?? '';
+const questionOf = (body: Record<string, unknown>) => ((body['messages'] as Array<{ content: string }>).at(-1)?.content ?? '').split('\n')[0] ?? '';
+/** All a request said to the model: its system message and its user turn. */
+const promptOf = (body: Record<string, unknown>) => (body['messages'] as Array<{ content: string }>).map((message) => message.content).join('\n\n');
 
 /** FNV-1a: the same prompt always gets the same reply, wherever and however often it is asked. */
 function hash(text: string): number {
