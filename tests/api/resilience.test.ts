@@ -303,6 +303,18 @@ describe('acheck-only options', () => {
     }
   });
 
+  it('callRetries: a minDelayMs above maxDelayMs is a RangeError naming both and the fix; equal is allowed', async () => {
+    const error = await rejection({ callRetries: { retries: 1, minDelayMs: 5_000, maxDelayMs: 100 } });
+    expect(error).toBeInstanceOf(RangeError);
+    expect(error?.message).toBe(
+      'Expected `callRetries.minDelayMs` (5000) to be at most `callRetries.maxDelayMs` (100): the first wait cannot be longer than the longest. Lower minDelayMs or raise maxDelayMs.',
+    );
+    await expect(acheck(answer, 'q', { callRetries: { retries: 1, minDelayMs: 100, maxDelayMs: 100 } })).resolves.toHaveProperty('status', 'VERIFIED');
+    // Only the caller's own two values are compared: minDelayMs alone above the default cap (30 000) is capped, as before.
+    await expect(acheck(answer, 'q', { callRetries: { retries: 1, minDelayMs: 60_000 } })).resolves.toHaveProperty('status', 'VERIFIED');
+    await expect(acheck(answer, 'q', { callRetries: { retries: 1, maxDelayMs: 100 } })).resolves.toHaveProperty('status', 'VERIFIED');
+  });
+
   it('callRetries: an unknown setting is named, with the nearest one suggested', async () => {
     expect((await rejection({ callRetries: { retries: 1, minDelay: 5 } }))?.message).toBe(
       'Unknown option `minDelay` for `callRetries`; did you mean `minDelayMs`?',
