@@ -41,7 +41,7 @@ describe('timeoutMs', () => {
     await vi.advanceTimersByTimeAsync(1);
     const result = await pending;
     expect(result.status).toBe('REPAIRED');
-    expect(result.attempts[0]).toMatchObject({ callFailed: true, error: 'callFn timed out after 1000 ms', rawText: 'TimeoutError: callFn timed out after 1000 ms' });
+    expect(result.attempts[0]).toMatchObject({ callFailed: true, error: 'the model call timed out after 1000 ms', rawText: 'TimeoutError: the model call timed out after 1000 ms' });
     expect(slow.signals[0]?.aborted).toBe(true);
     expect(result.prompts[1]?.kind).toBe('repeat');
   });

@@ -101,7 +101,7 @@ describe('booth ask: exit code and failed calls', () => {
     const cases: Array<[Scripted, string[], RegExp]> = [
       [{ status: 429, body: { error: { message: 'rate limited, slow down' } } }, [], /call failed attempt 0: .*answered 429 Too Many Requests: rate limited, slow down/],
       [{ status: 501, body: { error: { message: 'no chat here' } } }, [], /call failed attempt 0: .*answered 501 Not Implemented: no chat here/],
-      [{ text: envelope('late', 0.9), delayMs: 3_000 }, ['--timeout-ms', '100'], /call failed attempt 0: callFn timed out after 100 ms/],
+      [{ text: envelope('late', 0.9), delayMs: 3_000 }, ['--timeout-ms', '100'], /call failed attempt 0: the model call timed out after 100 ms/],
     ];
     for (const [reply, flags, cause] of cases) {
       server.provider.script.push(reply);
@@ -134,7 +134,7 @@ describe('booth ask: exit code and failed calls', () => {
     const run = await booth(['ask', 'q', ...server.endpoint, '--timeout-ms', '300', '--call-retries', '1', '--max-retries', '0']);
     expect(run.code).toBe(0);
     expect(run.stdout).toContain('answer      Paris');
-    expect(run.stdout).toContain('call failed attempt 0, try 1: callFn timed out after 300 ms');
+    expect(run.stdout).toContain('call failed attempt 0, try 1: the model call timed out after 300 ms');
     expect(run.ms).toBeLessThan(5_000);
   }, 30_000);
 });
