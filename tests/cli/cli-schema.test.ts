@@ -46,7 +46,7 @@ describe('booth ask --schema', () => {
     expect(run.stdout).toContain('status      REPAIRED');
     expect(run.stdout).toContain('answer      {"city":"Tokyo","population":37400000}');
     expect(run.stdout).toContain('path        calling → parsing → ambiguityGate → schemaGate → reconsidering → calling → parsing → ambiguityGate → schemaGate');
-    expect(run.stdout).toContain('failed validation attempt 0: answer.population: must be number');
+    expect(run.stdout).toContain('failed validation attempt 1 of 2: answer.population: must be number');
     const [first, second] = server.provider.received.map((r) => promptOf(r.body));
     expect(first).toContain(inPrompt);
     expect(second).toContain('It failed validation: answer.population: must be number.');
