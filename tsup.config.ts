@@ -1,12 +1,12 @@
 import { defineConfig } from 'tsup';
 
-// Dependencies and peers stay imports, never bundled: the optional peers (vega, vega-lite, ajv,
+// Dependencies and peers stay imports, never bundled: the optional peers (vega, vega-lite, ajv, ajv-formats,
 // ioredis, bullmq, @opentelemetry/*) must be absent at run time without breaking anything, and are loaded only
 // when an option or a flag asks for them. `shims` gives the CommonJS build the `import.meta.url`
 // that telemetry resolves @opentelemetry/api from.
 const shared = {
   target: 'node20' as const,
-  external: ['xstate', '@viz-js/viz', 'commander', 'cli-progress', 'vega', 'vega-lite', 'ajv', 'ioredis', 'bullmq', /^@opentelemetry\//],
+  external: ['xstate', '@viz-js/viz', 'commander', 'cli-progress', 'vega', 'vega-lite', 'ajv', 'ajv-formats', 'ioredis', 'bullmq', /^@opentelemetry\//],
   shims: true,
 };
 

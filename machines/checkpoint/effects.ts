@@ -85,7 +85,7 @@ export const checkpointEffects = {
   failOnTimeout: raising(
     (context: CheckpointContext, _: undefined): CheckpointEvent => ({
       type: 'model.failed',
-      error: timeoutError(`callFn timed out after ${context.settings.timeoutMs} ms`),
+      error: timeoutError(`the model call timed out after ${context.settings.timeoutMs} ms`),
     }),
   ),
   forwardReply: raising((_: CheckpointContext, { reply }: { reply: unknown }): CheckpointEvent => ({ type: 'model.replied', reply })),
@@ -170,7 +170,7 @@ export const checkpointEffects = {
       type: 'sample.failed',
       sample,
       call,
-      error: timeoutError(`callFn timed out after ${context.settings.timeoutMs} ms`),
+      error: timeoutError(`the model call timed out after ${context.settings.timeoutMs} ms`),
     }),
   ),
   forwardSampleReply: raising((context: CheckpointContext, { reply }: { reply: unknown }): CheckpointEvent => ({ type: 'sample.replied', ...callingSample(context), reply })),

@@ -30,13 +30,20 @@ export async function printAnswer(result: Awaited<ReturnType<typeof acheck>>, fl
   if (flags.html) console.log(`html        ${flags.html}`);
 }
 
-/** Each failed call and each unparseable reply of a run, with its cause; when sampling, sample by sample. */
+/**
+ * Each failed call and each unparseable reply of a run, with its cause; when sampling, sample
+ * by sample. Counted from 1, as a person counts ("attempt 1 of 2, sample 3 of 3, try 2"),
+ * though `result.attempts` and `info.attempt` count from 0: see docs/cli.md.
+ */
 export function problems(result: Awaited<ReturnType<typeof acheck>>): string[] {
   const lines: string[] = [];
+  const total = result.attempts.length;
   result.attempts.forEach((attempt, index) => {
-    if (attempt.samples === undefined) lines.push(...replyProblems(`attempt ${index}`, attempt));
-    else attempt.samples.forEach((sample, n) => lines.push(...replyProblems(`attempt ${index}, sample ${n}`, sample)));
-    if (attempt.validationError !== null) lines.push(`failed validation attempt ${index}: ${attempt.validationError}`);
+    const which = `attempt ${index + 1} of ${total}`;
+    const { samples } = attempt;
+    if (samples === undefined) lines.push(...replyProblems(which, attempt));
+    else samples.forEach((sample, n) => lines.push(...replyProblems(`${which}, sample ${n + 1} of ${samples.length}`, sample)));
+    if (attempt.validationError !== null) lines.push(`failed validation ${which}: ${attempt.validationError}`);
   });
   return lines;
 }
@@ -44,6 +51,7 @@ export function problems(result: Awaited<ReturnType<typeof acheck>>): string[] {
 /** The failed calls and the refusal of one reply: an attempt's, or one sample's. */
 export function replyProblems(which: string, reply: Pick<Sample<unknown>, 'callTries' | 'callFailed' | 'parseOk' | 'error'>): string[] {
   const lines: string[] = [];
+  // The failed tries come first (a try follows only a failure), so the nth failed one is try n + 1.
   const tries = reply.callTries.filter((t) => t.error !== null);
   tries.forEach((t, n) => lines.push(`call failed ${tries.length > 1 || reply.callTries.length > 1 ? `${which}, try ${n + 1}` : which}: ${t.error}`));
   if (reply.callFailed && tries.length === 0) lines.push(`call failed ${which}: ${reply.error}`);

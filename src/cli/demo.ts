@@ -72,8 +72,9 @@ const CASES: readonly Case[] = [
   },
 ];
 
-function describeAttempt(attempt: Attempt, index: number): string {
-  const head = `    attempt ${index}: `;
+/** One attempt's line, counted from 1 as everything the CLI prints (docs/cli.md). */
+function describeAttempt(attempt: Attempt, index: number, attempts: readonly Attempt[]): string {
+  const head = `    attempt ${index + 1} of ${attempts.length}: `;
   if (attempt.callFailed) return `${head}call failed: ${attempt.error}`;
   if (!attempt.parseOk) return `${head}unparseable: ${attempt.error}`;
   const said = `${JSON.stringify(attempt.answer)} at confidence ${attempt.confidence}`;

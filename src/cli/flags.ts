@@ -5,7 +5,7 @@ import { CONFIDENCE_SOURCES, type ConfidenceSource } from '../decide/agreement.j
 import { MAX_SAMPLES } from '../options/read-options.js';
 import type { AnswerSchema } from '../decide/schema.js';
 import { CliFileError } from './batch/input.js';
-import { loadSchemaFile, readSchemaText, SchemaFileError, SchemaLibraryMissing } from './json-schema.js';
+import { FormatLibraryMissing, loadSchemaFile, readSchemaText, SchemaFileError, SchemaLibraryMissing } from './json-schema.js';
 import { OTEL_PACKAGES } from './otel.js';
 import { QueueEnvError, type RedisTarget, redisTarget, redisUrl, shownUrl } from './queue/queue.js';
 
@@ -122,14 +122,14 @@ export function withEndpointFlags(command: Command, modelRequired = true): Comma
 /**
  * The `--schema` file as the Standard Schema acheck takes, or undefined without the flag.
  * It is read before any call: a schema that cannot be used is bad usage, exit 2, however
- * it fails (ajv missing, the file missing, not JSON, refused by Ajv).
+ * it fails (ajv missing, the file missing, not JSON, refused by Ajv, a `format` without ajv-formats).
  */
 export async function schemaFrom(flags: EndpointFlags): Promise<AnswerSchema | undefined> {
   if (flags.schema === undefined) return undefined;
   try {
     return await loadSchemaFile(flags.schema, (message) => console.error(`warning: ${message}`));
   } catch (error) {
-    if (error instanceof SchemaLibraryMissing || error instanceof CliFileError || error instanceof SchemaFileError) {
+    if (error instanceof SchemaLibraryMissing || error instanceof FormatLibraryMissing || error instanceof CliFileError || error instanceof SchemaFileError) {
       throw new CommanderError(USAGE_ERROR, 'booth.schema', `error: ${error.message}`);
     }
     throw error;

@@ -1,5 +1,5 @@
 import type { StandardJSONSchemaV1, StandardSchemaV1 } from '@standard-schema/spec';
-// Types only: the CLI imports Ajv at run time just when `--schema` is given (see loadAjv).
+// Types only: the CLI imports Ajv and ajv-formats at run time just when `--schema` is given (see loadAjv, loadFormats).
 import type { Ajv2020, ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
 import { describeValue } from '../util/values.js';
 import { readRegularFile } from './batch/input.js';
@@ -9,7 +9,8 @@ import { isMissingPackage } from '../util/optional-peers.js';
  * `--schema answer.schema.json`: the answer's JSON Schema (draft 2020-12) as the Standard
  * Schema that `acheck` takes. The library judges answers through Standard Schema only, so
  * a schema written as a file needs a validator behind that interface: Ajv, wrapped here,
- * which also hands the file back as its own JSON Schema so the prompt quotes it.
+ * which also hands the file back as its own JSON Schema so the prompt quotes it. Its
+ * `format`s are checked by ajv-formats, another optional peer, when it is installed.
  */
 
 /** A Standard Schema that can also state its JSON Schema: what `--schema` gives `acheck`. */
@@ -28,6 +29,28 @@ export class SchemaLibraryMissing extends Error {
     super('--schema checks answers with Ajv, an optional peer dependency of boothjs, and `ajv` is not installed. Install it with: npm i ajv', { cause });
   }
 }
+
+/**
+ * The schema uses `format` and ajv-formats, the optional peer dependency that checks formats,
+ * is not installed. Ajv alone knows no format, and its strict mode refuses a schema with one
+ * rather than let a `"format": "date"` accept any string.
+ */
+export class FormatLibraryMissing extends Error {
+  override readonly name = 'FormatLibraryMissing';
+  /** The file, as given on the command line. */
+  readonly path: string;
+
+  constructor(path: string, format: string, cause: unknown) {
+    super(
+      `the schema file ${path} (--schema) uses "format": ${JSON.stringify(format)}; formats are checked by ajv-formats, an optional peer dependency of boothjs, and \`ajv-formats\` is not installed. Install it with: npm i ajv-formats`,
+      { cause },
+    );
+    this.path = path;
+  }
+}
+
+/** What adds format checks to an Ajv instance: ajv-formats' `addFormats`. */
+export type AddFormats = (ajv: InstanceType<typeof Ajv2020>) => unknown;
 
 /** The schema file was read but cannot serve: not JSON, or not a schema Ajv compiles. */
 export class SchemaFileError extends Error {
@@ -61,11 +84,32 @@ export async function loadAjv(): Promise<typeof Ajv2020> {
 }
 
 /**
- * The schema file, compiled: a `CliFileError` when it cannot be read, a `SchemaFileError`
- * when it is not JSON or Ajv refuses it, `SchemaLibraryMissing` without ajv. Ajv's
- * warnings about the schema (strict mode's "log" checks) go to `warn`, naming the file.
+ * ajv-formats' `addFormats`, imported now; null when ajv-formats is not installed, which
+ * matters only to a schema that uses `format`. `load` stands for `import('ajv-formats')`.
  */
-export async function loadSchemaFile(file: string, warn: (message: string) => void): Promise<JsonSchemaAnswer> {
+export async function loadFormats(load: () => Promise<unknown> = () => import('ajv-formats')): Promise<AddFormats | null> {
+  let loaded: unknown;
+  try {
+    loaded = await load();
+  } catch (error) {
+    if (isMissingPackage(error, 'ajv-formats')) return null;
+    throw error;
+  }
+  // A CommonJS package: Node's ESM gives its module.exports as the default, a bundler may give its `default`; both are the plugin.
+  const plugin = (loaded as { default?: unknown } | null)?.default;
+  const addFormats = typeof plugin === 'function' ? plugin : (plugin as { default?: unknown } | null | undefined)?.default;
+  if (typeof addFormats !== 'function') throw new TypeError('ajv-formats has no default export that is a function: install ajv-formats 3');
+  return addFormats as AddFormats;
+}
+
+/**
+ * The schema file, compiled: a `CliFileError` when it cannot be read, a `SchemaFileError`
+ * when it is not JSON or Ajv refuses it, `SchemaLibraryMissing` without ajv,
+ * `FormatLibraryMissing` for a schema with `format` without ajv-formats. Ajv's warnings
+ * about the schema (strict mode's "log" checks) go to `warn`, naming the file.
+ * `loadFormatsPlugin` is how ajv-formats is loaded: a test can say it is missing.
+ */
+export async function loadSchemaFile(file: string, warn: (message: string) => void, loadFormatsPlugin: () => Promise<AddFormats | null> = loadFormats): Promise<JsonSchemaAnswer> {
   // Ajv first: without it, the fix is to install it, whatever the file holds.
   const Ajv = await loadAjv();
   const text = readSchemaText(file);
@@ -75,16 +119,24 @@ export async function loadSchemaFile(file: string, warn: (message: string) => vo
   } catch (error) {
     throw new SchemaFileError(file, `is not JSON: ${(error as Error).message}`, error);
   }
+  const addFormats = await loadFormatsPlugin();
   try {
-    return compileJsonSchema(document, Ajv, (message) => warn(`${file}: ${message}`));
+    return compileJsonSchema(document, Ajv, (message) => warn(`${file}: ${message}`), addFormats);
   } catch (error) {
     const { message } = error as Error;
+    // Strict mode refuses a format no plugin added: that is every format when ajv-formats is missing.
+    const format = /^unknown format "(.*)" ignored in schema/.exec(message)?.[1];
+    if (format !== undefined && addFormats === null) throw new FormatLibraryMissing(file, format, error);
     throw new SchemaFileError(file, `is not a JSON Schema (draft 2020-12) that Ajv can compile: ${message}${compileHint(message)}`, error);
   }
 }
 
-/** `document` compiled by `Ajv` as a `JsonSchemaAnswer`; throws what Ajv throws for a schema it refuses. */
-export function compileJsonSchema(document: unknown, Ajv: typeof Ajv2020, warn: (message: string) => void): JsonSchemaAnswer {
+/**
+ * `document` compiled by `Ajv` as a `JsonSchemaAnswer`, with the format checks of
+ * `addFormats` when given (else a schema using `format` is refused); throws what Ajv throws
+ * for a schema it refuses.
+ */
+export function compileJsonSchema(document: unknown, Ajv: typeof Ajv2020, warn: (message: string) => void, addFormats: AddFormats | null = null): JsonSchemaAnswer {
   // Ajv's own complaint about an array ("data must be object,boolean" once per item) hides the point.
   if (!isSchemaDocument(document)) {
     throw new TypeError(`a JSON Schema is an object or a boolean, not ${describeValue(document)}`);
@@ -92,6 +144,7 @@ export function compileJsonSchema(document: unknown, Ajv: typeof Ajv2020, warn: 
   const logged = (...parts: unknown[]) => warn(parts.map(String).join(' '));
   // allErrors: the retry prompt should list every issue, so one retry can fix them all.
   const ajv = new Ajv({ allErrors: true, logger: { log: logged, warn: logged, error: logged } });
+  addFormats?.(ajv);
   return standardSchemaOf(document, ajv.compile(document));
 }
 
@@ -169,7 +222,7 @@ function pathOf(pointer: string, value: unknown): PropertyKey[] {
 /** What to do about the refusals a newcomer meets first: Ajv's own words do not say. */
 function compileHint(message: string): string {
   if (message.startsWith('unknown format')) {
-    return '. Booth loads no format checks: remove "format" from the schema';
+    return '. ajv-formats checks no such format: remove it from the schema, or use one it knows (such as date, time, date-time, email, uri, uuid)';
   }
   if (message.startsWith('no schema with key or ref "http://json-schema.org/')) {
     return '. Booth reads draft 2020-12: remove "$schema" or set it to "https://json-schema.org/draft/2020-12/schema"';

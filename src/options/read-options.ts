@@ -212,6 +212,12 @@ function callRetryPolicy(value: unknown): CallRetryPolicy | null {
     }
     policy[name] = setting;
   }
+  // The cap would silently win over the first wait: every wait would be maxDelayMs.
+  if (policy.minDelayMs !== undefined && policy.maxDelayMs !== undefined && policy.minDelayMs > policy.maxDelayMs) {
+    throw new RangeError(
+      `Expected \`callRetries.minDelayMs\` (${policy.minDelayMs}) to be at most \`callRetries.maxDelayMs\` (${policy.maxDelayMs}): the first wait cannot be longer than the longest. Lower minDelayMs or raise maxDelayMs.`,
+    );
+  }
   return policy;
 }
 

@@ -1,5 +1,6 @@
 /**
- * Optional peer dependencies (vega and vega-lite for `calibrate --svg`, ajv for `--schema`,
+ * Optional peer dependencies (vega and vega-lite for `calibrate --svg`, ajv for `--schema` and
+ * ajv-formats for its schemas' `format`,
  * OpenTelemetry for `telemetry` and `--otel`) are loaded only when an option or a flag needs
  * them, so a plain install stays small. When one is absent, Booth names what installs it
  * rather than showing Node's resolution error.

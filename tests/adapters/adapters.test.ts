@@ -91,7 +91,7 @@ describe.each(['fetch', 'openai', 'anthropic'] as const)('%s adapter against a l
     const result = await acheck(adapters()[name], 'q', { timeoutMs: 200 });
     expect(Date.now() - started).toBeLessThan(1_500);
     expect(result.status).toBe('REPAIRED');
-    expect(result.attempts[0]?.error).toBe('callFn timed out after 200 ms');
+    expect(result.attempts[0]?.error).toBe('the model call timed out after 200 ms');
   });
 
   it('the provider’s usage is its attempt’s and adds up in the result, a reply Booth rejected included', async () => {

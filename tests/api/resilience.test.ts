@@ -41,7 +41,7 @@ describe('timeoutMs', () => {
     await vi.advanceTimersByTimeAsync(1);
     const result = await pending;
     expect(result.status).toBe('REPAIRED');
-    expect(result.attempts[0]).toMatchObject({ callFailed: true, error: 'callFn timed out after 1000 ms', rawText: 'TimeoutError: callFn timed out after 1000 ms' });
+    expect(result.attempts[0]).toMatchObject({ callFailed: true, error: 'the model call timed out after 1000 ms', rawText: 'TimeoutError: the model call timed out after 1000 ms' });
     expect(slow.signals[0]?.aborted).toBe(true);
     expect(result.prompts[1]?.kind).toBe('repeat');
   });
@@ -301,6 +301,18 @@ describe('acheck-only options', () => {
     for (const maxDelayMs of ['5', Number.NaN, Number.POSITIVE_INFINITY]) {
       expect(await rejection({ callRetries: { retries: 1, maxDelayMs } })).toBeInstanceOf(TypeError);
     }
+  });
+
+  it('callRetries: a minDelayMs above maxDelayMs is a RangeError naming both and the fix; equal is allowed', async () => {
+    const error = await rejection({ callRetries: { retries: 1, minDelayMs: 5_000, maxDelayMs: 100 } });
+    expect(error).toBeInstanceOf(RangeError);
+    expect(error?.message).toBe(
+      'Expected `callRetries.minDelayMs` (5000) to be at most `callRetries.maxDelayMs` (100): the first wait cannot be longer than the longest. Lower minDelayMs or raise maxDelayMs.',
+    );
+    await expect(acheck(answer, 'q', { callRetries: { retries: 1, minDelayMs: 100, maxDelayMs: 100 } })).resolves.toHaveProperty('status', 'VERIFIED');
+    // Only the caller's own two values are compared: minDelayMs alone above the default cap (30 000) is capped, as before.
+    await expect(acheck(answer, 'q', { callRetries: { retries: 1, minDelayMs: 60_000 } })).resolves.toHaveProperty('status', 'VERIFIED');
+    await expect(acheck(answer, 'q', { callRetries: { retries: 1, maxDelayMs: 100 } })).resolves.toHaveProperty('status', 'VERIFIED');
   });
 
   it('callRetries: an unknown setting is named, with the nearest one suggested', async () => {

@@ -296,7 +296,7 @@ describe('acheck() samples concurrently', () => {
       'q',
       { samples: 3, timeoutMs: 50 },
     );
-    expect(result.samples?.[0]?.[1]).toMatchObject({ callFailed: true, error: 'callFn timed out after 50 ms' });
+    expect(result.samples?.[0]?.[1]).toMatchObject({ callFailed: true, error: 'the model call timed out after 50 ms' });
     expect(result).toMatchObject({ status: 'VERIFIED', agreement: 1 });
     expect(signals[1]?.aborted).toBe(true);
     expect(signals[0]?.aborted).toBe(false);
@@ -437,7 +437,7 @@ describe('acheck() samples concurrently', () => {
       { samples: 2, maxRetries: 0, timeoutMs: 10, callRetries: { retries: 1, minDelayMs: 60, maxDelayMs: 60 } },
     );
     expect(calls).toEqual([0, 1, 0]);
-    expect(result.samples?.[0]?.[0]?.callTries.map((t) => t.error)).toEqual(['callFn timed out after 10 ms', null]);
+    expect(result.samples?.[0]?.[0]?.callTries.map((t) => t.error)).toEqual(['the model call timed out after 10 ms', null]);
     expect(result).toMatchObject({ status: 'VERIFIED', answer: 'Paris', agreement: 1 });
   });
 
@@ -605,7 +605,7 @@ describe('in a workflow', () => {
     expect(calls).toEqual([0, 1, 1, 2, 2]);
     expect(result.samples?.[0]?.map((s) => s.callTries.map((t) => t.error))).toEqual([
       [null],
-      ['callFn timed out after 50 ms', null],
+      ['the model call timed out after 50 ms', null],
       ['busy', null],
     ]);
     expect(result).toMatchObject({ status: 'VERIFIED', agreement: 1 });
@@ -658,7 +658,7 @@ describe('in a workflow', () => {
     const output = await Promise.race([toPromise(restored), late]);
     expect(output).not.toBe('hung');
     const result = resultFrom(output as never);
-    expect(result.samples?.[0]?.map((s) => s.error)).toEqual([null, 'callFn timed out after 30 ms']);
+    expect(result.samples?.[0]?.map((s) => s.error)).toEqual([null, 'the model call timed out after 30 ms']);
   });
 
   it('at the deadline the samples still out fail with it, and the run ends UNCERTAIN', async () => {

@@ -53,7 +53,7 @@ describe('booth ask --samples', () => {
     expect(run.code).toBe(0);
     expect(run.stdout).toContain('agreement   1 (3 samples per attempt, confidence from hybrid)');
     expect(run.stdout).toMatch(/confidence {2}0\.8\d*\n/);
-    expect(run.stdout).toMatch(/unparseable attempt 0, sample \d: /);
+    expect(run.stdout).toMatch(/unparseable attempt 1 of 1, sample [123] of 3: /);
   }, 30_000);
 });
 

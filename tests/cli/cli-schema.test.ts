@@ -47,7 +47,7 @@ describe('booth ask --schema', () => {
     expect(run.stdout).toContain('status      REPAIRED');
     expect(run.stdout).toContain('answer      {"city":"Tokyo","population":37400000}');
     expect(run.stdout).toContain('path        calling → parsing → ambiguityGate → schemaGate → reconsidering → calling → parsing → ambiguityGate → schemaGate');
-    expect(run.stdout).toContain('failed validation attempt 0: answer.population: must be number');
+    expect(run.stdout).toContain('failed validation attempt 1 of 2: answer.population: must be number');
     const [first, second] = server.provider.received.map((r) => promptOf(r.body));
     expect(first).toContain(inPrompt);
     expect(second).toContain('It failed validation: answer.population: must be number.');
@@ -80,6 +80,49 @@ describe('booth ask --schema', () => {
     expect(run.code).toBe(0);
     expect(run.stdout).toContain('answer      "Tokyo"\n');
     expect(run.stderr).toContain(`warning: ${path}: strict mode: missing type "object" for keyword "properties"`);
+  }, 30_000);
+});
+
+describe('booth ask --schema with a format, checked by ajv-formats', () => {
+  const Due = { type: 'object', properties: { due: { type: 'string', format: 'date' } }, required: ['due'] };
+
+  it('"format": "date" accepts 2024-01-02 and refuses "yesterday", the retry naming the format', async () => {
+    const path = file('due.schema.json', JSON.stringify(Due));
+    server.provider.script.push({ text: envelope({ due: '2024-01-02' }, 0.9) });
+    const accepted = await booth(['ask', 'When is it due?', ...server.endpoint, '--schema', path]);
+    expect(accepted.stderr).toBe('');
+    expect(accepted.code).toBe(0);
+    expect(accepted.stdout).toContain('status      VERIFIED');
+    expect(accepted.stdout).toContain('answer      {"due":"2024-01-02"}');
+    server.provider.received.length = 0;
+    server.provider.script.push({ text: envelope({ due: 'yesterday' }, 0.9) }, { text: envelope({ due: 'yesterday' }, 0.9) });
+    const refused = await booth(['ask', 'When is it due?', ...server.endpoint, '--schema', path]);
+    expect(refused.code).toBe(1);
+    expect(refused.stdout).toContain('status      UNCERTAIN');
+    expect(refused.stdout).toContain('answer      —');
+    expect(refused.stdout).toContain('answer.due: must match format "date"');
+    expect(promptOf(server.provider.received[1]?.body ?? {})).toContain('It failed validation: answer.due: must match format "date".');
+  }, 30_000);
+
+  it('without ajv-formats installed: a schema with a format exits 2 saying npm i ajv-formats, before any call; one without runs', async () => {
+    const hook = new URL('../fixtures/without-ajv-formats.mjs', import.meta.url).href;
+    const env = { ...process.env, NODE_OPTIONS: `${process.env['NODE_OPTIONS'] ?? ''} --import ${hook}`.trim() };
+    const path = file('due.schema.json', JSON.stringify(Due));
+    const run = await booth(['ask', 'When is it due?', ...server.endpoint, '--schema', path], undefined, env);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toBe(
+      `error: the schema file ${path} (--schema) uses "format": "date"; formats are checked by ajv-formats, an optional peer dependency of boothjs, and \`ajv-formats\` is not installed. Install it with: npm i ajv-formats\n`,
+    );
+    expect(run.stdout).toBe('');
+    const { input, output } = batchFiles(2);
+    const batched = await booth(['batch', input, '-o', output, ...server.endpoint, '--schema', path], undefined, env);
+    expect(batched.code).toBe(2);
+    expect(batched.stderr).toContain('Install it with: npm i ajv-formats');
+    expect(server.provider.received).toHaveLength(0);
+    server.provider.script.push({ text: envelope(tokyo, 0.9) });
+    const plain = await booth(['ask', 'Largest city in Japan?', ...server.endpoint, '--schema', schemaFile()], undefined, env);
+    expect(plain.code).toBe(0);
+    expect(plain.stdout).toContain('answer      {"city":"Tokyo","population":37400000}');
   }, 30_000);
 });
 

@@ -85,7 +85,7 @@ describe('booth ask: exit code and failed calls', () => {
     const run = await booth(['ask', 'q', ...flags, '--max-retries', '0']);
     expect(run.code).toBe(3);
     expect(run.stdout).toContain('status      UNCERTAIN');
-    expect(run.stdout).toMatch(new RegExp(`call failed attempt 0: POST ${flags[1]}/chat/completions failed: connect ECONNREFUSED 127\\.0\\.0\\.1:\\d+`));
+    expect(run.stdout).toMatch(new RegExp(`call failed attempt 1 of 1: POST ${flags[1]}/chat/completions failed: connect ECONNREFUSED 127\\.0\\.0\\.1:\\d+`));
   }, 30_000);
 
   it('--json carries the cause of a failed call in the attempt, not a bare "fetch failed"', async () => {
@@ -99,9 +99,9 @@ describe('booth ask: exit code and failed calls', () => {
 
   it('a 429, a 501 and a timeout each print their own cause', async () => {
     const cases: Array<[Scripted, string[], RegExp]> = [
-      [{ status: 429, body: { error: { message: 'rate limited, slow down' } } }, [], /call failed attempt 0: .*answered 429 Too Many Requests: rate limited, slow down/],
-      [{ status: 501, body: { error: { message: 'no chat here' } } }, [], /call failed attempt 0: .*answered 501 Not Implemented: no chat here/],
-      [{ text: envelope('late', 0.9), delayMs: 3_000 }, ['--timeout-ms', '100'], /call failed attempt 0: callFn timed out after 100 ms/],
+      [{ status: 429, body: { error: { message: 'rate limited, slow down' } } }, [], /call failed attempt 1 of 1: .*answered 429 Too Many Requests: rate limited, slow down/],
+      [{ status: 501, body: { error: { message: 'no chat here' } } }, [], /call failed attempt 1 of 1: .*answered 501 Not Implemented: no chat here/],
+      [{ text: envelope('late', 0.9), delayMs: 3_000 }, ['--timeout-ms', '100'], /call failed attempt 1 of 1: the model call timed out after 100 ms/],
     ];
     for (const [reply, flags, cause] of cases) {
       server.provider.script.push(reply);
@@ -116,7 +116,7 @@ describe('booth ask: exit code and failed calls', () => {
     const run = await booth(['ask', 'capital of France?', ...server.endpoint, '--call-retries', '1', '--max-retries', '0']);
     expect(run.code).toBe(0);
     expect(run.stdout).toContain('status      VERIFIED');
-    expect(run.stdout).toMatch(/call failed attempt 0, try 1: .*answered 429 Too Many Requests: busy/);
+    expect(run.stdout).toMatch(/call failed attempt 1 of 1, try 1: .*answered 429 Too Many Requests: busy/);
     const [first, second] = server.provider.received;
     // The backoff alone waits at most 1 s on the first retry; the provider asked for 2 s.
     expect((second?.at ?? 0) - (first?.at ?? 0)).toBeGreaterThanOrEqual(1_950);
@@ -134,9 +134,32 @@ describe('booth ask: exit code and failed calls', () => {
     const run = await booth(['ask', 'q', ...server.endpoint, '--timeout-ms', '300', '--call-retries', '1', '--max-retries', '0']);
     expect(run.code).toBe(0);
     expect(run.stdout).toContain('answer      Paris');
-    expect(run.stdout).toContain('call failed attempt 0, try 1: callFn timed out after 300 ms');
+    expect(run.stdout).toContain('call failed attempt 1 of 1, try 1: the model call timed out after 300 ms');
     expect(run.ms).toBeLessThan(5_000);
   }, 30_000);
+
+  it('counts from 1 in what it prints ("attempt 1 of 2, try 2"), while --json keeps the library\'s 0-based indexes', async () => {
+    const busy = { status: 503, headers: { 'retry-after': '0' }, body: { error: { message: 'busy' } } };
+    // Attempt 1: both tries fail; attempt 2: the first try fails, the second answers.
+    server.provider.script.push(busy, busy, busy, { text: envelope('Paris', 0.95) });
+    const args = ['ask', 'capital of France?', ...server.endpoint, '--call-retries', '1', '--max-retries', '1'];
+    const run = await booth(args);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain('status      REPAIRED');
+    expect(run.stdout).toContain('attempts    2 ');
+    const failures = run.stdout.split('\n').filter((line) => line.startsWith('call failed'));
+    expect(failures.map((line) => line.replace(/: .*/, ''))).toEqual([
+      'call failed attempt 1 of 2, try 1',
+      'call failed attempt 1 of 2, try 2',
+      'call failed attempt 2 of 2, try 1',
+    ]);
+    for (const line of failures) expect(line).toMatch(/answered 503 Service Unavailable: busy$/);
+    server.provider.script.push(busy, busy, busy, { text: envelope('Paris', 0.95) });
+    const json = JSON.parse((await booth([...args, '--json'])).stdout) as { attempts: Array<{ callTries: unknown[] }>; trace: Array<{ state: string; attempt: number }> };
+    expect(json.attempts.map((a) => a.callTries.length)).toEqual([2, 2]);
+    expect(json.trace[0]).toEqual({ state: 'calling', attempt: 0 });
+    expect(json.trace.at(-1)?.attempt).toBe(1);
+  }, 60_000);
 });
 
 describe('booth batch: files, interrupts and the summary', () => {

@@ -13,6 +13,8 @@ describe('npm run demo', () => {
     for (const status of ['VERIFIED', 'REPAIRED', 'AMBIGUOUS', 'UNCERTAIN', 'BLOCKED']) expect(output).toContain(`status      ${status}`);
     expect(output).toContain('readings    Mercury the planet | mercury the element | Freddie Mercury');
     expect(output).toContain('failed validation: answer with the year only');
+    // Counted from 1, as everything the CLI prints.
+    expect(output).toContain('    attempt 1 of 2: "1991" at confidence 0.45\n    attempt 2 of 2: "1990" at confidence 0.9\n');
     expect(output).toContain('trace       calling → parsing → ambiguityGate → confidenceGate → verified');
     expect(output).toMatch(/never that the answer is true/);
   });

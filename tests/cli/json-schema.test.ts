@@ -1,10 +1,19 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
 import { describe, expect, it } from 'vitest';
 import { acheck } from '../../src/index.js';
 import { CliFileError } from '../../src/cli/batch/input.js';
-import { compileJsonSchema, type JsonSchemaAnswer, loadSchemaFile, SchemaFileError } from '../../src/cli/json-schema.js';
+import {
+  type AddFormats,
+  compileJsonSchema,
+  FormatLibraryMissing,
+  type JsonSchemaAnswer,
+  loadFormats,
+  loadSchemaFile,
+  SchemaFileError,
+} from '../../src/cli/json-schema.js';
 import { envelope, scripted } from '../fixtures/helpers.js';
 import { dir } from '../fixtures/booth-process.js';
 
@@ -102,7 +111,7 @@ describe('the Ajv wrapper', () => {
   it("refuses what Ajv refuses, and anything but an object or a boolean; strict mode's warnings go to warn", () => {
     expect(() => compile({ type: 12 })).toThrow(/^schema is invalid: data\/type must be equal to one of the allowed values/);
     expect(() => compile({ type: 'object', frobnicate: 1 })).toThrow('strict mode: unknown keyword: "frobnicate"');
-    // Formats need the ajv-formats plugin, which Booth does not load: strict mode refuses them rather than skip them.
+    // Without the ajv-formats plugin Ajv knows no format: strict mode refuses one rather than skip it.
     expect(() => compile({ type: 'string', format: 'email' })).toThrow('unknown format "email" ignored in schema at path "#"');
     expect(() => compile({ $ref: '#/$defs/missing' })).toThrow("can't resolve reference #/$defs/missing");
     expect(() => compile([{ type: 'string' }])).toThrow('a JSON Schema is an object or a boolean, not an array');
@@ -110,6 +119,14 @@ describe('the Ajv wrapper', () => {
     const warnings: string[] = [];
     compile({ properties: { a: { type: 'string' } } }, (message) => warnings.push(message));
     expect(warnings).toEqual(['strict mode: missing type "object" for keyword "properties" at "#" (strictTypes)']);
+  });
+
+  it('with addFormats, a "format" is checked: "date" takes 2024-01-02 and refuses "yesterday"', () => {
+    const schema = compileJsonSchema({ type: 'object', properties: { due: { type: 'string', format: 'date' } } }, Ajv2020, () => {}, addFormats as unknown as AddFormats);
+    expect(validate(schema, { due: '2024-01-02' })).toEqual({ value: { due: '2024-01-02' } });
+    expect(validate(schema, { due: 'yesterday' })).toEqual({ issues: [{ path: ['due'], message: 'must match format "date"' }] });
+    // ajv-formats checks the calendar, not only the shape.
+    expect(validate(schema, { due: '2024-02-30' })).toEqual({ issues: [{ path: ['due'], message: 'must match format "date"' }] });
   });
 
   it('through acheck: a wrong shape is retried, the retry naming the path, and the prompt quoting the schema', async () => {
@@ -140,10 +157,40 @@ describe('the schema file', () => {
     expect(warnings).toEqual([`${path}: strict mode: missing type "object" for keyword "properties" at "#" (strictTypes)`]);
   });
 
-  it('an unknown format or an older draft is refused with what to do about it', async () => {
+  it('a format is checked by ajv-formats, installed here', async () => {
     const dated = file('dated.json', '{ "type": "string", "format": "date-time" }');
-    await expect(loadSchemaFile(dated, () => {})).rejects.toThrow(
-      'unknown format "date-time" ignored in schema at path "#". Booth loads no format checks: remove "format" from the schema',
+    const schema = await loadSchemaFile(dated, () => {});
+    expect(validate(schema, '2024-01-02T03:04:05Z')).toEqual({ value: '2024-01-02T03:04:05Z' });
+    expect(validate(schema, 'yesterday')).toEqual({ issues: [{ path: [], message: 'must match format "date-time"' }] });
+  });
+
+  it('without ajv-formats, a schema with a format is FormatLibraryMissing naming the file, the format and the install; one without needs none', async () => {
+    const missing = async () => null;
+    const dated = file('dated.json', '{ "type": "object", "properties": { "due": { "type": "string", "format": "date" } } }');
+    const refused = loadSchemaFile(dated, () => {}, missing);
+    await expect(refused).rejects.toBeInstanceOf(FormatLibraryMissing);
+    await expect(refused).rejects.toThrow(
+      `the schema file ${dated} (--schema) uses "format": "date"; formats are checked by ajv-formats, an optional peer dependency of boothjs, and \`ajv-formats\` is not installed. Install it with: npm i ajv-formats`,
+    );
+    const plain = file('plain.json', '{ "type": "string" }');
+    expect(validate(await loadSchemaFile(plain, () => {}, missing), 'x')).toEqual({ value: 'x' });
+  });
+
+  it('loadFormats: the plugin when installed, null when ajv-formats is missing, any other failure rethrown', async () => {
+    expect(await loadFormats()).toBe(addFormats);
+    // Node's ESM gives the CommonJS module.exports as the default, a bundler its `default`.
+    expect(await loadFormats(async () => ({ default: { default: addFormats } }))).toBe(addFormats);
+    const notFound = (name: string) => Object.assign(new Error(`Cannot find package '${name}' imported from /x.js`), { code: 'ERR_MODULE_NOT_FOUND' });
+    expect(await loadFormats(() => Promise.reject(notFound('ajv-formats')))).toBeNull();
+    // A module missing inside it (here ajv, which it requires) is not ajv-formats missing.
+    await expect(loadFormats(() => Promise.reject(notFound('ajv')))).rejects.toThrow("Cannot find package 'ajv'");
+    await expect(loadFormats(async () => ({ default: 42 }))).rejects.toThrow('ajv-formats has no default export that is a function: install ajv-formats 3');
+  });
+
+  it('a format ajv-formats does not know, or an older draft, is refused with what to do about it', async () => {
+    const coloured = file('coloured.json', '{ "type": "string", "format": "colour" }');
+    await expect(loadSchemaFile(coloured, () => {})).rejects.toThrow(
+      'unknown format "colour" ignored in schema at path "#". ajv-formats checks no such format: remove it from the schema, or use one it knows (such as date, time, date-time, email, uri, uuid)',
     );
     const draft7 = file('draft7.json', '{ "$schema": "http://json-schema.org/draft-07/schema#", "type": "string" }');
     await expect(loadSchemaFile(draft7, () => {})).rejects.toThrow(

@@ -175,7 +175,7 @@ describe('embedding the checkpoint machine in a workflow', () => {
     await vi.advanceTimersByTimeAsync(1_000);
     const output = await done;
     expect(output.status).toBe('REPAIRED');
-    expect(output.attempts[0]?.error).toBe('callFn timed out after 1000 ms');
+    expect(output.attempts[0]?.error).toBe('the model call timed out after 1000 ms');
     expect(signals[0]?.aborted).toBe(true);
   });
 });

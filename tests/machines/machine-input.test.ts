@@ -35,6 +35,7 @@ describe('the checkpoint machine checks its input when it starts', () => {
     ['a threshold that is a string', { threshold: 'abc' }, TypeError, /`threshold` to be a number from 0 to 1, got "abc"/],
     ['a misspelt option', { thresh: 0.5 }, TypeError, /Unknown option `thresh` .*did you mean `threshold`\?/],
     ['a zero timeout', { timeoutMs: 0 }, RangeError, /`timeoutMs` to be more than 0/],
+    ['a callRetries.minDelayMs above its maxDelayMs', { callRetries: { retries: 1, minDelayMs: 5_000, maxDelayMs: 100 } }, RangeError, /`callRetries.minDelayMs` \(5000\) to be at most `callRetries.maxDelayMs` \(100\)/],
   ];
   for (const [what, options, type, message] of bad) {
     it(`${what} stops the actor with the same ${type.name} acheck() rejects with`, async () => {

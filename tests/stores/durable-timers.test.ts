@@ -52,7 +52,7 @@ describe('a resumed durable run re-arms the timers a snapshot does not keep', ()
     });
     const result = await settlingAt(resumed, 1_000);
     expect(result.status).toBe('REPAIRED');
-    expect(result.attempts[1]).toMatchObject({ callFailed: true, error: 'callFn timed out after 1000 ms' });
+    expect(result.attempts[1]).toMatchObject({ callFailed: true, error: 'the model call timed out after 1000 ms' });
   });
 
   it('the deadline: it still ends the run at the time set when the run first began', async () => {

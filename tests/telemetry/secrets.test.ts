@@ -210,7 +210,7 @@ const scenarios: Scenario[] = [
     },
     carries: [REPLY],
     recorded: () => {
-      expect(attributesOf('booth.sample', 'booth.error')).toContain('callFn timed out after 300 ms');
+      expect(attributesOf('booth.sample', 'booth.error')).toContain('the model call timed out after 300 ms');
       expect(attributesOf('booth.sample', 'booth.reply').join(' ')).toContain(REPLY);
     },
   },
