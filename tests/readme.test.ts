@@ -36,6 +36,19 @@ describe('README', () => {
     expect(readme).toMatch(/They never mean the answer\s+is true/);
   });
 
+  it('runs its cache example: keyed by info.question, a recorded reply is found', () => {
+    const block = readme
+      .split('```ts\n')
+      .map((code) => code.split('```')[0]!)
+      .find((code) => code.includes('cache.get(question'));
+    expect(block).toBeDefined();
+    // The example as a reader copies it, its import given by this test.
+    const run = new Function('check', `${block!.replace(/^import .*$/m, '')}\nreturn cached;`) as (check: typeof booth.check) => booth.BoothResult;
+    const result = run(booth.check);
+    expect(result.status).toBe('VERIFIED');
+    expect(result.answer).toBe('100');
+  });
+
   it('maps every page of docs/', () => {
     expect(pages.length).toBeGreaterThan(10);
     for (const name of pages) expect(readme, name).toContain(`](docs/${name})`);

@@ -7,5 +7,5 @@ export { type AISDKOptions, type AISDKUsageLike, fromAISDK, type GenerateObjectL
 export { type AnthropicClientLike, fromAnthropic } from './anthropic.js';
 export { ProviderError, retryAfter } from './http.js';
 export { fromOpenAI, type OpenAIClientLike } from './openai.js';
-export { openAICompatible, type OpenAICompatibleOptions, readBaseURL } from './openai-compatible.js';
+export { openAICompatible, type OpenAICompatibleOptions } from './openai-compatible.js';
 export type { AdapterOptions, ResponseFormat } from './request.js';

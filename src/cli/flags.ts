@@ -1,6 +1,7 @@
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { readFileSync } from 'node:fs';
-import { openAICompatible, readBaseURL } from '../adapters/index.js';
+import { openAICompatible } from '../adapters/index.js';
+import { readBaseURL } from '../adapters/openai-compatible.js';
 import { CONFIDENCE_SOURCES, type ConfidenceSource } from '../decide/agreement.js';
 import { MAX_SAMPLES } from '../options/read-options.js';
 import type { AnswerSchema } from '../decide/schema.js';
