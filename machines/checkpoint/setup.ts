@@ -30,9 +30,10 @@ export const checkpointSetup = setup({
     }),
     startCall: enqueueActions(({ context, enqueue, self }) => {
       if (context.settings.effects !== 'actors') return;
-      const prompt = context.prompts.at(-1)!.text;
+      const sent = context.prompts.at(-1)!;
+      const prompt = sent.text;
       const { model, answerFormat, prompt: question } = context.settings;
-      const messages = chatMessages(context.settings, prompt);
+      const messages = chatMessages(context.settings, sent);
       const input: ModelCall = { prompt, question, messages, attempt: context.attempt, model, replySchema: replySchemaOf(answerFormat), reportUsage: usageReporter(self, context.attempt) };
       enqueue.spawnChild('callModel', { id: 'callModel', input });
     }),
@@ -72,9 +73,10 @@ export const checkpointSetup = setup({
     forwardSampleError: raise(({ context }, params: { error: unknown }) => checkpointEffects.forwardSampleError.run(context, params)),
     startSampleCall: enqueueActions(({ context, enqueue, self }) => {
       if (context.settings.effects !== 'actors') return;
-      const prompt = context.prompts.at(-1)!.text;
+      const sent = context.prompts.at(-1)!;
+      const prompt = sent.text;
       const { model, answerFormat, prompt: question } = context.settings;
-      const messages = chatMessages(context.settings, prompt);
+      const messages = chatMessages(context.settings, sent);
       for (const sample of context.started) {
         if (context.slots[sample]!.state !== 'calling') continue;
         const input: ModelCall = { prompt, question, messages, attempt: context.attempt, model, replySchema: replySchemaOf(answerFormat), sample, reportUsage: usageReporter(self, context.attempt) };

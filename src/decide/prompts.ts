@@ -42,8 +42,10 @@ export interface ChatTurn extends ChatMessage {
   readonly role: 'user' | 'assistant';
 }
 
-/** What a run says to the model besides the question: the application's system prompt, earlier turns, Booth's instructions. */
+/** What a run says to the model: the question, the application's system prompt, earlier turns, Booth's instructions. */
 export interface Conversation {
+  /** The question, as the caller gave it. */
+  readonly prompt: string;
   readonly system: string | null;
   /** The earlier turns. */
   readonly messages: readonly ChatTurn[];
@@ -52,19 +54,44 @@ export interface Conversation {
 }
 
 /**
- * The chat a call sends, for `prompt` (one of the run's prompts, which end with the
+ * The chat a call sends, for `sent` (one of the run's prompts, which end with the
  * instructions): a system message holding the application's system prompt and then the
  * instructions — the same for every question and retry, so providers' prompt caching
  * applies — the earlier turns, and the user turn: the question, and on a retry why the
  * last attempt failed.
  */
-export function chatMessages(conversation: Conversation, prompt: string): readonly ChatMessage[] {
-  const { system, messages: history, instructions: text } = conversation;
-  const turn = prompt.endsWith(`\n\n${text}`) ? prompt.slice(0, prompt.length - text.length - 2) : prompt;
-  const content = [system ?? '', text].filter((part) => part !== '').join('\n\n');
-  const user: ChatMessage = { role: 'user', content: turn };
-  return content === '' ? [...history, user] : [{ role: 'system', content }, ...history, user];
+export function chatMessages(conversation: Conversation, sent: SentPrompt): readonly ChatMessage[] {
+  const user: ChatMessage = { role: 'user', content: userTurn(conversation, sent) };
+  const system = systemMessage(conversation);
+  const { messages: history } = conversation;
+  return system === null ? [...history, user] : [system, ...history, user];
 }
+
+/**
+ * The prompt without its instructions. A first (or repeated) prompt's is the question: read
+ * off the prompt, the string would be flattened, a kilobyte more for every call in flight.
+ */
+function userTurn({ prompt, instructions: text }: Conversation, { kind, text: sent }: SentPrompt): string {
+  if (kind === 'first' || kind === 'repeat') return prompt.trimEnd();
+  return sent.endsWith(text) ? sent.slice(0, sent.length - text.length - 2) : sent;
+}
+
+/**
+ * The run's system message, made once per run and shared by its calls: joined anew, the
+ * instructions alone would be a kilobyte more for every call in flight.
+ */
+function systemMessage(conversation: Conversation): ChatMessage | null {
+  let message = SYSTEM_MESSAGES.get(conversation);
+  if (message === undefined) {
+    const { system, instructions: text } = conversation;
+    const content = system === null || system === '' ? text : text === '' ? system : `${system}\n\n${text}`;
+    message = content === '' ? null : Object.freeze({ role: 'system' as const, content });
+    SYSTEM_MESSAGES.set(conversation, message);
+  }
+  return message;
+}
+
+const SYSTEM_MESSAGES = new WeakMap<Conversation, ChatMessage | null>();
 
 /** Which retry prompt follows a rejected attempt. */
 export type RetryKind = 'repeat' | 'parse' | 'validation' | 'disagreement' | 'confidence';

@@ -123,7 +123,7 @@ export class CheckpointRun {
         kind: 'call',
         prompt: prompt.text,
         question: settings.prompt,
-        messages: chatMessages(settings, prompt.text),
+        messages: chatMessages(settings, prompt),
         attempt: context.attempt,
         replySchema: replySchemaOf(settings.answerFormat),
       };
@@ -136,7 +136,7 @@ export class CheckpointRun {
       handedOut.add(call);
       const { settings } = context;
       const replySchema = replySchemaOf(settings.answerFormat);
-      const messages = chatMessages(settings, prompt!.text);
+      const messages = chatMessages(settings, prompt!);
       return { kind: 'sample', prompt: prompt!.text, question: settings.prompt, messages, attempt: context.attempt, sample: slot, call, replySchema };
     }
     if (snapshot.value === 'schemaGate') return { kind: 'schema', answer: answerForSchema(context.draft) };

@@ -276,6 +276,23 @@ describe('telemetry keeps prompts and replies off every span unless asked to rec
     });
   }
 
+  it('the system prompt and the earlier turns are on no span, recordPrompts on or off; custom instructions only with it, inside the prompts', async () => {
+    const SYSTEM = 'SYSTEM-MARK-11aa';
+    const TURN = 'TURN-MARK-22bb';
+    const OWN = 'INSTRUCTIONS-MARK-33cc';
+    for (const recordPrompts of [false, true]) {
+      exporter.reset();
+      provider.fallback = () => ({ text: 'no json here' });
+      const conversation = { system: SYSTEM, messages: [{ role: 'user' as const, content: TURN }], instructions: OWN, maxRetries: 1 };
+      await acheck(endpoint(), QUESTION, { ...conversation, telemetry: { tracer, recordPrompts, recordReplies: true } });
+      const text = spanText();
+      for (const marker of [SYSTEM, TURN]) expect(text).not.toContain(marker);
+      expect(text.includes(OWN)).toBe(recordPrompts);
+      // They did reach the model: the run went where the test claims.
+      expect(JSON.stringify(provider.received.at(-1)?.body)).toContain(SYSTEM);
+    }
+  });
+
   it('a checkpoint of a different run names what differs by digest, never the prompts', async () => {
     const store = memoryStore();
     await interrupted(store);
