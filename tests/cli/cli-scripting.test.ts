@@ -200,36 +200,44 @@ describe('booth batch: files, interrupts and the summary', () => {
     30_000,
   );
 
-  it('Ctrl-C ends a batch whose calls hang: exit 130 at once, every written line whole', async () => {
-    server.provider.fallback = (body) => ({ text: envelope('x', 0.9), delayMs: questionNumber(body) < 3 ? 0 : 60_000 });
-    const { input, output } = batchFiles(20);
-    let sentAt = 0;
-    const run = await booth(['batch', input, '-o', output, ...server.endpoint, '--concurrency', '4'], (child) => {
-      if (!sentAt && linesIn(output) >= 3) {
-        sentAt = performance.now();
-        child.kill('SIGINT');
-      }
-    });
-    expect(run.code).toBe(130);
-    expect(run.stderr).toContain(`stopped: 3 results written to ${output}`);
-    expect(resultsIn(output).map((r) => r.id)).toHaveLength(3);
-    expect(run.stdout).toContain('questions 20, already done 0, checked now 3');
-    expect(sentAt).toBeGreaterThan(0);
-  }, 30_000);
-
-  it('a second Ctrl-C ends the run at once, still with 130 and whole lines', async () => {
-    server.provider.fallback = (body) => ({ text: envelope('x', 0.9), delayMs: questionNumber(body) < 2 ? 0 : 60_000 });
-    const { input, output } = batchFiles(10);
+  it('the first Ctrl-C keeps the paid work: no new question starts, the checks in flight finish and every call the server received is in the output', async () => {
+    server.provider.fallback = () => ({ text: envelope('x', 0.9), delayMs: 3_000 });
+    const { input, output } = batchFiles(6);
     let sent = false;
     const run = await booth(['batch', input, '-o', output, ...server.endpoint, '--concurrency', '2'], (child) => {
-      if (!sent && linesIn(output) >= 2) {
+      if (!sent && server.provider.received.length >= 2) {
         sent = true;
-        child.kill('SIGINT');
         child.kill('SIGINT');
       }
     });
     expect(run.code).toBe(130);
-    expect(run.signal).toBeNull();
+    expect(run.stderr).toContain('stopping: no new question starts; the checks in flight finish and their lines are written (Ctrl-C again to stop them now)');
+    expect(server.provider.received).toHaveLength(2);
+    const asked = server.provider.received.map((r) => questionNumber(r.body)).sort();
+    expect(resultsIn(output).map((r) => Number(r.id)).sort()).toEqual(asked);
+    expect(run.stderr).toContain(`stopped: 2 results written to ${output}`);
+    expect(run.stdout).toContain('questions 6, already done 0, checked now 2');
+  }, 30_000);
+
+  it('Ctrl-C on a batch whose calls hang waits for them; a second Ctrl-C ends it at once, 130, every written line whole', async () => {
+    server.provider.fallback = (body) => ({ text: envelope('x', 0.9), delayMs: questionNumber(body) < 3 ? 0 : 60_000 });
+    const { input, output } = batchFiles(20);
+    let first = 0;
+    let second = false;
+    const run = await booth(['batch', input, '-o', output, ...server.endpoint, '--concurrency', '4'], (child) => {
+      if (!first && linesIn(output) >= 3) {
+        first = performance.now();
+        child.kill('SIGINT');
+      } else if (first && !second && performance.now() - first > 1_000) {
+        // Still running a second later: the hung calls are being waited for.
+        second = true;
+        child.kill('SIGINT');
+      }
+    });
+    expect(second).toBe(true);
+    expect(run.code).toBe(130);
+    expect(run.stderr).toContain('stopped at once: the results written so far are in');
+    expect(resultsIn(output)).toHaveLength(3);
     for (const line of readFileSync(output, 'utf8').split('\n').filter(Boolean)) expect(() => JSON.parse(line)).not.toThrow();
   }, 30_000);
 

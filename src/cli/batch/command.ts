@@ -35,14 +35,16 @@ export async function runBatch(settings: BatchSettings): Promise<BatchSummary> {
   const lines = new ResultLines(settings.output, earlier.tallies, pending.length, settings.progress);
   let next = 0;
   let failure: unknown = null;
-  // Stops every worker at once: on Ctrl-C (the caller's signal) or on a failure here.
+  // The caller's signal (the first Ctrl-C) stops starting questions: the checks in flight are
+  // paid for, so they finish and their lines are written. A failure here stops them at once.
   const halt = new AbortController();
-  const signal = AbortSignal.any([settings.signal, halt.signal]);
+  const { signal: stopStarting } = settings;
+  const signal = halt.signal;
   lines.showProgress();
 
   const worker = async () => {
     try {
-      while (next < pending.length && !signal.aborted) {
+      while (next < pending.length && !stopStarting.aborted && !signal.aborted) {
         const question = pending[next++] as Question;
         const started = performance.now();
         let result;
@@ -76,7 +78,7 @@ export async function runBatch(settings: BatchSettings): Promise<BatchSummary> {
     lines.close();
   }
   if (failure !== null) throw failure;
-  return summarize(questions.length, questions.length - pending.length, earlier.redone, lines.written, settings.signal.aborted, lines.tallies, lines.unheard);
+  return summarize(questions.length, questions.length - pending.length, earlier.redone, lines.written, stopStarting.aborted, lines.tallies, lines.unheard);
 }
 
 /** `booth batch`: the run, and at the terminal its progress bar, Ctrl-C and summary, local or through a queue. */
@@ -84,11 +86,11 @@ export async function runBatch(settings: BatchSettings): Promise<BatchSummary> {
 export const INTERRUPTED = 130;
 
 /**
- * The batch's progress bar on stderr, and Ctrl-C: the first stops the batch cleanly, a
- * second at once, saying `stoppedNow` (every line written is whole either way: each is
- * written in one synchronous call).
+ * The batch's progress bar on stderr, and Ctrl-C: the first stops the batch cleanly, saying
+ * `stopping` when given, a second at once, saying `stoppedNow` (every line written is whole
+ * either way: each is written in one synchronous call).
  */
-export function batchConsole(stoppedNow: string) {
+export function batchConsole(stoppedNow: string, stopping?: string) {
   const controller = new AbortController();
   const bar = new SingleBar({
     format: 'booth batch |{bar}| {value}/{total} | {rate}/s | ETA {eta_formatted} | {counts}',
@@ -100,7 +102,10 @@ export function batchConsole(stoppedNow: string) {
   let interrupts = 0;
   const interrupt = () => {
     interrupts += 1;
-    if (interrupts === 1) return controller.abort(new Error('stopped by Ctrl-C'));
+    if (interrupts === 1) {
+      if (stopping !== undefined) console.error(`\n${stopping}`);
+      return controller.abort(new Error('stopped by Ctrl-C'));
+    }
     bar.stop();
     console.error(stoppedNow);
     process.exit(INTERRUPTED);
@@ -139,7 +144,10 @@ export async function localBatch(input: string, flags: BatchFlags): Promise<void
     release();
     throw error;
   }) : null;
-  const terminal = batchConsole(`stopped at once: the results written so far are in ${flags.output}; run the same command again to go on.`);
+  const terminal = batchConsole(
+    `stopped at once: the results written so far are in ${flags.output}; run the same command again to go on.`,
+    'stopping: no new question starts; the checks in flight finish and their lines are written (Ctrl-C again to stop them now)',
+  );
   let summary: BatchSummary;
   try {
     summary = await runBatch({
