@@ -44,6 +44,7 @@ import {
 } from './flags.js';
 import { INTERRUPTED, localBatch, queuedBatch } from './batch/command.js';
 import { printAnswer } from './ask.js';
+import { checkWritable, CliFileError } from './batch/input.js';
 
 
 /** The version in the package.json next to the running file: dist/cli.js and src/cli/index.ts both find it. */
@@ -79,6 +80,7 @@ export function program(): Command {
     .option('--json', 'print the whole result as JSON')
     .option('--html <file>', 'write the HTML trace of the run')
     .action(async (question: string, flags: EndpointFlags & { json?: boolean; html?: string }) => {
+      if (flags.html !== undefined) checkWritable('page', flags.html);
       const schema = await schemaFrom(flags);
       const otel = flags.otel ? await startOtel(flags.model, USAGE_ERROR, (message) => console.error(`warning: ${message}`)) : null;
       try {
@@ -220,7 +222,13 @@ export function program(): Command {
 /** Results that carry a confidence and a label: `correct`, or `expected` to compare with the answer. */
 export function readLabelled(file: string): Labelled[] {
   const labelled: Labelled[] = [];
-  for (const line of readFileSync(file, 'utf8').split('\n')) {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new CliFileError('labelled', file, 'read', error);
+  }
+  for (const line of text.split('\n')) {
     if (line.trim() === '') continue;
     let row: { status?: unknown; confidence?: unknown; correct?: unknown; expected?: unknown; answer?: unknown; [field: string]: unknown };
     try {

@@ -403,3 +403,25 @@ describe('booth ask: the conversation and the samples, on the wire', () => {
     }
   }, 60_000);
 });
+
+describe('booth: files it cannot use are named before any paid call', () => {
+  it('ask --html into a folder that does not exist: exit 1 naming the page and the fix, and no call made', async () => {
+    const page = join(dir(), 'missing-folder', 'trace.html');
+    const run = await booth(['ask', 'q', ...server.endpoint, '--html', page]);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain(`error: cannot write the page ${page} (--html): `);
+    expect(run.stderr).toContain('Create its folder first, or give --html a path in a folder that exists.');
+    expect(server.provider.received).toHaveLength(0);
+    const folder = await booth(['ask', 'q', ...server.endpoint, '--html', dir()]);
+    expect(folder.code).toBe(1);
+    expect(folder.stderr).toContain('Name a file, not a folder.');
+    expect(server.provider.received).toHaveLength(0);
+  }, 30_000);
+
+  it('calibrate on a file that does not exist: exit 1 naming it, not a raw ENOENT', async () => {
+    const missing = join(dir(), 'nope.jsonl');
+    const run = await booth(['calibrate', missing]);
+    expect(run.code).toBe(1);
+    expect(run.stderr.trim()).toBe(`error: cannot read the results file ${missing}: ENOENT: no such file or directory. Check the path.`);
+  }, 30_000);
+});

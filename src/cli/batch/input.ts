@@ -1,4 +1,5 @@
-import { closeSync, constants, fstatSync, openSync, readFileSync, readSync, type Stats, statSync } from 'node:fs';
+import { accessSync, closeSync, constants, existsSync, fstatSync, openSync, readFileSync, readSync, type Stats, statSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import { replaceFile } from '../../stores/atomic-file.js';
 import type { ConfidenceSource } from '../../decide/agreement.js';
 import type { CallRetryPolicy } from '../../decide/call-retries.js';
@@ -47,21 +48,44 @@ export class CliFileError extends Error {
     const code = (cause as NodeJS.ErrnoException | null)?.code;
     // Node's message ends with the system call (", open '<path>'"): the path is named once, up front.
     const reason = String((cause as Error | null)?.message ?? cause).replace(/, \w+( '.*')?$/s, '');
-    const file = role === 'results' ? `the results file ${path} (-o)` : role === 'schema' ? `the schema file ${path} (--schema)` : `the questions file ${path}`;
+    const file = FILE_NAMES[role](path);
     super(`cannot ${verb} ${file}: ${reason}${fixFor(code, role, path)}`, { cause });
     this.path = path;
     this.code = code;
   }
 }
 
+const FILE_NAMES: Readonly<Record<FileRole, (path: string) => string>> = {
+  questions: (path) => `the questions file ${path}`,
+  results: (path) => `the results file ${path} (-o)`,
+  schema: (path) => `the schema file ${path} (--schema)`,
+  labelled: (path) => `the results file ${path}`,
+  page: (path) => `the page ${path} (--html)`,
+};
+
+/**
+ * Fails with a `CliFileError` unless `path` can be written: its folder exists and may be
+ * written, and it is no folder itself. Asked before any paid call, so that a typo in the
+ * path does not cost the run.
+ */
+export function checkWritable(role: FileRole, path: string): void {
+  try {
+    if (existsSync(path) && statSync(path).isDirectory()) throw Object.assign(new Error('illegal operation on a directory'), { code: 'EISDIR' });
+    accessSync(dirname(resolve(path)), constants.W_OK);
+  } catch (error) {
+    throw new CliFileError(role, path, 'write', error);
+  }
+}
+
 /** What a file is to the command: it is named by its role in every message. */
-export type FileRole = 'questions' | 'results' | 'schema';
+export type FileRole = 'questions' | 'results' | 'schema' | 'labelled' | 'page';
 
 function fixFor(code: string | undefined, role: FileRole, path: string): string {
   const written = role === 'results' ? '; the lines already written are whole, and the same command goes on from them' : '';
   switch (code) {
     case 'ENOENT':
-      return role === 'results' ? `. Create its folder first, or give -o a path in a folder that exists.` : '. Check the path.';
+      if (role === 'results') return '. Create its folder first, or give -o a path in a folder that exists.';
+      return role === 'page' ? '. Create its folder first, or give --html a path in a folder that exists.' : '. Check the path.';
     case 'EACCES':
     case 'EPERM':
       return `. Check the permissions of ${path} and its folder.`;
