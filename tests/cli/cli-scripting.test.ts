@@ -308,11 +308,17 @@ describe('booth batch: files, interrupts and the summary', () => {
     expect(again.stderr).not.toContain('booth batch |');
   }, 60_000);
 
-  it('an empty questions file says there is nothing to check', async () => {
+  it('a questions file without one valid line says there is nothing to check, and exits 1 naming the problem', async () => {
     const { input, output } = batchFiles(0);
     const run = await booth(['batch', input, '-o', output, ...server.endpoint]);
-    expect(run.code).toBe(0);
+    expect(run.code).toBe(1);
     expect(run.stdout.trim()).toBe(`nothing to check: ${input} holds no questions`);
+    expect(run.stderr).toContain(`error: ${input} holds no question: each line must be a JSON object { "id": …, "prompt": "…" }`);
+    writeFileSync(input, 'not json\n{"id": 1}\n');
+    const invalid = await booth(['batch', input, '-o', output, ...server.endpoint]);
+    expect(invalid.code).toBe(1);
+    expect(invalid.stderr).toContain('warning:');
+    expect(server.provider.received).toHaveLength(0);
   }, 30_000);
 
   it('result lines keep the prompts out by default; --with-prompts puts them in', async () => {

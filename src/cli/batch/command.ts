@@ -207,6 +207,12 @@ export function batchOutput(output: string, terminal: ReturnType<typeof batchCon
 /** A finished batch's summary; one stopped by Ctrl-C says so (`stopped`, then how to go on) and exits 130. */
 export function reportBatch(summary: BatchSummary, input: string, output: string, stopped: string, goOn: string): void {
   printSummary(summary, input, output);
+  // A file without one question is a wrong file, or one whose every line was refused (each with a warning above).
+  if (summary.total === 0) {
+    console.error(`error: ${input} holds no question: each line must be a JSON object { "id": …, "prompt": "…" }; check the file, and the warnings above`);
+    process.exitCode = 1;
+    return;
+  }
   if (summary.stopped) {
     console.error(`${stopped}: ${summary.checked} results written to ${output}; ${goOn}`);
     process.exitCode = INTERRUPTED;
