@@ -57,6 +57,14 @@ const TEXTS = [
   '{"a": {"b": x}} {"c": [1, {"d": 2}, 3} {"e": {"f": "unterminated',
   '{"answer": 1, "confidence": 2, "ambiguous": 3, "answer": [4], "confidence": {}, "ambiguous": true}',
   '{"answer": [], "confidence": {}} {"answer": [[]], "b": [{}, []]}',
+  // Keys must be strings, and only whole keys are chosen.
+  '{"x": {a": 1}} {"y": 1, b": 2} {"answers": 1, "answe": 2, "confidence": null}',
+  // Six objects open at once, each with a chosen key: more than the reader's first table of notes holds.
+  '{"answer": 1, "x": {"answer": 2, "x": {"answer": 3, "x": {"answer": 4, "x": {"answer": 5, "x": {"answer": null}}}}}}',
+  // Whitespace of every kind between tokens, and every hex digit's edge in escapes.
+  '{\t"answer"\n:\r"\\u0A9f\\uFa09"\r\n,\t"confidence" :\n[ 1 ,\t2 ]\n}',
+  // Arrays opened back to back, in objects and around them.
+  '{"a": [[[{"b": [[1]]}]], [[]]], "c": {"d": [[[]], [[[2]]]]}} [[{"e": [[3], [[4]]]}]]',
 ];
 
 describe('each read gives the object JSON.parse reads from that `{`, with its end, depth and chosen members', () => {
@@ -110,9 +118,63 @@ describe('a string ends only at its closing quote, and breaks the object holding
   });
 });
 
+describe('a key is a whole, closed string followed by a colon', () => {
+  // `x1}` first: were a broken key's value taken to start at position 1, `1}` would complete the object.
+  it('an unterminated key, or one without its colon, breaks the object', () => {
+    const reader = new JsonObjectReader(KEYS);
+    reader.reset('x1}{"abc');
+    expect(reader.read(3)).toBe(-1);
+    reader.reset('x1}{"a" 2}');
+    expect(reader.read(3)).toBe(-1);
+    // A key not in quotes, in an object nested one deep: `1}}` would close both.
+    reader.reset('x1}}{"b": {a');
+    expect(reader.read(4)).toBe(-1);
+  });
+
+  it('isObjectText refuses the same keys, and a key not in quotes', () => {
+    expect(isObjectText('{"x": {a": 1}}', 0, 14, 64)).toBe(false);
+    expect(isObjectText('{"a" 11}', 0, 8, 64)).toBe(false);
+    for (const [text, at] of [
+      ['x1}{"abc', 3],
+      ['x1}{"a" 2}', 3],
+      ['x1}{a', 3],
+      ['x:2}{"abc', 4],
+      ['x}{"a":tru', 2],
+    ] as const) {
+      expect(isObjectText(text, at, at, 64), text).toBe(false);
+      expect(isObjectText(text, at, text.length, 64), text).toBe(false);
+    }
+  });
+});
+
+describe('the memo keeps what is read after it is made', () => {
+  it('an object nested in one read after the memo is made is known by its id, the one after its parent', () => {
+    // Reading the `{}` at 0 after the object at 3 makes the memo.
+    const text = '{} {"a": 1} {"b": {"c": 2}}';
+    const reader = new JsonObjectReader(KEYS);
+    reader.reset(text);
+    reader.read(3);
+    reader.read(0);
+    const outer = reader.read(text.indexOf('{"b"'));
+    expect(reader.read(text.indexOf('{"c"'))).toBe(outer + 1);
+  });
+
+  it('arrays closed in a later read leave the marks of objects read before it', () => {
+    const text = '{"a": 1} {"b": 2} {"c": [[1], 2, [[]]]}';
+    const reader = new JsonObjectReader(KEYS);
+    reader.reset(text);
+    const second = reader.read(9);
+    const first = reader.read(0, true);
+    reader.read(18);
+    expect([reader.read(0), reader.read(9)]).toEqual([first, second]);
+  });
+});
+
 describe('isObjectText: exactly one object, every container closed by its own closer', () => {
   it('an array closed by `}` or an object by `]` is no object', () => {
     expect(isObjectText('{"a":1]', 0, 7, 64)).toBe(false);
+    // Nor is anything that does not start with `{`, however valid.
+    expect(['[1]', '1', '"s"', '[]'].map((text) => isObjectText(text, 0, text.length, 64))).toEqual([false, false, false, false]);
     expect(isObjectText('{"a":[1}', 0, 8, 64)).toBe(false);
     expect(isObjectText('{"a":[1]]', 0, 9, 64)).toBe(false);
     expect(isObjectText('{"a":[1],"b":{}}', 0, 16, 64)).toBe(true);
