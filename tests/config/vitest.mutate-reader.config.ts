@@ -17,6 +17,7 @@ export default defineConfig({
       'tests/reply/differential.test.ts',
       'tests/reply/json-test-suite.test.ts',
       'tests/reply/hostile.test.ts',
+      'tests/reply/json-objects.test.ts',
       'tests/api/properties.test.ts',
     ],
   },
