@@ -18,7 +18,10 @@ const later: Promise<BoothResult> = acheck(openAICompatible({ baseURL: 'http://l
 });
 const judged = checkWithEvidence('Paris', ['Paris is the capital.'], (answer, docs) => docs.some((d) => d.includes(answer)));
 const html: Promise<string> = toHtml(judged);
-const vercel = fromAISDK({ generateText: async ({ prompt }: { model: string; prompt: string }) => ({ text: prompt }), model: 'm' });
+const vercel = fromAISDK({
+  generateText: async ({ messages }: { model: string; messages: Array<{ role: 'user' | 'assistant'; content: string }> }) => ({ text: messages.at(-1)?.content ?? '' }),
+  model: 'm',
+});
 
 const workflow = setup({
   types: { context: {} as { answer: string | null } },
