@@ -126,8 +126,8 @@ for name in @opentelemetry/sdk-trace-node @opentelemetry/resources @opentelemetr
   otel_versions+=("$name@$(pkg "devDependencies['$name']")")
 done
 npm install --no-audit --no-fund --loglevel=error "${otel_versions[@]}" >/dev/null
-# Exit 1: there is no endpoint, so the check is UNCERTAIN; the warning says no collector answered.
-requires_exit 1 "warning: --otel could not export the spans" "with OpenTelemetry's SDK, booth ask --otel" otel_ask
+# Exit 3: there is no endpoint, so every model call failed (an outage); the warning says no collector answered.
+requires_exit 3 "warning: --otel could not export the spans" "with OpenTelemetry's SDK, booth ask --otel" otel_ask
 echo "footprint: with OpenTelemetry's SDK installed, booth ask --otel runs and exports (no collector here: a warning)"
 
 # Queued batches need BullMQ and ioredis, optional too: without them `booth worker` and `batch --queue`

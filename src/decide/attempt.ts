@@ -152,12 +152,14 @@ function readWith(parseFn: ParseFn, rawText: string, schema: boolean): Reading<J
   } catch (error) {
     return { ok: false, error: `parseFn threw: ${describeThrown(error).message}` };
   }
-  if (!isPlainObject(returned)) return { ok: false, error: `parseFn returned ${describeValue(returned)}, expected the envelope object` };
   let json: string | undefined;
   try {
+    // A value described by its kind only: a returned string is the reply's text.
+    if (!isPlainObject(returned)) return { ok: false, error: `parseFn returned ${typeof returned === 'string' ? 'a string' : describeValue(returned)}, expected the envelope object` };
     json = JSON.stringify(returned);
   } catch (error) {
-    return { ok: false, error: `parseFn returned an object JSON cannot hold: ${describeThrown(error).message}` };
+    // A Proxy can throw from any trap, isPlainObject's included.
+    return { ok: false, error: `parseFn returned a value JSON cannot hold: ${describeThrown(error).name}` };
   }
   // A toJSON() can make it anything.
   if (json?.[0] !== '{') return { ok: false, error: 'parseFn returned an object whose JSON is not an object' };

@@ -245,7 +245,7 @@ function readHistory(value: unknown): readonly ChatTurn[] {
   if (value === undefined || value === null) return NO_TURNS;
   if (!Array.isArray(value)) {
     throw new TypeError(
-      `Expected \`messages\` to be the earlier turns, an array of { role: 'user' | 'assistant', content: string }, got ${describeValue(value)}.`,
+      `Expected \`messages\` to be the earlier turns, an array of { role: 'user' | 'assistant', content: string }, got ${kindOf(value)}.`,
     );
   }
   if (value.length > MAX_HISTORY) throw new RangeError(`Expected at most ${MAX_HISTORY} earlier \`messages\`, got ${value.length}.`);
@@ -261,14 +261,20 @@ function readHistory(value: unknown): readonly ChatTurn[] {
   );
 }
 
+/** What is wrong with a turn, by the kind of each value: a turn is the caller's conversation, and this message may reach a span. */
 function turnProblem(turn: unknown): string | null {
-  if (!isPlainObject(turn)) return `it is ${describeValue(turn)}`;
+  if (!isPlainObject(turn)) return `it is ${kindOf(turn)}`;
   const { role, content } = turn as Record<string, unknown>;
   if (role === 'system') return "its role is 'system': give the system prompt as the `system` option";
-  if (role !== 'user' && role !== 'assistant') return `its role is ${typeof role === 'string' ? JSON.stringify(role.slice(0, 20)) : describeValue(role)}`;
-  if (typeof content !== 'string') return `its content is ${typeof content === 'object' ? describeValue(content) : `a ${typeof content}`}`;
-  const extra = Object.keys(turn).find((key) => key !== 'role' && key !== 'content');
-  return extra === undefined ? null : `it has the key ${JSON.stringify(extra.slice(0, 40))}, which Booth would not send`;
+  if (role !== 'user' && role !== 'assistant') return `its role is ${typeof role === 'string' ? 'another string' : kindOf(role)}`;
+  if (typeof content !== 'string') return `its content is ${kindOf(content)}`;
+  const extras = Object.keys(turn).length - 2;
+  return extras === 0 ? null : `it has ${extras === 1 ? 'a key' : `${extras} keys`} besides role and content, which Booth would not send`;
+}
+
+/** A value's kind, never its text: `a string`, `null`, `an array`, `an object`. */
+function kindOf(value: unknown): string {
+  return typeof value === 'string' ? 'a string' : describeValue(value);
 }
 
 const NO_TURNS: readonly ChatTurn[] = Object.freeze([]);
@@ -279,7 +285,13 @@ function readInstructions(value: unknown, defaults: string): string {
   if (typeof value !== 'function') {
     throw new TypeError(`Expected \`instructions\` to be a string, or a function of Booth's default text returning one, got ${describeValue(value)}.`);
   }
-  const text: unknown = value(defaults);
+  let text: unknown;
+  try {
+    text = value(defaults);
+  } catch (error) {
+    // The caller's error may quote its texts: Booth's message names only the option, the error is the cause.
+    throw new TypeError('The `instructions` function threw; see the error\'s cause.', { cause: error });
+  }
   if (typeof text !== 'string') {
     throw new TypeError(`Expected the \`instructions\` function to return a string, got ${describeValue(text)}.`);
   }

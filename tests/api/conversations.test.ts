@@ -123,11 +123,11 @@ describe('system and messages: checked before any call, never quoted', () => {
 
   it.each([
     [{ system: 42 }, 'Expected `system` to be a string (the application\'s system prompt), got 42.'],
-    [{ messages: 'hello' }, "Expected `messages` to be the earlier turns, an array of { role: 'user' | 'assistant', content: string }, got \"hello\"."],
+    [{ messages: 'SECRET hello' }, "Expected `messages` to be the earlier turns, an array of { role: 'user' | 'assistant', content: string }, got a string."],
     [{ messages: [{ role: 'system', content: 'SECRET' }] }, "Expected `messages[0]` to be { role: 'user' | 'assistant', content: string }, but its role is 'system': give the system prompt as the `system` option."],
-    [{ messages: [{ role: 'user', content: 'ok' }, { role: 'bot', content: 'SECRET' }] }, "Expected `messages[1]` to be { role: 'user' | 'assistant', content: string }, but its role is \"bot\"."],
+    [{ messages: [{ role: 'user', content: 'ok' }, { role: 'SECRET-bot', content: 'SECRET' }] }, "Expected `messages[1]` to be { role: 'user' | 'assistant', content: string }, but its role is another string."],
     [{ messages: [{ role: 'user', content: { text: 'SECRET' } }] }, "Expected `messages[0]` to be { role: 'user' | 'assistant', content: string }, but its content is an object."],
-    [{ messages: [{ role: 'user', content: 'SECRET', name: 'x' }] }, "Expected `messages[0]` to be { role: 'user' | 'assistant', content: string }, but it has the key \"name\", which Booth would not send."],
+    [{ messages: [{ role: 'user', content: 'SECRET', 'SECRET-KEY': 'x' }] }, "Expected `messages[0]` to be { role: 'user' | 'assistant', content: string }, but it has a key besides role and content, which Booth would not send."],
     [{ messages: [null] }, "Expected `messages[0]` to be { role: 'user' | 'assistant', content: string }, but it is null."],
   ])('%j is a TypeError naming the option', (options, message) => {
     const model = calls();
@@ -167,6 +167,22 @@ describe('instructions: Booth\'s text, or the caller\'s', () => {
     const model = recording([]);
     check(model.fn, 'q', { instructions: '' });
     expect(model.calls[0]!.info.messages).toEqual([{ role: 'user', content: 'q' }]);
+  });
+
+  it('a function that throws is a TypeError naming the option, the caller\'s error (which may quote its texts) only its cause', () => {
+    const own = new Error('house style failed for SECRET-SYSTEM');
+    let thrown: unknown;
+    try {
+      check(() => envelope('a', 0.9), 'q', {
+        instructions: () => {
+          throw own;
+        },
+      });
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toEqual(new TypeError("The `instructions` function threw; see the error's cause."));
+    expect((thrown as Error).cause).toBe(own);
   });
 
   it('anything else, or a function that returns anything else, is a TypeError before any call', () => {
@@ -210,15 +226,20 @@ describe('parseFn: the caller reads the reply', () => {
   });
 
   it.each([
-    ['a string', () => 'Paris', 'parseFn returned "Paris", expected the envelope object'],
+    ['a string', () => 'Paris', 'parseFn returned a string, expected the envelope object'],
     ['an array', () => [], 'parseFn returned an array, expected the envelope object'],
     ['an envelope that breaks a rule', () => ({ answer: 'Paris', confidence: 7 }), '"confidence" is out of range: 7, expected 0 to 1'],
     ['a cycle', () => {
       const o: Record<string, unknown> = { answer: 'Paris', confidence: 0.9 };
       o['self'] = o;
       return o;
-    }, /^parseFn returned an object JSON cannot hold: /],
-    ['a BigInt', () => ({ answer: 1n, confidence: 0.9 }), /^parseFn returned an object JSON cannot hold: /],
+    }, 'parseFn returned a value JSON cannot hold: TypeError'],
+    ['a BigInt', () => ({ answer: 1n, confidence: 0.9 }), 'parseFn returned a value JSON cannot hold: TypeError'],
+    ['a revoked Proxy', () => {
+      const { proxy, revoke } = Proxy.revocable({}, {});
+      revoke();
+      return proxy;
+    }, 'parseFn returned a value JSON cannot hold: TypeError'],
     ['a nesting past MAX_DEPTH', () => {
       let deep: unknown = 1;
       for (let i = 0; i < 600; i++) deep = { deep };
