@@ -105,7 +105,8 @@
  *   `id > 0` (object 0 fails open in the memo only after `forget(0)`), and the object a read starts at
  *   marked in the memo even without `again` (#close's `frame > 0`, the memo rebuilt on every read that
  *   finds nothing): a later read there then returns the id it had instead of taking a new row, which
- *   only saves rows.
+ *   only saves rows; and #grown's `table.length * row`, which grows tables far faster than needed and
+ *   fails to allocate only on a reply of millions of objects.
  */
 
 /** @type {import('@stryker-mutator/api/core').PartialStrykerOptions} */
