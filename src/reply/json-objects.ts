@@ -65,6 +65,7 @@ export const NO_MEMBERS: JsonObject = Object.freeze({});
  * a code, -((key index + 1) × 5 + the value's index here), and `members` makes the set when
  * asked: a reply nesting a million objects under envelope keys keeps no million objects alive.
  */
+// Stryker disable next-line ArrayDeclaration,BooleanLiteral: a value left out of the list (or every one) is kept in a member set instead, which reads the same
 const LONELY_VALUES: readonly JsonValue[] = [OBJECT_STAND_IN, ARRAY_STAND_IN, true, false, null];
 const lonelyKey = (code: number): number => Math.floor(-code / LONELY_VALUES.length);
 const lonelyValue = (code: number): number => -code % LONELY_VALUES.length;
@@ -115,6 +116,7 @@ const NOTE_KEY = 1;
 const NOTE_MEMBERS = 2;
 
 export class JsonObjectReader {
+  // Stryker disable next-line StringLiteral: `reset` sets the text before any read; neither text holds a `"` or `}` for a read to find
   #text = '';
   readonly #keys: readonly string[];
   /**
@@ -148,10 +150,12 @@ export class JsonObjectReader {
   /** The notes of the open objects that met a chosen key, innermost last. */
   #notes: Int32Array = new Int32Array(NOTE * 4);
   #noted = 0;
+  // Stryker disable next-line ArrayDeclaration: `reset` empties it, and sets are found by the index `push` returns
   readonly #memberSets: Array<Record<string, JsonValue>> = [];
   /** The last string, literal or number decoded; saves allocating a tuple per value. */
   #scalar: JsonValue = null;
   /** Whether the last string read held an escape. */
+  // Stryker disable next-line BooleanLiteral: every string read sets it before #chosenKey reads it
   #escaped = false;
   /** Where the last string value read starts: its member is decoded from there. */
   #stringAt = 0;
@@ -176,9 +180,15 @@ export class JsonObjectReader {
     this.#noted = 0;
     this.#memberSets.length = 0;
     this.#scalar = null;
-    if (this.#objects.length > ROW * LARGE_TABLE) this.#objects = new Int32Array(ROW * 4);
-    if (this.#frames.length > FRAME * LARGE_TABLE) this.#frames = new Int32Array(FRAME * 8);
-    if (this.#notes.length > NOTE * LARGE_TABLE) this.#notes = new Int32Array(NOTE * 4);
+    // Stryker disable next-line ConditionalExpression,EqualityOperator,ArithmeticOperator: letting a table go or keeping it only trades memory for allocations
+    if (this.#objects.length > ROW * LARGE_TABLE)
+      this.#objects = new Int32Array(ROW * 4);
+    // Stryker disable next-line ConditionalExpression,EqualityOperator,ArithmeticOperator: letting a table go or keeping it only trades memory for allocations
+    if (this.#frames.length > FRAME * LARGE_TABLE)
+      this.#frames = new Int32Array(FRAME * 8);
+    // Stryker disable next-line ConditionalExpression,EqualityOperator,ArithmeticOperator: letting a table go or keeping it only trades memory for allocations
+    if (this.#notes.length > NOTE * LARGE_TABLE)
+      this.#notes = new Int32Array(NOTE * 4);
   }
 
   /**
@@ -210,7 +220,7 @@ export class JsonObjectReader {
     }
     const id = this.#count;
     const sets = this.#memberSets.length;
-    // Stryker disable next-line ConditionalExpression: read like any other object, `{}` gets the same row
+    // Stryker disable next-line ConditionalExpression,BlockStatement: read like any other object, `{}` gets the same row
     if (emptyEnd >= 0) {
       // `{}`, which a reply can repeat millions of times: its row alone, without a read.
       const row = this.#opened(start) * ROW;
@@ -237,6 +247,7 @@ export class JsonObjectReader {
     const count = this.#count;
     // A forward scan asks about later and later positions: the cursor moves on a row at a time.
     let row = this.#cursor;
+    // Stryker disable next-line LogicalOperator: at row 0 the row before reads as undefined, and `undefined >= i` is false; past it, searching more often finds the same row
     if (row > 0 && objects[(row - 1) * ROW + START]! >= i) row = this.#firstRowFrom(i);
     while (row < count && objects[row * ROW + START]! < i) row += 1;
     this.#cursor = row;
@@ -263,6 +274,7 @@ export class JsonObjectReader {
    * would otherwise keep one each, and the heap they fill costs more than the text. (Those
    * below the last set a row names stay, unused: rare, and only memory.)
    */
+  // Stryker disable next-line BlockStatement: sets no row names stay, unused: only memory
   #dropMemberSets(count: number, sets: number): void {
     let kept = sets;
     for (let id = count; id < this.#count; id += 1) kept = Math.max(kept, this.#objects[id * ROW + MEMBERS]!);
@@ -303,6 +315,7 @@ export class JsonObjectReader {
   forget(id: number): void {
     if (id < 0 || id !== this.#count - 1) return;
     this.#count = id;
+    // Stryker disable next-line ConditionalExpression,EqualityOperator: a cursor left past the last row is pulled back by #known's check of the row before it
     if (this.#cursor > id) this.#cursor = id;
     // Its id will name another object: a mark left in the memo would lie.
     if (this.#pages !== null) this.#unmark(this.start(id));
@@ -338,6 +351,7 @@ export class JsonObjectReader {
   /** Sets the memo's mark at position i. */
   #mark(i: number, mark: number): void {
     // A reply shorter than a page gets a page its own length.
+    // Stryker disable next-line MethodExpression: a page longer than the text costs only memory
     const page = (this.#pages![i >>> PAGE_BITS] ??= new Int32Array(Math.min(PAGE, this.#text.length)));
     page[i & PAGE_MASK] = mark;
   }
@@ -351,6 +365,7 @@ export class JsonObjectReader {
    */
   #grown(table: Int32Array, row: number): Int32Array {
     const rows = table.length / row;
+    // Stryker disable next-line ConditionalExpression,EqualityOperator,AssignmentOperator: doubling or taking room for every container, the table has room for the next row
     const room = rows < LARGE_TABLE ? rows * 2 : Math.max((this.#openers ??= countOpeners(this.#text)), rows * 2);
     const copy = new Int32Array(room * row);
     copy.set(table);
@@ -404,6 +419,7 @@ export class JsonObjectReader {
           const row = level * FRAME;
           let frames = this.#frames;
           if (row === frames.length) frames = this.#frames = this.#grown(frames, FRAME);
+          // Stryker disable next-line ArithmeticOperator: FRAME_ID is 0
           frames[row + FRAME_ID] = c === Code.OpenBrace ? this.#opened(i) : -1;
           frames[row + FRAME_DEPTH] = 1;
           i = skipSpace(text, i + 1);
@@ -419,6 +435,7 @@ export class JsonObjectReader {
       } else {
         if (c === Code.Quote) {
           this.#stringAt = i;
+          // Stryker disable next-line BooleanLiteral: decoding the string into #scalar, which a string value never reads, changes nothing
           i = this.#readString(i, false);
           value = STRING_STAND_IN;
         } else {
@@ -439,6 +456,7 @@ export class JsonObjectReader {
         if (key > 0) this.#keep(key, value);
         i = skipSpace(text, i);
         const next = text.charCodeAt(i);
+        // Stryker disable next-line ArithmeticOperator: FRAME_ID is 0
         const opener = frames[row + FRAME_ID]! >= 0 ? Code.OpenBrace : Code.OpenBracket;
         if (next === Code.Comma) {
           i = opener === Code.OpenBrace ? this.#readKey(skipSpace(text, i + 1), level) : i + 1;
@@ -457,6 +475,7 @@ export class JsonObjectReader {
   /** The row of the note of the container open at `level`, or -1 when it has none: only the innermost note can be its. */
   #noteOf(level: number): number {
     const row = (this.#noted - 1) * NOTE;
+    // Stryker disable next-line ArithmeticOperator: NOTE_LEVEL is 0
     return row >= 0 && this.#notes[row + NOTE_LEVEL] === level ? row : -1;
   }
 
@@ -470,12 +489,15 @@ export class JsonObjectReader {
   #keep(key: number, value: JsonValue): void {
     const note = (this.#noted - 1) * NOTE;
     let set = this.#notes[note + NOTE_MEMBERS]!;
+    // Stryker disable next-line BlockStatement: a lone member's code only saves memory; the member set made below holds the same member
     if (set === 0 || (set < 0 && this.#loneKey(set) === key)) {
+      // Stryker disable next-line BlockStatement: a lone member's code only saves memory; the member set made below holds the same member
       if (value === STRING_STAND_IN) {
         this.#notes[note + NOTE_MEMBERS] = -(LONE_STRINGS + this.#stringAt * MAX_KEYS + key - 1);
         return;
       }
       const lonely = LONELY_VALUES.indexOf(value);
+      // Stryker disable next-line BlockStatement: a lone member's code only saves memory; the member set made below holds the same member
       if (lonely >= 0) {
         this.#notes[note + NOTE_MEMBERS] = -(key * LONELY_VALUES.length + lonely);
         return;
@@ -511,6 +533,7 @@ export class JsonObjectReader {
   #readKey(i: number, level: number): number {
     const text = this.#text;
     if (text.charCodeAt(i) !== Code.Quote) return -1;
+    // Stryker disable next-line BooleanLiteral: a key decoded into #scalar is decoded again by #chosenKey before it is read
     const after = this.#readString(i, false);
     if (after < 0) return -1;
     const colon = skipSpace(text, after);
@@ -522,6 +545,7 @@ export class JsonObjectReader {
       const row = this.#noted++ * NOTE;
       let notes = this.#notes;
       if (row === notes.length) notes = this.#notes = this.#grown(notes, NOTE);
+      // Stryker disable next-line ArithmeticOperator: NOTE_LEVEL is 0
       notes[row + NOTE_LEVEL] = level;
       notes[row + NOTE_KEY] = key;
       notes[row + NOTE_MEMBERS] = 0;
@@ -559,6 +583,7 @@ export class JsonObjectReader {
   #readScalar(i: number, kept: boolean): number {
     const text = this.#text;
     const end = scalarEnd(text, i);
+    // Stryker disable next-line LogicalOperator: a scalar decoded when not kept, or from a failed read, is never read
     if (end >= 0 && kept) {
       const c = text.charCodeAt(i);
       this.#scalar = c === Code.LowerT ? true : c === Code.LowerF ? false : c === Code.LowerN ? null : Number(text.slice(i, end));
@@ -575,6 +600,7 @@ export class JsonObjectReader {
     const row = id * ROW;
     let objects = this.#objects;
     if (row === objects.length) objects = this.#objects = this.#grown(objects, ROW);
+    // Stryker disable next-line ArithmeticOperator: START is 0
     objects[row + START] = start;
     objects[row + OBJECT_END] = -1;
     objects[row + MEMBERS] = 0;
@@ -585,6 +611,7 @@ export class JsonObjectReader {
   #close(end: number): void {
     const level = this.#open - 1;
     const frame = level * FRAME;
+    // Stryker disable next-line ArithmeticOperator: FRAME_ID is 0
     const id = this.#frames[frame + FRAME_ID]!;
     if (id < -1) {
       // The innermost of arrays sharing a row: the next one out holds it, and nothing else yet.
@@ -612,14 +639,17 @@ const LARGE_TABLE = 4_096;
 /** How many `{` and `[` the text holds: no more containers can be open at once, nor objects be kept. */
 function countOpeners(text: string): number {
   let count = 0;
+  // Stryker disable next-line ConditionalExpression,EqualityOperator,BlockStatement: the count only sizes a large table's growth, never below doubling it (see #grown)
   for (let i = 0; i < text.length; i += 1) {
     const c = text.charCodeAt(i);
+    // Stryker disable next-line ConditionalExpression,LogicalOperator,EqualityOperator,AssignmentOperator: the count only sizes a large table's growth, never below doubling it (see #grown)
     if (c === Code.OpenBrace || c === Code.OpenBracket) count += 1;
   }
   return count;
 }
 
 /** Containers waiting for `freezeDeep`, shared by every call: a freeze calls no code that could start another. */
+// Stryker disable next-line ArrayDeclaration: a string left in the list freezes as itself and holds nothing more to freeze
 const unfrozen: object[] = [];
 
 /**

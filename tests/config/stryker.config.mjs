@@ -56,19 +56,57 @@
  *       they are set
  *     src/reply/json-objects.ts stringEnd's `escaped = false` BooleanLiteral — an escape-free string
  *       decoded by JSON.parse is its slice
+ *     src/reply/json-objects.ts:69 ArrayDeclaration, BooleanLiteral — a value left out of LONELY_VALUES
+ *       (or all of them) is kept in a member set instead, which reads the same
+ *     src/reply/json-objects.ts:120, 154, 159 StringLiteral, ArrayDeclaration, BooleanLiteral — the
+ *       fields' first values: `reset` sets the text and empties the member sets before any read (and
+ *       neither text holds a `"` or `}` for a read to find), sets are found by the index `push`
+ *       returns, and every string read sets #escaped before #chosenKey reads it
+ *     src/reply/json-objects.ts:185, 188, 191 ConditionalExpression, EqualityOperator, ArithmeticOperator
+ *       — whether `reset` lets a grown table go only trades memory for allocations
+ *     src/reply/json-objects.ts:225 BlockStatement — as its ConditionalExpression: `{}` read like any
+ *       other object gets the same row
+ *     src/reply/json-objects.ts:252 LogicalOperator — at row 0 the row before reads as undefined and
+ *       `undefined >= i` is false; past it, searching more often finds the same row
+ *     src/reply/json-objects.ts:279 BlockStatement — member sets no row names, left unused: only memory
+ *     src/reply/json-objects.ts:320 ConditionalExpression, EqualityOperator — a cursor `forget` leaves past
+ *       the last row is pulled back by #known's check of the row before it
+ *     src/reply/json-objects.ts:356 MethodExpression — a memo page longer than the text costs only memory
+ *     src/reply/json-objects.ts:370 ConditionalExpression, EqualityOperator, AssignmentOperator — whether a
+ *       table doubles or takes room for every container the text holds, it has room for the next row
+ *     src/reply/json-objects.ts:424, 461, 480, 551, 606, 617 ArithmeticOperator — the field offsets
+ *       FRAME_ID, NOTE_LEVEL and START are 0, so adding or subtracting them is alike
+ *     src/reply/json-objects.ts:440, 539 BooleanLiteral — a string value, or a key, decoded into #scalar
+ *       needlessly: a string value never reads it, and #chosenKey decodes a key afresh before reading it
+ *     src/reply/json-objects.ts:495, 497, 503 BlockStatement — a lone member's code only saves memory: the
+ *       member set #keep makes instead holds the same member
+ *     src/reply/json-objects.ts:589 LogicalOperator — a scalar decoded when not kept, or from a failed
+ *       read, is never read
+ *     src/reply/json-objects.ts:646, 649 (countOpeners) — the count only sizes a large table's growth,
+ *       which never falls below doubling it
+ *     src/reply/json-objects.ts:656 ArrayDeclaration — a string left in freezeDeep's list freezes as
+ *       itself and holds nothing more to freeze
  *
- *   Left as survivors, not disabled (the 91.1 % once measured for src/reply/json-objects.ts is stale:
- *   a full run on the reader of issue 24 gave 80.7 %, see its item 14): mutants of
- *   the JSON scanner that change only its speed, each reaching the same verdict — the memo
- *   skipped or ignored (its fill, the slot reads in #decode, #failOpen's marks), values decoded
- *   that need not be (`kept`, the #escaped compare), early exits removed (a `{` followed by
- *   neither `"` nor `}`, `c > Backslash`), a failed read that a later read repeats, the
- *   field offset START, which is 0, added or subtracted, and the reader's memory savings
- *   undone (parse.ts's call of `forget` and its body, `read`'s `again` and what it marks,
- *   the object a read starts at left out of the memo, the level #failOpen starts at, the
- *   bound #grown takes for large tables, the memo's page size, arrays opened back to back
- *   given a row each instead of sharing one). Not rerun since those savings: the score
- *   above is older.
+ *   Left as survivors, not disabled: equivalent, but a killed mutant of the same mutator shares their
+ *   line, so a disable comment would hide it too. In src/reply/json-objects.ts: comparisons with values
+ *   that never occur (an id, end, index, key end or number end that is never 0, `>=` for `>` against
+ *   #loneKey's -LONE_STRINGS, `<=` for `<` where the text's end reads as NaN, numberEnd's `j >= 0` where
+ *   charCodeAt(-1) is NaN), a field offset of 0 added or subtracted, decodes that need not happen
+ *   (#chosenKey's #escaped test, #readString's `kept` and escape test, #readScalar's `end >= 0 && kept`,
+ *   #decode's `kept` for a scalar), failures caught one step later (#decode's and isObjectText's
+ *   `i < 0` after a value or key), `{}` sent through the full read (read()'s `emptyEnd`), row -1's
+ *   undefined fields (#readAt's `count > 0`, #noteOf's `row >= 0`), the binary search that never moves
+ *   or never runs (it returns row 0, and the walk after it finds the row), the walk's `row < count`
+ *   (it stops at the last row, whose start is at or after i), `forget`'s pop of the last member set
+ *   skipped (memory only) or made on an empty list, lone-member codes not used (#keep's tests),
+ *   stringEnd's `c > Backslash` shortcut, arrays opened back to back given a row each, freezeDeep
+ *   walking arrays as objects (JSON.parse's arrays have no other keys), reading one past an array's end
+ *   (undefined) or pushing null (it holds nothing). Not equivalent, and left: #failOpen's `id >= 0` as
+ *   `id > 0` (object 0 fails open in the memo only after `forget(0)`), and the object a read starts at
+ *   marked in the memo even without `again` (#close's `frame > 0`, the memo rebuilt on every read that
+ *   finds nothing): a later read there then returns the id it had instead of taking a new row, which
+ *   only saves rows; and #grown's `table.length * row`, which grows tables far faster than needed and
+ *   fails to allocate only on a reply of millions of objects.
  */
 
 /** @type {import('@stryker-mutator/api/core').PartialStrykerOptions} */

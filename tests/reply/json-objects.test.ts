@@ -325,3 +325,24 @@ describe('forget keeps the member sets of the objects it does not forget', () =>
     }
   });
 });
+
+describe('reading one object over and over', () => {
+  it('after the memo is made, an object read again and again without `again` is read each time, however many times', () => {
+    // Each read without `again` takes a row of its own: past 4 096 rows the table grows to what the whole text can need, and beyond.
+    const text = '{"s": "{", "t": {}} {"answer": 1}';
+    const at = text.indexOf('{"answer"');
+    const reader = new JsonObjectReader(KEYS);
+    reader.reset(text);
+    reader.read(0);
+    reader.read(text.indexOf('{", "t"'));
+    const ends = new Set<number>();
+    const members = new Set<string>();
+    for (let k = 0; k < 5_000; k += 1) {
+      const id = reader.read(at);
+      ends.add(reader.end(id));
+      members.add(JSON.stringify(reader.members(id)));
+    }
+    expect([...ends]).toEqual([text.length]);
+    expect([...members]).toEqual(['{"answer":1}']);
+  });
+});
