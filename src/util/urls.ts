@@ -21,21 +21,19 @@ const SCHEME = /^[a-z][a-z\d+.-]*:\/\//i;
  * @example shownUrl('http://user:sk-1@host/v1?key=sk-2') === 'http://***:***@host/v1?key=***'
  */
 export function shownUrl(value: string): string {
-  let head = '';
-  let rest = value;
-  const scheme = SCHEME.exec(value);
-  if (scheme !== null) {
-    head = scheme[0];
-    rest = value.slice(head.length);
-    // In a URL that parses, the authority ends at the first `/`, `?` or `#` and the user
-    // information at its last `@`. In one that does not, a password may hold any of them
-    // (`http://u:p/w@host`): everything to the last `@` before a query counts as user information.
-    const authority = rest.slice(0, firstOf(rest, URL.canParse(value) ? /[/?#]/ : /[?#]/));
-    const at = authority.lastIndexOf('@');
-    if (at >= 0) {
-      head += `${userInfo(authority.slice(0, at))}@`;
-      rest = rest.slice(at + 1);
-    }
+  const scheme = SCHEME.exec(value)?.[0] ?? '';
+  let head = scheme;
+  let rest = value.slice(scheme.length);
+  // In a URL that parses, the authority ends at the first `/`, `?` or `#` and the user
+  // information at its last `@`. In one that does not, a password may hold any of them
+  // (`http://u:p/w@host`): everything to the last `@` before a query counts as user
+  // information. So it does without a scheme (`user:sk-…@host:8080/v1`, which the URL parser
+  // reads as the scheme `user:`).
+  const authority = rest.slice(0, firstOf(rest, scheme !== '' && URL.canParse(value) ? /[/?#]/ : /[?#]/));
+  const at = authority.lastIndexOf('@');
+  if (at >= 0) {
+    head += `${userInfo(authority.slice(0, at))}@`;
+    rest = rest.slice(at + 1);
   }
   const query = rest.search(/[?#]/);
   if (query < 0) return head + rest;

@@ -174,6 +174,9 @@ describe('options refused before any call', () => {
     ['localhost:18080/v1', 'Expected `baseURL` to start with http:// or https://, such as "http://localhost:11434/v1", got "localhost:18080/v1".'],
     ['notaurl', 'Expected `baseURL` to be a URL such as "http://localhost:11434/v1", got "notaurl".'],
     ['ftp://example.com/v1', 'Expected `baseURL` to start with http:// or https://, such as "http://localhost:11434/v1", got "ftp://example.com/v1".'],
+    // Without a scheme the key before `@` is still hidden.
+    ['user:sk-KEY@localhost:8080/v1', 'Expected `baseURL` to start with http:// or https://, such as "http://localhost:11434/v1", got "***:***@localhost:8080/v1".'],
+    ['sk-KEY@host:8080/v1', 'Expected `baseURL` to be a URL such as "http://localhost:11434/v1", got "***@host:8080/v1".'],
   ])('baseURL %j is a TypeError', (baseURL, message) => {
     expect(() => openAICompatible({ baseURL, model: 'm' })).toThrow(new TypeError(message));
   });

@@ -382,6 +382,11 @@ describe('shownUrl: the one redaction of every URL Booth shows (endpoints, Redis
     // Does not parse (a `/` in the password): everything to the last `@` is hidden.
     ['http://u:pa/ss@host/v1', 'http://***:***@host/v1'],
     ['not a url?key=sk-1', 'not a url?key=***'],
+    // No scheme: still a user name and password before the last `@`.
+    ['user:sk-1@localhost:8080/v1', '***:***@localhost:8080/v1'],
+    ['sk-1@host:8080/v1', '***@host:8080/v1'],
+    ['u:pa/ss@host/v1?k=sk-2', '***:***@host/v1?k=***'],
+    ['localhost:8080/v1', 'localhost:8080/v1'],
   ])('%s → %s', (given, shown) => {
     expect(shownUrl(given)).toBe(shown);
   });
