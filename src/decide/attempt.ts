@@ -141,6 +141,13 @@ export function attemptFromReply(rawText: string, callTries: readonly CallTry[],
 }
 
 /**
+ * How the error of a reading begins when the caller's `parseFn` threw: the rest is the
+ * thrower's message, which may quote the reply, so telemetry records it only as it records
+ * replies.
+ */
+export const PARSE_FN_THREW = 'parseFn threw: ';
+
+/**
  * The reading of the caller's `parseFn`: what it returns is copied through JSON (so the run
  * keeps data of its own, and a cycle, a BigInt or a nesting past `MAX_DEPTH` is refused as a
  * reply's would be) and judged by the envelope's rules; what it throws is the parse error.
@@ -150,7 +157,7 @@ function readWith(parseFn: ParseFn, rawText: string, schema: boolean): Reading<J
   try {
     returned = parseFn(rawText);
   } catch (error) {
-    return { ok: false, error: `parseFn threw: ${describeThrown(error).message}` };
+    return { ok: false, error: `${PARSE_FN_THREW}${describeThrown(error).message}` };
   }
   let json: string | undefined;
   try {

@@ -1,6 +1,6 @@
 import type * as OpenTelemetry from '@opentelemetry/api';
 import type { CheckpointContext } from '../../machines/checkpoint/types.js';
-import type { Attempt } from '../decide/attempt.js';
+import { PARSE_FN_THREW, type Attempt } from '../decide/attempt.js';
 import type { AnyBoothResult } from '../results/result.js';
 import { addUsage, type Usage } from '../decide/usage.js';
 import { errorName, failed, type TelemetrySettings } from './settings.js';
@@ -15,10 +15,13 @@ type Attributes = OpenTelemetry.Attributes;
  * failed call's is the thrower's text (an adapter quoting the provider, an SDK, the caller's
  * callFn): it counts as the call's reply, recorded only with `recordReplies`, like
  * `booth.attempt.reply`, which for a failed call holds that same text. Otherwise the error's
- * name stands for it.
+ * name stands for it. So with a `parseFn` that threw: what follows "parseFn threw: " is the
+ * caller's message about the reply.
  */
 function replyError(reply: Pick<Attempt<unknown>, 'error' | 'callFailed' | 'rawText'>, recordReplies: boolean): string | null {
-  if (reply.error === null || recordReplies || !reply.callFailed) return reply.error;
+  if (reply.error === null || recordReplies) return reply.error;
+  if (reply.error.startsWith(PARSE_FN_THREW)) return `${PARSE_FN_THREW.trimEnd()} (${UNRECORDED_CALL})`;
+  if (!reply.callFailed) return reply.error;
   // A failed call's raw text is "<name>: <message>" (attemptFromCallError).
   const colon = reply.rawText.indexOf(':');
   return `${errorName({ name: colon < 0 ? '' : reply.rawText.slice(0, colon) })} (${UNRECORDED_CALL})`;

@@ -161,6 +161,23 @@ const scenarios: Scenario[] = [
     recorded: () => expect(attributesOf('booth.attempt', 'booth.attempt.reply')[0]).toContain(REPLY),
   },
   {
+    name: 'a parseFn throwing with the reply in its message, in a single call and in samples',
+    run: async (telemetry) => {
+      provider.fallback = () => ({ text: `${REPLY} in the provider's own format` });
+      const parseFn = (text: string): never => {
+        throw new Error(`cannot read ${text}`);
+      };
+      const single = await acheck(endpoint(), QUESTION, { parseFn, maxRetries: 0, telemetry });
+      const sampled = await acheck(endpoint(), QUESTION, { parseFn, samples: 2, maxRetries: 0, telemetry });
+      return [single, sampled];
+    },
+    carries: [REPLY],
+    recorded: () => {
+      expect(attributesOf('booth.attempt', 'booth.attempt.error')[0]).toContain(`parseFn threw: cannot read ${REPLY}`);
+      expect(attributesOf('booth.sample', 'booth.error')[0]).toContain(`parseFn threw: cannot read ${REPLY}`);
+    },
+  },
+  {
     name: 'a validator throwing with the answer in its message, then one failing with it',
     run: (telemetry) => {
       provider.script.push({ text: envelope(REPLY, 0.9) }, { text: envelope(`${REPLY}!`, 0.9) });
