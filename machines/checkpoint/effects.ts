@@ -106,6 +106,10 @@ export const checkpointEffects = {
   recordCallError: update((context: CheckpointContext, { error }: { error: unknown }) => ({
     draft: attemptFromCallError(error, appended(context.tries, { error: describeThrown(error).message, delayMs: null })),
   })),
+  // The try says it failed for good: a saved run that ended early shows why it could.
+  recordPermanentFailure: update((context: CheckpointContext, { error }: { error: unknown }) => ({
+    draft: attemptFromCallError(error, appended(context.tries, { error: describeThrown(error).message, delayMs: null, permanent: true })),
+  })),
   scheduleTry: update((context: CheckpointContext, { error }: { error: unknown }) => {
     const policy = context.settings.callRetries ?? { retries: 0 };
     const backoffMs = backoffDelay(policy, context.tries.length + 1, retryAfterOf(error), Math.random());
@@ -199,9 +203,12 @@ export const checkpointEffects = {
   // One sample's call failed for good: it keeps its error, the others end as the deadline ends them.
   haltSampling: update((context: CheckpointContext, { sample, error }: { sample: number; error: unknown }) => {
     const slot = context.slots[sample]!;
-    const tries = appended(slot.tries, { error: describeThrown(error).message, delayMs: null });
+    const tries = appended(slot.tries, { error: describeThrown(error).message, delayMs: null, permanent: true });
     const halted = { ...context, slots: withSlot(context, sample, { ...slot, state: 'done', tries, reply: attemptFromCallError(error, tries) }) };
-    return endSampling(halted, () => new Error(`not called: sample ${sample + 1}'s call failed with a status no retry can fix`));
+    const cause = `sample ${sample + 1}'s call failed with a status no retry can fix`;
+    return endSampling(halted, (state) =>
+      new Error(state === 'queued' ? `not called: ${cause}` : `abandoned ${state === 'calling' ? 'during the call' : 'while waiting to retry'}: ${cause}`),
+    );
   }),
   recordUsage: update((context: CheckpointContext, { usage }: { usage: Usage }) => ({ usage: addUsage(context.usage, usage) })),
   // A run is saved as an attempt begins, and resumed to make its calls again: its time starts over, the pause not counted.

@@ -84,7 +84,7 @@ export const checkpointMachine = checkpointSetup.createMachine({
           {
             guard: { type: 'isPermanentFailure', params: ({ event }) => ({ error: event.error }) },
             target: 'uncertain',
-            actions: { type: 'recordCallError', params: ({ event }) => ({ error: event.error }) },
+            actions: { type: 'recordPermanentFailure', params: ({ event }) => ({ error: event.error }) },
           },
           {
             guard: 'canRetry',

@@ -102,6 +102,7 @@ export const checkpointSetup = setup({
     parse: assign(({ context }) => checkpointEffects.parse.run(context, undefined)),
     recordNonText: assign(({ context }, params: { reply: unknown }) => checkpointEffects.recordNonText.run(context, params)),
     recordCallError: assign(({ context }, params: { error: unknown }) => checkpointEffects.recordCallError.run(context, params)),
+    recordPermanentFailure: assign(({ context }, params: { error: unknown }) => checkpointEffects.recordPermanentFailure.run(context, params)),
     scheduleTry: assign(({ context }, params: { error: unknown }) => checkpointEffects.scheduleTry.run(context, params)),
     awaitVerdict: assign(({ context }) => checkpointEffects.awaitVerdict.run(context, undefined)),
     recordReturn: assign(({ context }, params: { returned: unknown }) => checkpointEffects.recordReturn.run(context, params)),

@@ -52,14 +52,15 @@ async function runAcheck(callFn: AsyncCallFn, prompt: string, settings: CheckSet
     checkpoint && saved !== undefined && saved !== null
       ? readCheckpoint(saved, checkpoint.key, checkpoint.store.locate?.(checkpoint.key) ?? null, prompt, settings)
       : undefined;
-  // Booth abandons a call only when it can time out: only then is a call given a signal of
-  // Booth's own, and only then can the machine move on while the call is in flight. Without a
-  // timeout or deadline no controller is made and no change is waited for during a call: a
-  // pending acheck() holds less.
+  // Booth abandons a lone call only when it can time out: only then is it given a signal of
+  // Booth's own, and only then can the machine move on while it is in flight. Without a
+  // timeout or deadline no controller is made and no change is waited for during the call: a
+  // pending acheck() holds less. A sample can always be abandoned: another sample failing for
+  // good ends the vote.
   const abandons = settings.timeoutMs !== null || settings.deadlineMs !== null;
   const run = new CheckpointRun(prompt, settings, resumed, telemetry);
   // Sample calls run side by side: each settles into the machine by itself, if it still waits for it.
-  // Made for the first sample Booth may abandon: other calls have nothing to abort.
+  // Made for the first sample: a lone call has nothing to abort.
   let samplesInFlight: Map<number, AbortController> | null = null;
   const inbox = new SampleInbox();
   try {
@@ -77,8 +78,8 @@ async function runAcheck(callFn: AsyncCallFn, prompt: string, settings: CheckSet
           break;
         }
         case 'sample': {
-          const call = abandons ? new AbortController() : null;
-          if (call) (samplesInFlight ??= new Map()).set(need.call, call);
+          const call = new AbortController();
+          (samplesInFlight ??= new Map()).set(need.call, call);
           void called(callFn, need.prompt, callInfo(need, run, signal, call), telemetry).then((outcome) => {
             samplesInFlight?.delete(need.call);
             // Asked when the reply is handed over: the machine may have given up on it meanwhile.

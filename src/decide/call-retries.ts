@@ -19,6 +19,16 @@ export interface CallTry {
   readonly error: string | null;
   /** How long Booth waited before the next try; null when there was none. */
   readonly delayMs: number | null;
+  /**
+   * Present when the call failed with a status no retry can fix (see `isTransient`): the
+   * attempt, and the run, ended with it, retries left or not.
+   */
+  readonly permanent?: true;
+}
+
+/** Whether one of `tries` failed for good, which ends a run at once. */
+export function failedForGood(tries: readonly CallTry[]): boolean {
+  return tries.some((callTry) => callTry.permanent === true);
 }
 
 /**

@@ -4,6 +4,7 @@ import { checkpointMachine } from '../../machines/checkpoint/machine.js';
 import { checkpointOutput } from '../../machines/checkpoint/context.js';
 import { nextPrompt } from '../../machines/checkpoint/effects.js';
 import type { Attempt } from '../decide/attempt.js';
+import { failedForGood } from '../decide/call-retries.js';
 import { type Checkpoint, CheckpointError, digest, FORMAT, VERSION } from '../stores/store.js';
 import { decidedState, type Engine, startEngine } from './engines.js';
 import { failIfBroken } from './machine-run.js';
@@ -326,8 +327,8 @@ function checkDecisions({ status, value, context }: DecidedRun, fail: (problem: 
       }
       return;
     }
-    // A failed call can end a run early: at the deadline, or with a status no retry can fix (which the attempt does not keep).
-    const ended = decided === 'reconsidering' && (settings.deadlineMs !== null || attempt.callFailed) ? 'uncertain' : decided;
+    // A failed call can end a run early: at the deadline, or with a status no retry can fix, which its try records.
+    const ended = decided === 'reconsidering' && (settings.deadlineMs !== null || failedForGood(attempt.callTries)) ? 'uncertain' : decided;
     if (ended !== value) {
       const verdict = decided === 'reconsidering' ? 'a retry' : String(CONCLUDES.get(decided));
       fail(`says the run ended ${String(context.status)}, but its attempts and settings lead to ${verdict}: it was changed after it was saved. Delete it to start the run afresh.`);

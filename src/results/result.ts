@@ -16,6 +16,7 @@ import {
 import type { JsonObject, JsonValue } from '../reply/json-objects.js';
 import type { SentPrompt } from '../decide/prompts.js';
 import type { Usage } from '../decide/usage.js';
+import { failedForGood } from '../decide/call-retries.js';
 
 /** Which acceptance condition decided the result. */
 export type Method = 'ambiguity' | 'evidence' | 'call_failure' | 'parse_failure' | 'validation' | 'confidence';
@@ -148,7 +149,8 @@ export class Result {
     if (this.status === AMBIGUOUS) return 'ambiguity';
     if (this.attempts.length === 0) return 'evidence';
     // An outage is not a bad reply: boothpy says parse_failure for both, Booth tells them apart.
-    if (this.callFailed) return 'call_failure';
+    // Nor is a call that failed for good, which ended the run whatever its replies said.
+    if (this.callFailed || failedForGood(this.attempts.at(-1)!.callTries)) return 'call_failure';
     if (this.allParseFailed) return 'parse_failure';
     if (this.attempts.at(-1)?.passedValidation === false) return 'validation';
     return 'confidence';

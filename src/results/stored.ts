@@ -117,7 +117,11 @@ const usage = nullable(
 const jsonObject = nullable(leaf('a JSON object', isPlainObject));
 const timer = nullable(leaf('a number of ms more than 0', (value) => typeof value === 'number' && value > 0 && value <= 2 ** 31 - 2));
 
-const callTry = record('a call ({ error, delayMs })', { error: nullable(text), delayMs: nullable(timerMs) });
+const callTry = record(
+  'a call ({ error, delayMs, permanent? })',
+  { error: nullable(text), delayMs: nullable(timerMs) },
+  { permanent: leaf('true', (value) => value === true) },
+);
 const callTries = listOf(callTry, 'calls');
 const schemaIssue = record('a schema issue ({ path, message })', { path: text, message: text });
 

@@ -1,6 +1,6 @@
 import type { RunSettings } from '../../machines/checkpoint/types.js';
 import type { Attempt } from '../decide/attempt.js';
-import type { CallRetryPolicy } from '../decide/call-retries.js';
+import { type CallRetryPolicy, failedForGood } from '../decide/call-retries.js';
 import { UNCERTAIN } from '../decide/constants.js';
 import type { BoothResult } from '../results/result.js';
 import type { Usage } from '../decide/usage.js';
@@ -82,5 +82,6 @@ export function nextStep(result: BoothResult, index: number): string {
   if (next !== undefined) return promptKindName(next.kind);
   if (result.status !== UNCERTAIN) return result.status;
   const retriesLeft = result.settings !== null && index < result.settings.maxRetries;
-  return retriesLeft ? 'UNCERTAIN: out of time' : 'UNCERTAIN: no retries left';
+  if (!retriesLeft) return 'UNCERTAIN: no retries left';
+  return failedForGood(result.attempts[index]?.callTries ?? []) ? 'UNCERTAIN: a call failed with a status no retry can fix' : 'UNCERTAIN: out of time';
 }

@@ -202,7 +202,7 @@ describe('callRetries', () => {
     });
     const first = acheck(bad, 'q', { callRetries: { retries: 3 }, maxRetries: 0 });
     await vi.advanceTimersByTimeAsync(0);
-    expect((await first).attempts[0]?.callTries).toEqual([{ error: 'bad request', delayMs: null }]);
+    expect((await first).attempts[0]?.callTries).toEqual([{ error: 'bad request', delayMs: null, permanent: true }]);
     expect(bad).toHaveBeenCalledTimes(1);
 
     const down = vi.fn(async () => {

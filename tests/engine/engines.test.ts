@@ -369,9 +369,21 @@ describe('a checkpoint saved once the run had ended', () => {
     };
     const first = await acheck(unauthorized, 'Capital of France?', { checkpoint: undeleted, key: 'k', maxRetries: 2 });
     expect(first.nAttempts).toBe(1);
+    const saved = JSON.stringify(await kept.load('k'));
     const again = await acheck(unauthorized, 'Capital of France?', { checkpoint: kept, key: 'k', maxRetries: 2 });
     expect(decided(again.toJSON())).toEqual(decided(first.toJSON()));
     expect(again.method).toBe('call_failure');
+
+    // The same run with its try no longer saying it failed for good is one that should have retried.
+    expect(saved).toContain('"permanent":true');
+    const forged = memoryStore();
+    await forged.save('k', JSON.parse(saved.replaceAll(',"permanent":true', '')));
+    await expect(acheck(unauthorized, 'Capital of France?', { checkpoint: forged, key: 'k', maxRetries: 2 })).rejects.toThrow(
+      /says the run ended UNCERTAIN, but its attempts and settings lead to a retry/,
+    );
+    const mistyped = memoryStore();
+    await mistyped.save('k', JSON.parse(saved.replaceAll('"permanent":true', '"permanent":"yes"')));
+    await expect(acheck(unauthorized, 'Capital of France?', { checkpoint: mistyped, key: 'k', maxRetries: 2 })).rejects.toThrow(/permanent/);
   });
 });
 

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { createActor, waitFor } from 'xstate';
 import { checkpointMachine } from '../../machines/index.js';
 import { acheck, check } from '../../src/index.js';
+import { nextStep } from '../../src/visualize/explain.js';
 import { decided, envelope } from '../fixtures/helpers.js';
 
 /**
@@ -83,6 +84,54 @@ describe('a call that no retry can fix', () => {
     expect(samples[1]!.error).toContain('the provider answered 401');
     expect(samples[2]!.error).toContain("not called: sample 2's call failed with a status no retry can fix");
     expect(samples[2]!.callTries).toEqual([]);
+    expect(samples[1]!.callTries).toEqual([{ error: 'the provider answered 401', delayMs: null, permanent: true }]);
+  });
+
+  it('with samples in flight and no timeout, the failure aborts them, and each says it was abandoned, not uncalled', async () => {
+    const aborted: number[] = [];
+    const model = (_prompt: string, info: { sample?: number; signal?: AbortSignal }) =>
+      new Promise<string>((_resolve, reject) => {
+        if (info.sample === 2) return setTimeout(() => reject(withStatus(403)), 5);
+        info.signal?.addEventListener('abort', () => {
+          aborted.push(info.sample!);
+          reject(info.signal!.reason);
+        });
+      });
+    const result = await acheck(model, 'q', { samples: 3, maxRetries: 2 });
+    expect(aborted.sort()).toEqual([0, 1]);
+    const samples = result.attempts[0]!.samples!;
+    expect(samples.map((sample) => sample.error)).toEqual([
+      "abandoned during the call: sample 3's call failed with a status no retry can fix",
+      "abandoned during the call: sample 3's call failed with a status no retry can fix",
+      'the provider answered 403',
+    ]);
+    // Each abandoned sample's call counts, as a timed-out one does.
+    expect(samples[0]!.callTries).toHaveLength(1);
+  });
+
+  it('a sample waiting to retry is abandoned "while waiting to retry"', async () => {
+    const model = async (_prompt: string, info: { sample?: number; attempt: number }) => {
+      if (info.sample === 0) throw new Error('ECONNRESET');
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      throw withStatus(400);
+    };
+    const result = await acheck(model, 'q', { samples: 2, callRetries: { retries: 1, minDelayMs: 60_000 } });
+    expect(result.attempts[0]!.samples![0]!.error).toBe("abandoned while waiting to retry: sample 2's call failed with a status no retry can fix");
+  });
+
+  it('one sample replying and another failing for good: method call_failure, and the page says why the run stopped', async () => {
+    const model = async (_prompt: string, info: { sample?: number }) => {
+      if (info.sample === 1) throw withStatus(404);
+      return envelope('Paris', 0.2);
+    };
+    const result = await acheck(model, 'q', { samples: 2, sampleConcurrency: 1, maxRetries: 2 });
+    expect(result.nAttempts).toBe(1);
+    expect(result.callFailed).toBe(false);
+    expect(result.method).toBe('call_failure');
+    expect(nextStep(result, 0)).toBe('UNCERTAIN: a call failed with a status no retry can fix');
+    // A run that spent its attempts says so, as before.
+    const spent = check(() => envelope('Paris', 0.2), 'q', { maxRetries: 0 });
+    expect(nextStep(spent, 0)).toBe('UNCERTAIN: no retries left');
   });
 
   it('in a workflow, the machine stops on the same guard', async () => {
