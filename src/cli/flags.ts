@@ -1,16 +1,18 @@
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
-import { readFileSync } from 'node:fs';
 import { openAICompatible } from '../adapters/index.js';
 import { readBaseURL } from '../adapters/openai-compatible.js';
 import { CONFIDENCE_SOURCES, type ConfidenceSource } from '../decide/agreement.js';
 import { MAX_SAMPLES } from '../options/read-options.js';
 import type { AnswerSchema } from '../decide/schema.js';
-import { CliFileError } from './batch/input.js';
+import { CliFileError, readRegularFile } from './batch/input.js';
 import { FormatLibraryMissing, loadSchemaFile, readSchemaText, SchemaFileError, SchemaLibraryMissing } from './json-schema.js';
 import { OTEL_PACKAGES } from './otel.js';
 import { QueueEnvError, type RedisTarget, redisTarget, redisUrl, shownUrl } from './queue/queue.js';
 
 /** The flags commands share, each read and checked: the endpoint, the check's options, the queue, the rate. */
+
+/** The most a --system-file may hold: more than any context window takes, far less than would stall the process. */
+const MAX_SYSTEM_BYTES = 1024 * 1024;
 
 export const USAGE_ERROR = 2;
 /** Every model call of the run failed: nothing was heard from the model, which a script should tell from a rejected answer. */
@@ -103,10 +105,9 @@ export function withEndpointFlags(command: Command, modelRequired = true): Comma
           command.error("error: give the system prompt once: --system <text> or --system-file <file>, not both.", { exitCode: USAGE_ERROR, code: 'commander.conflictingOption' });
         }
         try {
-          command.setOptionValue('system', readFileSync(flags.systemFile, 'utf8'));
+          command.setOptionValue('system', readRegularFile('system', flags.systemFile, MAX_SYSTEM_BYTES));
         } catch (error) {
-          const reason = (error as NodeJS.ErrnoException).code ?? 'unreadable';
-          command.error(`error: option '--system-file <file>' cannot be read: ${JSON.stringify(flags.systemFile)} (${reason}).`, { exitCode: USAGE_ERROR, code: 'commander.invalidArgument' });
+          command.error(`error: ${(error as CliFileError).message}`, { exitCode: USAGE_ERROR, code: 'commander.invalidArgument' });
         }
       }
       // acheck would throw a RangeError naming its options; checked here, it is bad usage naming the flags, before any call.

@@ -86,6 +86,18 @@ describe('booth: --schema and -o on files that are not regular', () => {
     expect(server.provider.received).toHaveLength(0);
   }, 120_000);
 
+  it('a --system-file that is not a regular file of at most 1 MiB is bad usage at once, before any call (a FIFO hung)', async () => {
+    for (const [what, path, problem] of schemaCases()) {
+      const run = await booth(['ask', 'q', ...server.endpoint, '--system-file', path], (child) => {
+        if (child.exitCode === null) setTimeout(() => child.kill('SIGKILL'), 20_000).unref();
+      });
+      expect(run.signal, what).toBeNull();
+      expect(run.code, `${what}: ${run.stderr}`).toBe(2);
+      expect(run.stderr, what).toContain(`error: cannot read the system prompt file ${path} (--system-file): ${problem}`);
+    }
+    expect(server.provider.received).toHaveLength(0);
+  }, 120_000);
+
   it('-o on a FIFO that no process reads ends the batch at once with exit 1 and the fix, before any call (it blocked, deaf to Ctrl-C)', async () => {
     const { input } = batchFiles(2);
     const output = fifo();

@@ -366,7 +366,7 @@ describe('booth ask: the conversation and the samples, on the wire', () => {
     expect(both.stderr).toContain('give the system prompt once: --system <text> or --system-file <file>, not both.');
     const missing = await booth(['ask', 'q', ...server.endpoint, '--system-file', join(dir(), 'nope.txt')]);
     expect(missing.code).toBe(2);
-    expect(missing.stderr).toMatch(/option '--system-file <file>' cannot be read: ".*nope\.txt" \(ENOENT\)\./);
+    expect(missing.stderr).toMatch(/error: cannot read the system prompt file .*nope\.txt \(--system-file\): ENOENT: no such file or directory\. Check the path\./);
     expect(server.provider.received).toHaveLength(2);
   }, 30_000);
 

@@ -59,6 +59,7 @@ const FILE_NAMES: Readonly<Record<FileRole, (path: string) => string>> = {
   questions: (path) => `the questions file ${path}`,
   results: (path) => `the results file ${path} (-o)`,
   schema: (path) => `the schema file ${path} (--schema)`,
+  system: (path) => `the system prompt file ${path} (--system-file)`,
   labelled: (path) => `the results file ${path}`,
   page: (path) => `the page ${path} (--html)`,
 };
@@ -78,7 +79,7 @@ export function checkWritable(role: FileRole, path: string): void {
 }
 
 /** What a file is to the command: it is named by its role in every message. */
-export type FileRole = 'questions' | 'results' | 'schema' | 'labelled' | 'page';
+export type FileRole = 'questions' | 'results' | 'schema' | 'system' | 'labelled' | 'page';
 
 function fixFor(code: string | undefined, role: FileRole, path: string): string {
   const written = role === 'results' ? '; the lines already written are whole, and the same command goes on from them' : '';
