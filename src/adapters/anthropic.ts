@@ -1,4 +1,5 @@
 import type { AsyncCallFn, CallInfo } from '../decide/model-call.js';
+import { describeValue, isPlainObject } from '../util/values.js';
 import { isCount, providerCall, readResponseFormat, readSampleSettings, REPLY_NAME, reportTokens, sampling, systemAndTurns, TEXT_REPLY } from './request.js';
 
 /** `fromAnthropic()`: the official `@anthropic-ai/sdk` client, or any object shaped like it. */
@@ -32,13 +33,14 @@ export interface AnthropicClientLike {
  */
 export function fromAnthropic(
   client: AnthropicClientLike,
-  params: { model: string; max_tokens?: number; system?: unknown; responseFormat?: 'text' | 'json_schema' | undefined; sampleTemperature?: number | undefined } & Record<
+  params: { model: string; max_tokens?: number; system?: string | readonly AnthropicTextBlock[]; responseFormat?: 'text' | 'json_schema' | undefined; sampleTemperature?: number | undefined } & Record<
     string,
     unknown
   >,
 ): AsyncCallFn {
   // Anthropic's own `system` (a string, or text blocks with cache_control) comes first, as given.
   const { responseFormat: givenFormat, sampleTemperature, system: ownSystem, ...request } = params;
+  readOwnSystem(ownSystem);
   const forcedTool = readResponseFormat(givenFormat, ['text', 'json_schema']) === 'json_schema';
   if (forcedTool && (request['tools'] !== undefined || request['tool_choice'] !== undefined)) {
     throw new TypeError(
@@ -81,11 +83,11 @@ export function fromAnthropic(
  * `cache_control`) first, then the run's system message; blocks stay blocks, so a cache
  * breakpoint on the caller's still covers the same prefix.
  */
-function anthropicSystem(own: unknown, run: string | undefined): { system?: unknown } {
+function anthropicSystem(own: string | readonly AnthropicTextBlock[] | undefined, run: string | undefined): { system?: unknown } {
   if (run === undefined) return own === undefined ? {} : { system: own };
   if (own === undefined) return { system: run };
   if (Array.isArray(own)) return { system: [...own, { type: 'text', text: run }] };
-  return { system: `${String(own)}\n\n${run}` };
+  return { system: `${own}\n\n${run}` };
 }
 
 /**
@@ -100,4 +102,20 @@ function reportAnthropicUsage(info: CallInfo, usage: unknown): void {
   const written = cache_creation_input_tokens ?? 0;
   const read = cache_read_input_tokens ?? 0;
   if (isCount(input_tokens) && isCount(written) && isCount(read)) reportTokens(info, input_tokens + written + read, output_tokens);
+}
+
+/** A text block of Messages' `system`, as the SDK's `TextBlockParam` has it; `cache_control` and the rest are passed as given. */
+export interface AnthropicTextBlock {
+  readonly type: 'text';
+  readonly text: string;
+  readonly [key: string]: unknown;
+}
+
+/** A `system` Booth can put its own after: a string or text blocks. Anything else would be sent as something it is not. */
+function readOwnSystem(own: unknown): asserts own is string | readonly AnthropicTextBlock[] | undefined {
+  if (own === undefined || typeof own === 'string') return;
+  const blocks = Array.isArray(own) && own.every((block: unknown) => isPlainObject(block) && (block as AnthropicTextBlock).type === 'text' && typeof (block as AnthropicTextBlock).text === 'string');
+  if (!blocks) {
+    throw new TypeError(`Expected \`system\` to be a string or an array of text blocks ({ type: 'text', text }), got ${describeValue(own)}.`);
+  }
 }

@@ -4,7 +4,7 @@
  * Each reports, through `info.reportUsage`, the tokens its provider says the call consumed.
  */
 export { type AISDKOptions, type AISDKUsageLike, fromAISDK, type GenerateObjectLike, type GenerateTextLike } from './ai-sdk.js';
-export { type AnthropicClientLike, fromAnthropic } from './anthropic.js';
+export { type AnthropicClientLike, type AnthropicTextBlock, fromAnthropic } from './anthropic.js';
 export { ProviderError, retryAfter } from './http.js';
 export { fromOpenAI, type OpenAIClientLike } from './openai.js';
 export { openAICompatible, type OpenAICompatibleOptions } from './openai-compatible.js';

@@ -348,10 +348,16 @@ describe('native structured output: the envelope’s JSON Schema, a typed answer
 
   it("anthropic: its own system blocks come first, as given, then the run's as a block; tools of the caller's cannot join the forced one", async () => {
     provider.script.push({ text: envelope('Paris', 0.9) });
-    const blocks = [{ type: 'text', text: 'Be brief.', cache_control: { type: 'ephemeral' } }];
+    const blocks = [{ type: 'text' as const, text: 'Be brief.', cache_control: { type: 'ephemeral' } }];
     const client = new Anthropic({ baseURL: provider.url, apiKey: 'sk-test', maxRetries: 0 });
     await acheck(fromAnthropic(client, { model: 'm', system: blocks }), 'q', { system: 'You are a guide.' });
     expect(provider.received[0]?.body['system']).toEqual([...blocks, { type: 'text', text: `You are a guide.\n\n${INSTRUCTIONS}` }]);
+    // Anything else would be sent as what it is not: `${String(own)}` made an object "[object Object]".
+    for (const system of [{ text: 'Be brief.' }, [{ type: 'image', source: {} }], ['Be brief.'], 7]) {
+      expect(() => fromAnthropic(client, { model: 'm', system: system as never })).toThrow(
+        new TypeError(`Expected \`system\` to be a string or an array of text blocks ({ type: 'text', text }), got ${Array.isArray(system) ? 'an array' : typeof system === 'number' ? '7' : 'an object'}.`),
+      );
+    }
     expect(() => fromAnthropic(client, { model: 'm', responseFormat: 'json_schema', tools: [] })).toThrow(
       "`responseFormat: 'json_schema'` asks Anthropic for the reply through one forced tool of Booth's, so `tools` and `tool_choice` cannot be given too",
     );
