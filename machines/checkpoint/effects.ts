@@ -58,9 +58,25 @@ function startQueued(context: CheckpointContext, slots: SampleSlot[], started: n
 }
 
 /** How the samples vote: a custom `agree`, or the default for the answer's kind. */
-function voteSettings({ answerFormat, agree, confidenceFrom }: CheckpointSettings): VoteSettings {
-  const typed = answerFormat !== null;
-  return { typed, agree: agree?.() ?? defaultAgree(typed), confidenceFrom };
+function voteSettings(settings: CheckpointSettings): VoteSettings {
+  const typed = settings.answerFormat !== null;
+  return { typed, agree: callersOwn(settings, 'agree') ?? defaultAgree(typed), confidenceFrom: settings.confidenceFrom };
+}
+
+/**
+ * The caller's own `agree` or `parseFn`, or null for Booth's. A snapshot persisted as JSON
+ * holds no function: one restored from it has the key absent where the run had a function
+ * (null where it had none), and going on with Booth's default would answer by other rules
+ * without a word. It stops the run instead, saying how to give the function back.
+ */
+function callersOwn<K extends 'agree' | 'parseFn'>(settings: CheckpointSettings, name: K): ReturnType<NonNullable<CheckpointSettings[K]>> | null {
+  const kept = settings[name] as CheckpointSettings[K] | undefined;
+  if (kept === undefined) {
+    throw new TypeError(
+      `This run was started with ${name === 'agree' ? 'an' : 'a'} \`${name}\` of its own, which its persisted snapshot cannot hold (functions do not survive JSON): restore it with withFunctions(snapshot, { ${name} }), or resume it with acheck() and a checkpoint store, which gives it back itself.`,
+    );
+  }
+  return kept === null ? null : (kept() as ReturnType<NonNullable<CheckpointSettings[K]>>);
 }
 
 /** The sample under way when a workflow's one `callModel` child answers: a workflow calls one sample at a time. */
@@ -98,7 +114,7 @@ export const checkpointEffects = {
   forwardSchemaError: raising((_: CheckpointContext, { error }: { error: unknown }): CheckpointEvent => ({ type: 'schema.threw', error })),
   recordReply: update((context: CheckpointContext, { reply }: { reply: string }) => ({ draft: attemptFromRawText(reply, firstTry(context.tries)) })),
   parse: update((context: CheckpointContext, _: undefined) => ({
-    draft: attemptFromReply(context.draft.rawText, context.draft.callTries, context.settings.answerFormat !== null, context.settings.parseFn?.() ?? null),
+    draft: attemptFromReply(context.draft.rawText, context.draft.callTries, context.settings.answerFormat !== null, callersOwn(context.settings, 'parseFn')),
   })),
   recordNonText: update((context: CheckpointContext, { reply }: { reply: unknown }) => ({
     draft: attemptFromNonText(reply, firstTry(context.tries)),
@@ -144,8 +160,8 @@ export const checkpointEffects = {
     const slot = context.slots[sample]!;
     const tries = firstTry(slot.tries);
     const typed = context.settings.answerFormat !== null;
-    const read = typeof reply === 'string' ? attemptFromReply(reply, tries, typed, context.settings.parseFn?.() ?? null) : attemptFromNonText(reply, tries);
-    keyArrived(read, typed, context.settings.agree !== null);
+    const read = typeof reply === 'string' ? attemptFromReply(reply, tries, typed, callersOwn(context.settings, 'parseFn')) : attemptFromNonText(reply, tries);
+    keyArrived(read, typed, callersOwn(context.settings, 'agree') !== null);
     return startQueued(context, withSlot(context, sample, { ...slot, state: 'done', tries, reply: read }));
   }),
   recordSampleError: update((context: CheckpointContext, { sample, error }: { sample: number; error: unknown }) => {
