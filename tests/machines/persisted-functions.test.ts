@@ -16,17 +16,21 @@ const native = (text: string) => {
 };
 
 /** A run of `input` stopped while its first call is out, and its snapshot through JSON. */
-function persistedWhileCalling(input: object) {
-  const actor = createActor(checkpointMachine, { input: { prompt: 'Capital of France?', effects: 'events', ...input } }).start();
+function persistedWhileCalling(given: object) {
+  const input = { prompt: 'Capital of France?', effects: 'events' as const, ...given };
+  const actor = createActor(checkpointMachine, { input }).start();
   const snapshot = JSON.parse(JSON.stringify(actor.getPersistedSnapshot()));
   actor.stop();
   return snapshot;
 }
 
+/** XState's types ask for the input beside a snapshot; a restored actor does not read it. */
+const input = { prompt: 'Capital of France?' };
+
 describe('a run restored from a JSON snapshot that lost its functions', () => {
   it('a lost parseFn stops the run with a TypeError saying how to give it back, not a parse failure', async () => {
     const snapshot = persistedWhileCalling({ parseFn: native });
-    const restored = createActor(checkpointMachine, { snapshot });
+    const restored = createActor(checkpointMachine, { input, snapshot });
     const done = toPromise(restored);
     restored.start();
     restored.send({ type: 'model.replied', reply: 'Paris|0.9' });
@@ -40,7 +44,7 @@ describe('a run restored from a JSON snapshot that lost its functions', () => {
   it('withFunctions gives it back: the run reads the reply with it, and the saved snapshot is unchanged', async () => {
     const snapshot = persistedWhileCalling({ parseFn: native });
     const before = JSON.stringify(snapshot);
-    const restored = createActor(checkpointMachine, { snapshot: withFunctions(snapshot, { parseFn: native }) });
+    const restored = createActor(checkpointMachine, { input, snapshot: withFunctions(snapshot, { parseFn: native }) });
     const done = toPromise(restored);
     restored.start();
     restored.send({ type: 'model.replied', reply: 'Paris|0.9' });
@@ -53,13 +57,13 @@ describe('a run restored from a JSON snapshot that lost its functions', () => {
   it('a lost agree stops a sampled run as its first reply is read; given back, the vote uses it', async () => {
     const agree = (a: string, b: string) => a.slice(0, 1) === b.slice(0, 1);
     const snapshot = persistedWhileCalling({ samples: 2, agree, maxRetries: 0 });
-    const lost = createActor(checkpointMachine, { snapshot });
+    const lost = createActor(checkpointMachine, { input, snapshot });
     const failed = toPromise(lost);
     lost.start();
     lost.send({ type: 'sample.replied', sample: 0, call: 0, reply: envelope('Paris', 0.9) });
     await expect(failed).rejects.toThrow('This run was started with an `agree` of its own');
 
-    const kept = createActor(checkpointMachine, { snapshot: withFunctions(snapshot, { agree }) });
+    const kept = createActor(checkpointMachine, { input, snapshot: withFunctions(snapshot, { agree }) });
     const done = toPromise(kept);
     kept.start();
     kept.send({ type: 'sample.replied', sample: 0, call: 0, reply: envelope('Paris', 0.9) });
@@ -71,7 +75,7 @@ describe('a run restored from a JSON snapshot that lost its functions', () => {
 
   it('a run without functions of its own restores from JSON as before', async () => {
     const snapshot = persistedWhileCalling({});
-    const restored = createActor(checkpointMachine, { snapshot });
+    const restored = createActor(checkpointMachine, { input, snapshot });
     const done = toPromise(restored);
     restored.start();
     restored.send({ type: 'model.replied', reply: envelope('Paris', 0.9) });
