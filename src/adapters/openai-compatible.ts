@@ -1,6 +1,6 @@
 import type { AsyncCallFn, CallInfo } from '../decide/model-call.js';
 import { shownUrl } from '../util/urls.js';
-import { describeValue } from '../util/values.js';
+import { describeValue, isPlainObject } from '../util/values.js';
 import { ProviderError, providerExplanation, reach, readHeaders, retryAfter } from './http.js';
 import { readShape } from '../options/read-options.js';
 import { chatOf, chatResponseFormat, readResponseFormat, readSampleSettings, readSystem, reportChatUsage, type ResponseFormat, sampling } from './request.js';
@@ -42,6 +42,7 @@ export function openAICompatible(options: OpenAICompatibleOptions): AsyncCallFn 
   const system = readSystem(given['system']);
   const responseFormat = readResponseFormat(given['responseFormat']);
   const samples = readSampleSettings(given);
+  readExtraBody(extraBody);
   const parsed = readBaseURL(baseURL);
   if (parsed.username !== '' || parsed.password !== '') {
     // fetch() refuses such a URL, and would quote it whole in its error, key included.
@@ -85,6 +86,23 @@ export function openAICompatible(options: OpenAICompatibleOptions): AsyncCallFn 
     reportChatUsage(info, completion.usage);
     return contentOf(completion, text, shown);
   };
+}
+
+/** The body's fields Booth writes: one in `extraBody` would override the options, or make every sample the same call. */
+const BOOTH_FIELDS: Readonly<Record<string, string>> = {
+  model: 'give it as `model`',
+  messages: 'the messages are the run\'s: give `system` here, or `system` and `messages` to the check',
+  temperature: 'give it as `temperature` (and `sampleTemperature` for samples)',
+  seed: 'give it as `seed`: each sample is then sent its own',
+  response_format: 'give `responseFormat`',
+};
+
+function readExtraBody(extraBody: unknown): void {
+  if (extraBody === undefined) return;
+  if (!isPlainObject(extraBody)) throw new TypeError(`Expected \`extraBody\` to be an object of request fields such as { max_tokens: 256 }, got ${describeValue(extraBody)}.`);
+  for (const key of Object.keys(extraBody)) {
+    if (Object.hasOwn(BOOTH_FIELDS, key)) throw new TypeError(`Expected \`extraBody\` without \`${key}\`, which Booth sets: ${BOOTH_FIELDS[key]}.`);
+  }
 }
 
 const OPTION_KEYS = ['baseURL', 'model', 'apiKey', 'headers', 'temperature', 'sampleTemperature', 'seed', 'system', 'responseFormat', 'extraBody'] as const;

@@ -90,12 +90,20 @@ export function readSampleSettings(options: { temperature?: unknown; sampleTempe
 
 /** The temperature and seed of one call: a sample's differ from the other samples'. `seeded`: whether the provider takes a seed. */
 export function sampling(settings: SampleSettings, info: CallInfo, seeded = true): { temperature?: number; seed?: number } {
-  if (!seeded) return info.sample === undefined ? (settings.temperature === undefined ? {} : { temperature: settings.temperature }) : { temperature: settings.sampleTemperature };
-  if (info.sample === undefined) {
-    const { temperature, seed } = settings;
-    return temperature === undefined ? (seed === undefined ? {} : { seed }) : seed === undefined ? { temperature } : { temperature, seed };
+  const { sample } = info;
+  const fields: { temperature?: number; seed?: number } = {};
+  if (sample !== undefined) fields.temperature = settings.sampleTemperature;
+  else if (settings.temperature !== undefined) fields.temperature = settings.temperature;
+  if (!seeded) return fields;
+  const { seed } = settings;
+  if (sample === undefined) {
+    if (seed !== undefined) fields.seed = seed;
+  } else {
+    // Counted down near the top, where seed + sample would round to a seed already sent.
+    const base = seed ?? 0;
+    fields.seed = base + sample <= Number.MAX_SAFE_INTEGER ? base + sample : base - sample;
   }
-  return { temperature: settings.sampleTemperature, seed: (settings.seed ?? 0) + info.sample };
+  return fields;
 }
 
 /** Chat Completions' `response_format` for a format, or nothing for plain text. */

@@ -26,7 +26,7 @@ beforeEach(() => {
 const untilReceived = (count: number) => expect.poll(() => provider.received.length, { interval: 5, timeout: 5_000 }).toBeGreaterThanOrEqual(count);
 
 const adapters = () => ({
-  fetch: openAICompatible({ baseURL: `${provider.url}/v1`, model: 'test-model', apiKey: 'sk-test', temperature: 0, extraBody: { seed: 7 } }),
+  fetch: openAICompatible({ baseURL: `${provider.url}/v1`, model: 'test-model', apiKey: 'sk-test', temperature: 0, seed: 7 }),
   openai: fromOpenAI(new OpenAI({ baseURL: `${provider.url}/v1`, apiKey: 'sk-test', maxRetries: 0 }), { model: 'test-model' }),
   anthropic: fromAnthropic(new Anthropic({ baseURL: provider.url, apiKey: 'sk-test', maxRetries: 0 }), { model: 'test-model' }),
 });

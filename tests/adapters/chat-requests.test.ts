@@ -159,6 +159,21 @@ describe('samples that differ', () => {
     expect(() => fetchAdapter({ temperature: -1 })).toThrow(new TypeError('Expected `temperature` to be a number, 0 or more, got -1.'));
     expect(() => fetchAdapter({ seed: 1.5 })).toThrow(new TypeError('Expected `seed` to be a whole number, got 1.5.'));
   });
+
+  it('a seed at the top of the safe integers still gives each sample its own (seed + sample would round onto one already sent)', async () => {
+    provider.fallback = () => ({ text: envelope('Paris', 0.9) });
+    await acheck(fetchAdapter({ seed: Number.MAX_SAFE_INTEGER - 1 }), 'q', { samples: 4, sampleConcurrency: 1 });
+    const seeds = provider.received.map((request) => request.body['seed']);
+    expect(seeds).toEqual([Number.MAX_SAFE_INTEGER - 1, Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER - 3, Number.MAX_SAFE_INTEGER - 4]);
+  });
+
+  it('extraBody cannot set what Booth sets: the options say it, and samples stay apart', () => {
+    expect(() => fetchAdapter({ extraBody: { seed: 7 } })).toThrow(new TypeError('Expected `extraBody` without `seed`, which Booth sets: give it as `seed`: each sample is then sent its own.'));
+    expect(() => fetchAdapter({ extraBody: { temperature: 0 } })).toThrow(/^Expected `extraBody` without `temperature`, which Booth sets: give it as `temperature`/);
+    for (const key of ['model', 'messages', 'response_format']) expect(() => fetchAdapter({ extraBody: { [key]: 1 } })).toThrow(`without \`${key}\``);
+    expect(() => fetchAdapter({ extraBody: 'max_tokens=5' })).toThrow(new TypeError('Expected `extraBody` to be an object of request fields such as { max_tokens: 256 }, got "max_tokens=5".'));
+    expect(() => fetchAdapter({ extraBody: { max_tokens: 5 } })).not.toThrow();
+  });
 });
 
 describe('options refused before any call', () => {
