@@ -262,7 +262,7 @@ export function readCheckpoint(
     if (saved !== given) {
       // These are the caller's texts, and this message reaches logs and spans: a digest tells two apart without quoting either.
       const differs = PRIVATE_SETTINGS.includes(name)
-        ? `its ${name} (sha-256 ${digest(typeof stored === 'string' ? stored : saved)}…) is not this call's (sha-256 ${digest(typeof value === 'string' ? value : given)}…)`
+        ? `its ${name} (${privately(stored, saved)}) is not this call's (${privately(value ?? null, given)})`
         : `its ${name} is ${saved}, this call's is ${given}`;
       fail(`belongs to a different run: ${differs}.`);
     }
@@ -365,6 +365,12 @@ function checkSlots({ slots, calls, settings }: CheckpointContext, fail: (proble
 }
 
 const BEFORE_SAMPLING: Readonly<Record<string, unknown>> = { samples: 1, confidenceFrom: 'self' };
+/** A private setting as a message names it: by digest, or as "none" when there is none (a digest of "null" would say there was one). */
+function privately(value: unknown, json: string): string {
+  if (value === null || (Array.isArray(value) && value.length === 0)) return 'none';
+  return `sha-256 ${digest(typeof value === 'string' ? value : json)}…`;
+}
+
 /** Settings holding the caller's own text, which a message names only by digest. */
 const PRIVATE_SETTINGS: readonly string[] = ['prompt', 'system', 'messages', 'instructions'];
 

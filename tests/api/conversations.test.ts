@@ -290,14 +290,17 @@ describe('a saved run is resumed only with its own conversation', () => {
     const undeleted = { load: store.load, save: store.save, delete: () => undefined };
     await acheck(async () => envelope('a', 0.9), 'q', { checkpoint: undeleted, key: 'k', system: 'SECRET-SYSTEM' });
     expect(store.size).toBe(1);
-    for (const [options, name] of [
-      [{ system: 'OTHER-SYSTEM' }, 'system'],
-      [{ system: 'SECRET-SYSTEM', messages: [{ role: 'user', content: 'SECRET-TURN' }] }, 'messages'],
-      [{ system: 'SECRET-SYSTEM', instructions: 'SECRET-INSTRUCTIONS' }, 'instructions'],
+    const digest = 'sha-256 [0-9a-f]+…';
+    for (const [options, name, saved, given] of [
+      [{ system: 'OTHER-SYSTEM' }, 'system', digest, digest],
+      // None is said as none: a digest of "null" or "[]" would say there was one.
+      [{}, 'system', digest, 'none'],
+      [{ system: 'SECRET-SYSTEM', messages: [{ role: 'user', content: 'SECRET-TURN' }] }, 'messages', 'none', digest],
+      [{ system: 'SECRET-SYSTEM', instructions: 'SECRET-INSTRUCTIONS' }, 'instructions', digest, digest],
     ] as const) {
       const error = await acheck(async () => envelope('a', 0.9), 'q', { checkpoint: store, key: 'k', ...options }).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(CheckpointError);
-      expect((error as Error).message).toMatch(new RegExp(`belongs to a different run: its ${name} \\(sha-256 [0-9a-f]+…\\) is not this call's \\(sha-256 [0-9a-f]+…\\)`));
+      expect((error as Error).message).toMatch(new RegExp(`belongs to a different run: its ${name} \\(${saved}\\) is not this call's \\(${given}\\)\\.$`));
       expect((error as Error).message).not.toMatch(/SECRET|OTHER/);
     }
     const resumed = await acheck(async () => envelope('a', 0.9), 'q', { checkpoint: store, key: 'k', system: 'SECRET-SYSTEM' });
