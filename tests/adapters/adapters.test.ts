@@ -1,34 +1,24 @@
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { fromAISDK, fromAnthropic, fromOpenAI, openAICompatible, ProviderError } from '../../src/adapters/index.js';
 import { acheck, INSTRUCTIONS } from '../../src/index.js';
 import { instructions } from '../../src/decide/prompts.js';
 import { answerFormatOf } from '../../src/decide/schema.js';
 import { envelope } from '../fixtures/helpers.js';
 import { closedPort } from '../fixtures/closed-port.js';
-import { anthropicBody, openAIBody, startProvider } from '../fixtures/provider-server.js';
+import { anthropicBody, openAIBody, useProvider } from '../fixtures/provider-server.js';
 import { z } from 'zod';
 
-let provider: Awaited<ReturnType<typeof startProvider>>;
-beforeAll(async () => {
-  provider = await startProvider();
-});
-afterAll(async () => {
-  await provider.close();
-});
-beforeEach(() => {
-  provider.script.length = 0;
-  provider.received.length = 0;
-});
+const server = useProvider();
 
 /** Resolves once the server has received `count` requests. */
-const untilReceived = (count: number) => expect.poll(() => provider.received.length, { interval: 5, timeout: 5_000 }).toBeGreaterThanOrEqual(count);
+const untilReceived = (count: number) => expect.poll(() => server.provider.received.length, { interval: 5, timeout: 5_000 }).toBeGreaterThanOrEqual(count);
 
 const adapters = () => ({
-  fetch: openAICompatible({ baseURL: `${provider.url}/v1`, model: 'test-model', apiKey: 'sk-test', temperature: 0, seed: 7 }),
-  openai: fromOpenAI(new OpenAI({ baseURL: `${provider.url}/v1`, apiKey: 'sk-test', maxRetries: 0 }), { model: 'test-model' }),
-  anthropic: fromAnthropic(new Anthropic({ baseURL: provider.url, apiKey: 'sk-test', maxRetries: 0 }), { model: 'test-model' }),
+  fetch: openAICompatible({ baseURL: `${server.provider.url}/v1`, model: 'test-model', apiKey: 'sk-test', temperature: 0, seed: 7 }),
+  openai: fromOpenAI(new OpenAI({ baseURL: `${server.provider.url}/v1`, apiKey: 'sk-test', maxRetries: 0 }), { model: 'test-model' }),
+  anthropic: fromAnthropic(new Anthropic({ baseURL: server.provider.url, apiKey: 'sk-test', maxRetries: 0 }), { model: 'test-model' }),
 });
 
 /** Booth's `usage` when the provider counted `input` and `output` tokens and gave no total of its own. */
@@ -40,11 +30,11 @@ describe.each(['fetch', 'openai', 'anthropic'] as const)('%s adapter against a l
     name === 'anthropic' ? { input_tokens: input, output_tokens: output } : { prompt_tokens: input, completion_tokens: output, total_tokens: input + output };
 
   it('a successful reply goes through acheck()', async () => {
-    provider.script.push({ text: envelope('Paris', 0.9) });
+    server.provider.script.push({ text: envelope('Paris', 0.9) });
     const result = await acheck(adapters()[name], 'Capital of France?');
     expect(result.status).toBe('VERIFIED');
     expect(result.answer).toBe('Paris');
-    const [request] = provider.received;
+    const [request] = server.provider.received;
     expect(request?.path).toBe(name === 'anthropic' ? '/v1/messages' : '/v1/chat/completions');
     expect(request?.body['model']).toBe('test-model');
     // Booth's instructions in the system message, the question alone in the user turn.
@@ -58,7 +48,7 @@ describe.each(['fetch', 'openai', 'anthropic'] as const)('%s adapter against a l
   });
 
   it('429 with Retry-After becomes a ProviderError with status and retryAfterMs, which callRetries honours', async () => {
-    provider.script.push({ status: 429, headers: { 'retry-after': '1' }, body: { error: { message: 'rate limited' } } });
+    server.provider.script.push({ status: 429, headers: { 'retry-after': '1' }, body: { error: { message: 'rate limited' } } });
     const error = await Promise.resolve(adapters()[name]('q', { attempt: 0 })).then(
       () => null,
       (e: unknown) => e,
@@ -67,8 +57,8 @@ describe.each(['fetch', 'openai', 'anthropic'] as const)('%s adapter against a l
     expect(error).toMatchObject({ status: 429, retryAfterMs: 1000 });
     expect((error as Error).message).toContain('rate limited');
 
-    provider.script.push({ status: 429, headers: { 'retry-after-ms': '30' }, body: { error: { message: 'slow down' } } });
-    provider.script.push({ text: envelope('Paris', 0.9) });
+    server.provider.script.push({ status: 429, headers: { 'retry-after-ms': '30' }, body: { error: { message: 'slow down' } } });
+    server.provider.script.push({ text: envelope('Paris', 0.9) });
     const result = await acheck(adapters()[name], 'q', { callRetries: { retries: 1, minDelayMs: 1, maxDelayMs: 1 } });
     expect(result.status).toBe('VERIFIED');
     expect(result.attempts[0]?.callTries).toEqual([
@@ -78,15 +68,15 @@ describe.each(['fetch', 'openai', 'anthropic'] as const)('%s adapter against a l
   });
 
   it('500 is a failed call with the provider’s message', async () => {
-    provider.script.push({ status: 500, body: { error: { message: 'upstream exploded' } } });
+    server.provider.script.push({ status: 500, body: { error: { message: 'upstream exploded' } } });
     const result = await acheck(adapters()[name], 'q', { maxRetries: 0 });
     expect(result.attempts[0]).toMatchObject({ callFailed: true });
     expect(result.attempts[0]?.error).toContain('upstream exploded');
   });
 
   it('a slow reply is cut by timeoutMs and its request aborted', async () => {
-    provider.script.push({ text: envelope('late', 0.9), delayMs: 2_000 });
-    provider.script.push({ text: envelope('Paris', 0.9) });
+    server.provider.script.push({ text: envelope('late', 0.9), delayMs: 2_000 });
+    server.provider.script.push({ text: envelope('Paris', 0.9) });
     const started = Date.now();
     const result = await acheck(adapters()[name], 'q', { timeoutMs: 200 });
     expect(Date.now() - started).toBeLessThan(1_500);
@@ -95,7 +85,7 @@ describe.each(['fetch', 'openai', 'anthropic'] as const)('%s adapter against a l
   });
 
   it('the provider’s usage is its attempt’s and adds up in the result, a reply Booth rejected included', async () => {
-    provider.script.push({ text: envelope('Lyon', 0.2), usage: wireUsage(120, 30) }, { text: envelope('Paris', 0.9), usage: wireUsage(150, 25) });
+    server.provider.script.push({ text: envelope('Lyon', 0.2), usage: wireUsage(120, 30) }, { text: envelope('Paris', 0.9), usage: wireUsage(150, 25) });
     const result = await acheck(adapters()[name], 'Capital of France?');
     expect(result.status).toBe('REPAIRED');
     expect(result.attempts.map((attempt) => attempt.usage)).toEqual([tokens(120, 30), tokens(150, 25)]);
@@ -105,7 +95,7 @@ describe.each(['fetch', 'openai', 'anthropic'] as const)('%s adapter against a l
   it('a reply without usage, or with counts that are not counts, reports none: usage null, the call fine', async () => {
     const wrong = name === 'anthropic' ? { input_tokens: null, output_tokens: 3 } : { prompt_tokens: '12', completion_tokens: 3, total_tokens: 15 };
     for (const usage of [null, 'lots', wrong]) {
-      provider.script.push({ text: envelope('Paris', 0.9), usage });
+      server.provider.script.push({ text: envelope('Paris', 0.9), usage });
       const result = await acheck(adapters()[name], 'q');
       expect(result.status, JSON.stringify(usage)).toBe('VERIFIED');
       expect(result.attempts[0]?.usage).toBeNull();
@@ -114,23 +104,23 @@ describe.each(['fetch', 'openai', 'anthropic'] as const)('%s adapter against a l
   });
 
   it('a reply the adapter cannot use is a failed call whose usage still counts', async () => {
-    const client = { baseURL: `${provider.url}/v1`, apiKey: 'sk-test', maxRetries: 0 };
+    const client = { baseURL: `${server.provider.url}/v1`, apiKey: 'sk-test', maxRetries: 0 };
     const [callFn, error] =
       name === 'anthropic'
-        ? [fromAnthropic(new Anthropic({ ...client, baseURL: provider.url }), { model: 'm', responseFormat: 'json_schema' }), /no booth_reply tool call/]
+        ? [fromAnthropic(new Anthropic({ ...client, baseURL: server.provider.url }), { model: 'm', responseFormat: 'json_schema' }), /no booth_reply tool call/]
         : name === 'openai'
           ? [fromOpenAI(new OpenAI(client), { model: 'm' }), /no message content/]
           : [openAICompatible({ baseURL: client.baseURL, model: 'm' }), /without choices\[0\]\.message\.content/];
     // Anthropic's forced tool not called; OpenAI's refusal, which comes with no content.
     const refusal = { ...openAIBody('', wireUsage(80, 6)), choices: [{ index: 0, message: { role: 'assistant', content: null, refusal: 'I can’t help with that.' }, finish_reason: 'stop' }] };
-    provider.script.push(name === 'anthropic' ? { text: 'plain words', usage: wireUsage(80, 6) } : { body: refusal });
+    server.provider.script.push(name === 'anthropic' ? { text: 'plain words', usage: wireUsage(80, 6) } : { body: refusal });
     const result = await acheck(callFn, 'q', { maxRetries: 0 });
     expect(result.attempts[0]).toMatchObject({ callFailed: true, error: expect.stringMatching(error), usage: tokens(80, 6) });
     expect(result.usage).toEqual(tokens(80, 6));
   });
 
   it('an abort mid-request rejects with the reason at once', async () => {
-    provider.script.push({ text: envelope('late', 0.9), delayMs: 2_000 });
+    server.provider.script.push({ text: envelope('late', 0.9), delayMs: 2_000 });
     const controller = new AbortController();
     const pending = acheck(adapters()[name], 'q', { signal: controller.signal });
     // Abort once the server holds the request, so no late request of this test meets the next test's script.
@@ -143,7 +133,7 @@ describe.each(['fetch', 'openai', 'anthropic'] as const)('%s adapter against a l
 describe('usage as each provider counts it', () => {
   it.each(['fetch', 'openai'] as const)('%s: total_tokens is the provider’s own total; without one, input plus output', async (name) => {
     // Some providers count tokens (a model's thinking, say) in the total only.
-    provider.script.push(
+    server.provider.script.push(
       { text: envelope('Paris', 0.9), usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 40 } },
       { text: envelope('Paris', 0.9), usage: { prompt_tokens: 10, completion_tokens: 5 } },
     );
@@ -153,7 +143,7 @@ describe('usage as each provider counts it', () => {
   });
 
   it('anthropic: the cache’s writes and reads are input tokens too', async () => {
-    provider.script.push(
+    server.provider.script.push(
       { text: envelope('Paris', 0.9), usage: { input_tokens: 20, cache_creation_input_tokens: 1_000, cache_read_input_tokens: 3_000, output_tokens: 50 } },
       { text: envelope('Paris', 0.9), usage: { input_tokens: 20, cache_creation_input_tokens: null, cache_read_input_tokens: null, output_tokens: 50 } },
       { text: envelope('Paris', 0.9), usage: { input_tokens: 20, cache_creation_input_tokens: 'some', output_tokens: 50 } },
@@ -167,22 +157,22 @@ describe('usage as each provider counts it', () => {
 
 describe('openAICompatible', () => {
   it('sends the key, headers, temperature and extra body', async () => {
-    provider.script.push({ text: envelope('x', 0.9) });
-    const callFn = openAICompatible({ baseURL: `${provider.url}/v1/`, model: 'm', apiKey: 'sk-1', headers: { 'x-team': 'qa' }, temperature: 0.2, extraBody: { max_tokens: 64 } });
+    server.provider.script.push({ text: envelope('x', 0.9) });
+    const callFn = openAICompatible({ baseURL: `${server.provider.url}/v1/`, model: 'm', apiKey: 'sk-1', headers: { 'x-team': 'qa' }, temperature: 0.2, extraBody: { max_tokens: 64 } });
     await callFn('hello', { attempt: 0 });
-    const [request] = provider.received;
+    const [request] = server.provider.received;
     expect(request?.headers['authorization']).toBe('Bearer sk-1');
     expect(request?.headers['x-team']).toBe('qa');
     expect(request?.body).toEqual({ model: 'm', messages: [{ role: 'user', content: 'hello' }], temperature: 0.2, max_tokens: 64 });
   });
 
   it('an empty or malformed body is a clear error', async () => {
-    const callFn = openAICompatible({ baseURL: `${provider.url}/v1`, model: 'm' });
-    provider.script.push({ body: '' });
+    const callFn = openAICompatible({ baseURL: `${server.provider.url}/v1`, model: 'm' });
+    server.provider.script.push({ body: '' });
     await expect(callFn('q', { attempt: 0 })).rejects.toThrow(/empty body/);
-    provider.script.push({ body: '{"choices": [' });
+    server.provider.script.push({ body: '{"choices": [' });
     await expect(callFn('q', { attempt: 0 })).rejects.toThrow(/malformed body/);
-    provider.script.push({ body: { choices: [] } });
+    server.provider.script.push({ body: { choices: [] } });
     await expect(callFn('q', { attempt: 0 })).rejects.toThrow(/choices\[0\]\.message\.content/);
   });
 
@@ -197,9 +187,9 @@ describe('openAICompatible', () => {
   });
 
   it('an aborted request still rejects with the abort, not as a network failure', async () => {
-    provider.script.push({ text: envelope('x', 0.9), delayMs: 2_000 });
+    server.provider.script.push({ text: envelope('x', 0.9), delayMs: 2_000 });
     const controller = new AbortController();
-    const call = openAICompatible({ baseURL: `${provider.url}/v1`, model: 'm' })('q', { attempt: 0, signal: controller.signal });
+    const call = openAICompatible({ baseURL: `${server.provider.url}/v1`, model: 'm' })('q', { attempt: 0, signal: controller.signal });
     await untilReceived(1);
     controller.abort(new Error('caller gave up'));
     await expect(call).rejects.toThrow('caller gave up');
@@ -291,18 +281,18 @@ describe('native structured output: the envelope’s JSON Schema, a typed answer
   const cityInstructions = `${SYSTEM}\n\n${instructions(answerFormatOf(City))}`;
 
   it.each(['fetch', 'openai'] as const)('%s: response_format json_schema and a system message, exactly', async (name) => {
-    provider.script.push({ text: envelope(tokyo, 0.9) });
+    server.provider.script.push({ text: envelope(tokyo, 0.9) });
     const callFn =
       name === 'fetch'
-        ? openAICompatible({ baseURL: `${provider.url}/v1`, model: 'm', system: SYSTEM, responseFormat: 'json_schema' })
-        : fromOpenAI(new OpenAI({ baseURL: `${provider.url}/v1`, apiKey: 'sk-test', maxRetries: 0 }), {
+        ? openAICompatible({ baseURL: `${server.provider.url}/v1`, model: 'm', system: SYSTEM, responseFormat: 'json_schema' })
+        : fromOpenAI(new OpenAI({ baseURL: `${server.provider.url}/v1`, apiKey: 'sk-test', maxRetries: 0 }), {
             model: 'm',
             system: SYSTEM,
             responseFormat: 'json_schema',
           });
     const result = await acheck(callFn, 'Largest city in Japan?', { schema: City });
     expect(result.answer).toEqual(tokyo);
-    expect(provider.received[0]?.body).toEqual({
+    expect(server.provider.received[0]?.body).toEqual({
       model: 'm',
       messages: [
         { role: 'system', content: cityInstructions },
@@ -313,30 +303,30 @@ describe('native structured output: the envelope’s JSON Schema, a typed answer
   });
 
   it('without a schema the answer is a string, number or boolean; json_object asks for any object', async () => {
-    provider.script.push({ text: envelope('Paris', 0.9) }, { text: envelope('Paris', 0.9) });
+    server.provider.script.push({ text: envelope('Paris', 0.9) }, { text: envelope('Paris', 0.9) });
     const asking = (responseFormat: 'json_schema' | 'json_object') =>
-      openAICompatible({ baseURL: `${provider.url}/v1`, model: 'm', responseFormat });
+      openAICompatible({ baseURL: `${server.provider.url}/v1`, model: 'm', responseFormat });
     expect((await acheck(asking('json_schema'), 'q')).status).toBe('VERIFIED');
     expect((await acheck(asking('json_object'), 'q')).status).toBe('VERIFIED');
-    expect(provider.received[0]?.body['response_format']).toEqual({
+    expect(server.provider.received[0]?.body['response_format']).toEqual({
       type: 'json_schema',
       json_schema: { name: 'booth_reply', schema: envelopeWith({ type: ['string', 'number', 'boolean'] }) },
     });
-    expect(provider.received[1]?.body['response_format']).toEqual({ type: 'json_object' });
+    expect(server.provider.received[1]?.body['response_format']).toEqual({ type: 'json_object' });
   });
 
   it('anthropic: one forced tool whose input schema is the envelope; its input is the reply', async () => {
     const reply = { ambiguous: false, interpretations: [], chosen_interpretation: null, answer: tokyo, confidence: 0.9 };
-    provider.script.push({
+    server.provider.script.push({
       body: { ...anthropicBody(''), content: [{ type: 'tool_use', id: 'toolu_1', name: 'booth_reply', input: reply }], stop_reason: 'tool_use' },
     });
-    const client = new Anthropic({ baseURL: provider.url, apiKey: 'sk-test', maxRetries: 0 });
+    const client = new Anthropic({ baseURL: server.provider.url, apiKey: 'sk-test', maxRetries: 0 });
     const callFn = fromAnthropic(client, { model: 'm', system: SYSTEM, responseFormat: 'json_schema' });
     const result = await acheck(callFn, 'Largest city in Japan?', { schema: City });
     expect(result.status).toBe('VERIFIED');
     expect(result.answer).toEqual(tokyo);
     expect(result.attempts[0]?.rawText).toBe(JSON.stringify(reply));
-    expect(provider.received[0]?.body).toEqual({
+    expect(server.provider.received[0]?.body).toEqual({
       max_tokens: 1024,
       model: 'm',
       system: cityInstructions,
@@ -347,11 +337,11 @@ describe('native structured output: the envelope’s JSON Schema, a typed answer
   });
 
   it("anthropic: its own system blocks come first, as given, then the run's as a block; tools of the caller's cannot join the forced one", async () => {
-    provider.script.push({ text: envelope('Paris', 0.9) });
+    server.provider.script.push({ text: envelope('Paris', 0.9) });
     const blocks = [{ type: 'text' as const, text: 'Be brief.', cache_control: { type: 'ephemeral' } }];
-    const client = new Anthropic({ baseURL: provider.url, apiKey: 'sk-test', maxRetries: 0 });
+    const client = new Anthropic({ baseURL: server.provider.url, apiKey: 'sk-test', maxRetries: 0 });
     await acheck(fromAnthropic(client, { model: 'm', system: blocks }), 'q', { system: 'You are a guide.' });
-    expect(provider.received[0]?.body['system']).toEqual([...blocks, { type: 'text', text: `You are a guide.\n\n${INSTRUCTIONS}` }]);
+    expect(server.provider.received[0]?.body['system']).toEqual([...blocks, { type: 'text', text: `You are a guide.\n\n${INSTRUCTIONS}` }]);
     // Anything else would be sent as what it is not: `${String(own)}` made an object "[object Object]".
     for (const system of [{ text: 'Be brief.' }, [{ type: 'image', source: {} }], ['Be brief.'], 7]) {
       expect(() => fromAnthropic(client, { model: 'm', system: system as never })).toThrow(
@@ -364,8 +354,8 @@ describe('native structured output: the envelope’s JSON Schema, a typed answer
   });
 
   it('anthropic: a reply without the forced tool call is a failed call, recorded', async () => {
-    provider.script.push({ text: 'plain words' });
-    const callFn = fromAnthropic(new Anthropic({ baseURL: provider.url, apiKey: 'sk-test', maxRetries: 0 }), { model: 'm', responseFormat: 'json_schema' });
+    server.provider.script.push({ text: 'plain words' });
+    const callFn = fromAnthropic(new Anthropic({ baseURL: server.provider.url, apiKey: 'sk-test', maxRetries: 0 }), { model: 'm', responseFormat: 'json_schema' });
     const result = await acheck(callFn, 'q', { maxRetries: 0 });
     expect(result.attempts[0]).toMatchObject({ callFailed: true, error: 'The Anthropic client returned no booth_reply tool call, though the request forced one.' });
   });

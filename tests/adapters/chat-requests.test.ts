@@ -1,10 +1,10 @@
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { fromAISDK, fromAnthropic, fromOpenAI, openAICompatible } from '../../src/adapters/index.js';
 import { acheck, INSTRUCTIONS, PARSE_RETRY_MARKER } from '../../src/index.js';
 import { envelope } from '../fixtures/helpers.js';
-import { startProvider } from '../fixtures/provider-server.js';
+import { useProvider } from '../fixtures/provider-server.js';
 
 /**
  * What each adapter puts on the wire, body for body, against a provider on loopback: a chat
@@ -12,18 +12,7 @@ import { startProvider } from '../fixtures/provider-server.js';
  * differ, and options refused before any call.
  */
 
-let provider: Awaited<ReturnType<typeof startProvider>>;
-beforeAll(async () => {
-  provider = await startProvider();
-});
-afterAll(async () => {
-  await provider.close();
-});
-beforeEach(() => {
-  provider.script.length = 0;
-  provider.received.length = 0;
-  provider.fallback = null;
-});
+const server = useProvider();
 
 const SYSTEM = 'You are the help desk of Acme Rail. Answer in one sentence.';
 const HISTORY = [
@@ -32,28 +21,28 @@ const HISTORY = [
 ] as const;
 const QUESTION = 'Can I take an earlier train?';
 
-const fetchAdapter = (extra: object = {}) => openAICompatible({ baseURL: `${provider.url}/v1`, model: 'm', ...extra });
-const openaiAdapter = (extra: object = {}) => fromOpenAI(new OpenAI({ baseURL: `${provider.url}/v1`, apiKey: 'sk-test', maxRetries: 0 }), { model: 'm', ...extra });
-const anthropicAdapter = (extra: object = {}) => fromAnthropic(new Anthropic({ baseURL: provider.url, apiKey: 'sk-test', maxRetries: 0 }), { model: 'm', ...extra });
+const fetchAdapter = (extra: object = {}) => openAICompatible({ baseURL: `${server.provider.url}/v1`, model: 'm', ...extra });
+const openaiAdapter = (extra: object = {}) => fromOpenAI(new OpenAI({ baseURL: `${server.provider.url}/v1`, apiKey: 'sk-test', maxRetries: 0 }), { model: 'm', ...extra });
+const anthropicAdapter = (extra: object = {}) => fromAnthropic(new Anthropic({ baseURL: server.provider.url, apiKey: 'sk-test', maxRetries: 0 }), { model: 'm', ...extra });
 
 describe('a chat application: system prompt and history, in each provider\'s shape', () => {
   it.each([
     ['openAICompatible', fetchAdapter],
     ['fromOpenAI', openaiAdapter],
   ] as const)('%s sends OpenAI messages: system (system prompt, then instructions), the turns, the question', async (_name, adapter) => {
-    provider.script.push({ text: envelope('Yes, with a flexible fare.', 0.9) });
+    server.provider.script.push({ text: envelope('Yes, with a flexible fare.', 0.9) });
     const result = await acheck(adapter(), QUESTION, { system: SYSTEM, messages: HISTORY });
     expect(result.status).toBe('VERIFIED');
-    expect(provider.received[0]?.body).toEqual({
+    expect(server.provider.received[0]?.body).toEqual({
       model: 'm',
       messages: [{ role: 'system', content: `${SYSTEM}\n\n${INSTRUCTIONS}` }, ...HISTORY, { role: 'user', content: QUESTION }],
     });
   });
 
   it('fromAnthropic sends Messages\' system apart and the turns as messages', async () => {
-    provider.script.push({ text: envelope('Yes, with a flexible fare.', 0.9) });
+    server.provider.script.push({ text: envelope('Yes, with a flexible fare.', 0.9) });
     await acheck(anthropicAdapter(), QUESTION, { system: SYSTEM, messages: HISTORY });
-    expect(provider.received[0]?.body).toEqual({
+    expect(server.provider.received[0]?.body).toEqual({
       max_tokens: 1024,
       model: 'm',
       system: `${SYSTEM}\n\n${INSTRUCTIONS}`,
@@ -75,28 +64,28 @@ describe('a chat application: system prompt and history, in each provider\'s sha
   });
 
   it('a retry keeps the system message byte for byte (a cached prefix) and says why in the user turn', async () => {
-    provider.script.push({ text: 'Sure!' }, { text: envelope('Yes.', 0.9) });
+    server.provider.script.push({ text: 'Sure!' }, { text: envelope('Yes.', 0.9) });
     await acheck(fetchAdapter(), QUESTION, { system: SYSTEM, messages: HISTORY });
-    const [first, retry] = provider.received.map((r) => r.body['messages'] as Array<{ role: string; content: string }>);
+    const [first, retry] = server.provider.received.map((r) => r.body['messages'] as Array<{ role: string; content: string }>);
     expect(retry!.slice(0, 3)).toEqual(first!.slice(0, 3));
     expect(retry![3]!.content.startsWith(`${QUESTION}\n\nYour previous response ${PARSE_RETRY_MARKER}`)).toBe(true);
   });
 
   it("the adapter's own system comes before the run's, in the same system message", async () => {
-    provider.script.push({ text: envelope('Yes.', 0.9) });
+    server.provider.script.push({ text: envelope('Yes.', 0.9) });
     await acheck(fetchAdapter({ system: 'House rules.' }), QUESTION, { system: SYSTEM });
-    expect((provider.received[0]?.body['messages'] as unknown[])[0]).toEqual({ role: 'system', content: `House rules.\n\n${SYSTEM}\n\n${INSTRUCTIONS}` });
+    expect((server.provider.received[0]?.body['messages'] as unknown[])[0]).toEqual({ role: 'system', content: `House rules.\n\n${SYSTEM}\n\n${INSTRUCTIONS}` });
   });
 });
 
 describe('samples that differ', () => {
-  const bodies = () => provider.received.map((r) => r.body);
+  const bodies = () => server.provider.received.map((r) => r.body);
 
   it.each([
     ['openAICompatible', fetchAdapter],
     ['fromOpenAI', openaiAdapter],
   ] as const)('%s: k samples are k distinct seeds at the sample temperature (default 1), even with temperature 0', async (_name, adapter) => {
-    provider.fallback = () => ({ text: envelope('Paris', 0.9) });
+    server.provider.fallback = () => ({ text: envelope('Paris', 0.9) });
     await acheck(adapter({ temperature: 0 }), 'q', { samples: 3 });
     expect(bodies().map((body) => [body['temperature'], body['seed']])).toEqual([
       [1, 0],
@@ -104,27 +93,27 @@ describe('samples that differ', () => {
       [1, 2],
     ]);
     // A call that is not a sample keeps its temperature, and gets no seed it was not given.
-    provider.received.length = 0;
+    server.provider.received.length = 0;
     await acheck(adapter({ temperature: 0 }), 'q');
     expect(bodies()[0]).toMatchObject({ temperature: 0 });
     expect(bodies()[0]).not.toHaveProperty('seed');
   });
 
   it('sampleTemperature and seed set them: sample k is sent seed + k', async () => {
-    provider.fallback = () => ({ text: envelope('Paris', 0.9) });
+    server.provider.fallback = () => ({ text: envelope('Paris', 0.9) });
     await acheck(fetchAdapter({ sampleTemperature: 0.7, seed: 100 }), 'q', { samples: 2 });
     expect(bodies().map((body) => [body['temperature'], body['seed']])).toEqual([
       [0.7, 100],
       [0.7, 101],
     ]);
-    provider.received.length = 0;
+    server.provider.received.length = 0;
     await acheck(fetchAdapter({ seed: 100 }), 'q');
     expect(bodies()[0]).toMatchObject({ seed: 100 });
     expect(bodies()[0]).not.toHaveProperty('temperature');
   });
 
   it('fromAnthropic has no seed: its samples differ by temperature', async () => {
-    provider.fallback = () => ({ text: envelope('Paris', 0.9) });
+    server.provider.fallback = () => ({ text: envelope('Paris', 0.9) });
     await acheck(anthropicAdapter({ temperature: 0 }), 'q', { samples: 2 });
     expect(bodies().map((body) => [body['temperature'], body['seed']])).toEqual([
       [1, undefined],
@@ -161,9 +150,9 @@ describe('samples that differ', () => {
   });
 
   it('a seed at the top of the safe integers still gives each sample its own (seed + sample would round onto one already sent)', async () => {
-    provider.fallback = () => ({ text: envelope('Paris', 0.9) });
+    server.provider.fallback = () => ({ text: envelope('Paris', 0.9) });
     await acheck(fetchAdapter({ seed: Number.MAX_SAFE_INTEGER - 1 }), 'q', { samples: 4, sampleConcurrency: 1 });
-    const seeds = provider.received.map((request) => request.body['seed']);
+    const seeds = server.provider.received.map((request) => request.body['seed']);
     expect(seeds).toEqual([Number.MAX_SAFE_INTEGER - 1, Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER - 3, Number.MAX_SAFE_INTEGER - 4]);
   });
 
@@ -197,10 +186,10 @@ describe('options refused before any call', () => {
   });
 
   it('a base URL without /v1 answers 404: one call, not maxRetries + 1, and the run says call_failure', async () => {
-    provider.fallback = () => ({ status: 404, body: { error: { message: 'no such route' } } });
-    const callFn = openAICompatible({ baseURL: provider.url, model: 'm' });
+    server.provider.fallback = () => ({ status: 404, body: { error: { message: 'no such route' } } });
+    const callFn = openAICompatible({ baseURL: server.provider.url, model: 'm' });
     const result = await acheck(callFn, 'q', { maxRetries: 2, callRetries: { retries: 2, minDelayMs: 0 } });
-    expect(provider.received).toHaveLength(1);
+    expect(server.provider.received).toHaveLength(1);
     expect(result.status).toBe('UNCERTAIN');
     expect(result.method).toBe('call_failure');
     expect(result.attempts[0]?.error).toContain('answered 404');

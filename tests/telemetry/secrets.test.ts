@@ -2,13 +2,13 @@ import { BasicTracerProvider, InMemorySpanExporter, type ReadableSpan, SimpleSpa
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { openAICompatible, ProviderError } from '../../src/adapters/index.js';
 import { acheck, check, CheckpointError, fileStore, memoryStore } from '../../src/index.js';
 import { redactUrls, shownUrl } from '../../src/util/urls.js';
 import { toHtml } from '../../src/visualize/index.js';
 import { closedPort } from '../fixtures/closed-port.js';
-import { startProvider } from '../fixtures/provider-server.js';
+import { useProvider } from '../fixtures/provider-server.js';
 import { envelope } from '../fixtures/helpers.js';
 
 /**
@@ -24,20 +24,13 @@ const QUESTION = `Which city is meant? ${PROMPT}`;
 const exporter = new InMemorySpanExporter();
 const tracerProvider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
 const tracer = tracerProvider.getTracer('secrets-test');
-let provider: Awaited<ReturnType<typeof startProvider>>;
+const server = useProvider();
 
-beforeAll(async () => {
-  provider = await startProvider();
-});
 afterAll(async () => {
-  await provider.close();
   await tracerProvider.shutdown();
 });
 beforeEach(() => {
   exporter.reset();
-  provider.script.length = 0;
-  provider.received.length = 0;
-  provider.fallback = null;
 });
 
 /** Everything a span exports that can hold text: name, attributes, events and their attributes, status, links. */
@@ -66,7 +59,7 @@ interface Flags {
   readonly recordReplies: boolean;
 }
 
-const endpoint = () => openAICompatible({ baseURL: `${provider.url}/v1`, model: 'test-model' });
+const endpoint = () => openAICompatible({ baseURL: `${server.provider.url}/v1`, model: 'test-model' });
 
 /** A run's outcome: its result, or what it threw. */
 async function outcome(run: () => unknown): Promise<unknown> {
@@ -124,11 +117,11 @@ const scenarios: Scenario[] = [
   {
     name: 'provider HTTP errors with bodies: an explanation, an HTML page, a validation error echoing the prompt',
     run: (telemetry) => {
-      provider.script.push(
+      server.provider.script.push(
         { status: 500, body: { error: { message: `upstream said ${REPLY}` } } },
         { status: 502, body: `<html><body>Bad gateway ${REPLY}</body></html>` },
       );
-      provider.fallback = (request) => ({ status: 422, body: { detail: [{ msg: 'invalid', input: request['messages'] }] } });
+      server.provider.fallback = (request) => ({ status: 422, body: { detail: [{ msg: 'invalid', input: request['messages'] }] } });
       return outcome(() => acheck(endpoint(), QUESTION, { maxRetries: 2, telemetry }));
     },
     carries: [REPLY],
@@ -140,7 +133,7 @@ const scenarios: Scenario[] = [
   {
     name: 'successful responses that are not chat completions',
     run: (telemetry) => {
-      provider.script.push(
+      server.provider.script.push(
         { body: `not json at all ${REPLY}` },
         { body: { choices: [{ message: { role: 'assistant', content: null, refusal: REPLY } }] } },
         { body: { choices: [], note: REPLY } },
@@ -154,7 +147,7 @@ const scenarios: Scenario[] = [
   {
     name: 'unparseable replies',
     run: (telemetry) => {
-      provider.script.push({ text: `${REPLY} and no JSON` }, { text: `{"answer": "${REPLY}", "confidence": 7}` });
+      server.provider.script.push({ text: `${REPLY} and no JSON` }, { text: `{"answer": "${REPLY}", "confidence": 7}` });
       return outcome(() => acheck(endpoint(), QUESTION, { maxRetries: 1, telemetry }));
     },
     carries: [REPLY],
@@ -163,7 +156,7 @@ const scenarios: Scenario[] = [
   {
     name: 'a parseFn throwing with the reply in its message, in a single call and in samples',
     run: async (telemetry) => {
-      provider.fallback = () => ({ text: `${REPLY} in the provider's own format` });
+      server.provider.fallback = () => ({ text: `${REPLY} in the provider's own format` });
       const parseFn = (text: string): never => {
         throw new Error(`cannot read ${text}`);
       };
@@ -180,7 +173,7 @@ const scenarios: Scenario[] = [
   {
     name: 'a validator throwing with the answer in its message, then one failing with it',
     run: (telemetry) => {
-      provider.script.push({ text: envelope(REPLY, 0.9) }, { text: envelope(`${REPLY}!`, 0.9) });
+      server.provider.script.push({ text: envelope(REPLY, 0.9) }, { text: envelope(`${REPLY}!`, 0.9) });
       let calls = 0;
       const validator = (answer: string): [boolean, string] => {
         calls += 1;
@@ -195,7 +188,7 @@ const scenarios: Scenario[] = [
   {
     name: 'a comparator throwing with both answers in its message',
     run: (telemetry) => {
-      provider.fallback = () => ({ text: envelope(`${REPLY}-${Math.random()}`, 0.9) });
+      server.provider.fallback = () => ({ text: envelope(`${REPLY}-${Math.random()}`, 0.9) });
       const agree = (a: string, b: string): boolean => {
         throw new Error(`cannot compare ${a} with ${b}`);
       };
@@ -222,7 +215,7 @@ const scenarios: Scenario[] = [
   {
     name: 'timeouts, a sample replying in time beside one timing out',
     run: (telemetry) => {
-      provider.script.push({ text: envelope(REPLY, 0.9) }, { text: envelope(REPLY, 0.9), delayMs: 2_000 });
+      server.provider.script.push({ text: envelope(REPLY, 0.9) }, { text: envelope(REPLY, 0.9), delayMs: 2_000 });
       return outcome(() => acheck(endpoint(), QUESTION, { samples: 2, sampleConcurrency: 2, timeoutMs: 300, maxRetries: 0, telemetry }));
     },
     carries: [REPLY],
@@ -235,7 +228,7 @@ const scenarios: Scenario[] = [
     name: 'an aborted signal whose reason quotes the question',
     run: (telemetry) => {
       const controller = new AbortController();
-      provider.script.push({ text: envelope(REPLY, 0.9), delayMs: 2_000 });
+      server.provider.script.push({ text: envelope(REPLY, 0.9), delayMs: 2_000 });
       setTimeout(() => controller.abort(new Error(`stopped asking ${QUESTION}`)), 50);
       return outcome(() => acheck(endpoint(), QUESTION, { signal: controller.signal, telemetry }));
     },
@@ -299,14 +292,14 @@ describe('telemetry keeps prompts and replies off every span unless asked to rec
     const OWN = 'INSTRUCTIONS-MARK-33cc';
     for (const recordPrompts of [false, true]) {
       exporter.reset();
-      provider.fallback = () => ({ text: 'no json here' });
+      server.provider.fallback = () => ({ text: 'no json here' });
       const conversation = { system: SYSTEM, messages: [{ role: 'user' as const, content: TURN }], instructions: OWN, maxRetries: 1 };
       await acheck(endpoint(), QUESTION, { ...conversation, telemetry: { tracer, recordPrompts, recordReplies: true } });
       const text = spanText();
       for (const marker of [SYSTEM, TURN]) expect(text).not.toContain(marker);
       expect(text.includes(OWN)).toBe(recordPrompts);
       // They did reach the model: the run went where the test claims.
-      expect(JSON.stringify(provider.received.at(-1)?.body)).toContain(SYSTEM);
+      expect(JSON.stringify(server.provider.received.at(-1)?.body)).toContain(SYSTEM);
     }
   });
 
@@ -320,7 +313,7 @@ describe('telemetry keeps prompts and replies off every span unless asked to rec
   });
 
   it('a provider error keeps the body on `body`, out of its message', async () => {
-    provider.script.push({ status: 502, body: `<html>${REPLY}</html>` }, { body: `{"choices": [${REPLY}` });
+    server.provider.script.push({ status: 502, body: `<html>${REPLY}</html>` }, { body: `{"choices": [${REPLY}` });
     for (const status of [502, 200]) {
       const error = await outcome(() => endpoint()('q', { attempt: 0 }));
       expect(error).toBeInstanceOf(ProviderError);
@@ -342,12 +335,12 @@ describe('a key in the endpoint URL is shown nowhere', () => {
   const everything = { tracer, recordPrompts: true, recordReplies: true };
 
   it('in the query string: a provider answering 500, and a closed port, fail without showing it', async () => {
-    provider.script.push({ status: 500, body: { error: { message: 'boom' } } });
-    const served = openAICompatible({ baseURL: `${provider.url}/v1?api-key=${SECRET}&deployment=x`, model: 'm' });
+    server.provider.script.push({ status: 500, body: { error: { message: 'boom' } } });
+    const served = openAICompatible({ baseURL: `${server.provider.url}/v1?api-key=${SECRET}&deployment=x`, model: 'm' });
     const result = await acheck(served, QUESTION, { maxRetries: 0, telemetry: everything });
     // The key still goes to the provider: it is how the endpoint is called.
-    expect(provider.received[0]?.path).toBe(`/v1/chat/completions?api-key=${SECRET}&deployment=x`);
-    expect(result.attempts[0]?.error).toBe(`${provider.url}/v1/chat/completions?api-key=***&deployment=*** answered 500 Internal Server Error: boom`);
+    expect(server.provider.received[0]?.path).toBe(`/v1/chat/completions?api-key=${SECRET}&deployment=x`);
+    expect(result.attempts[0]?.error).toBe(`${server.provider.url}/v1/chat/completions?api-key=***&deployment=*** answered 500 Internal Server Error: boom`);
     for (const place of await shown(result)) expect(place).not.toContain(SECRET);
 
     exporter.reset();
@@ -359,7 +352,7 @@ describe('a key in the endpoint URL is shown nowhere', () => {
   });
 
   it('in the user information: refused when the adapter is made, naming baseURL without the key', () => {
-    for (const baseURL of [`${provider.url.replace('//', `//user:${SECRET}@`)}/v1`, `${provider.url.replace('//', `//${SECRET}@`)}/v1`]) {
+    for (const baseURL of [`${server.provider.url.replace('//', `//user:${SECRET}@`)}/v1`, `${server.provider.url.replace('//', `//${SECRET}@`)}/v1`]) {
       let thrown: unknown;
       try {
         openAICompatible({ baseURL, model: 'm' });
@@ -370,14 +363,14 @@ describe('a key in the endpoint URL is shown nowhere', () => {
       expect((thrown as Error).message).toMatch(/^Expected `baseURL` without a user name or password, got "http:\/\/\*\*\*(:\*\*\*)?@127\.0\.0\.1:\d+\/v1": give the key as `apiKey`/);
       expect((thrown as Error).message).not.toContain(SECRET);
     }
-    expect(provider.received).toHaveLength(0);
+    expect(server.provider.received).toHaveLength(0);
   });
 
   it('an API key or header fetch cannot send is refused when the adapter is made, without quoting it', () => {
     for (const options of [{ apiKey: `${SECRET}\nx` }, { headers: { 'x-api-key': `${SECRET}\u0000` } }, { apiKey: `${SECRET}\u2019` }]) {
-      expect(() => openAICompatible({ baseURL: `${provider.url}/v1`, model: 'm', ...options })).toThrow(/to be a valid HTTP header/);
+      expect(() => openAICompatible({ baseURL: `${server.provider.url}/v1`, model: 'm', ...options })).toThrow(/to be a valid HTTP header/);
       try {
-        openAICompatible({ baseURL: `${provider.url}/v1`, model: 'm', ...options });
+        openAICompatible({ baseURL: `${server.provider.url}/v1`, model: 'm', ...options });
       } catch (error) {
         expect((error as Error).message).not.toContain(SECRET);
       }
