@@ -254,7 +254,7 @@ export function readCheckpoint(
     instructions: settings.instructions,
   };
   // What a run saved before conversations and sampling existed had: no system prompt, no turns, Booth's instructions, one sample.
-  const before: Record<string, unknown> = { ...BEFORE_SAMPLING, system: null, messages: [], instructions: instructions(answerFormatOf(settings.schema)) };
+  const before: Record<string, unknown> = { ...SETTINGS_BEFORE, instructions: instructions(answerFormatOf(settings.schema)) };
   for (const [name, value] of Object.entries(expected)) {
     const stored = settingsSaved?.[name] ?? before[name] ?? null;
     const saved = JSON.stringify(stored);
@@ -364,7 +364,8 @@ function checkSlots({ slots, calls, settings }: CheckpointContext, fail: (proble
   if (broken) fail(`holds ${slots.length} sample slots for ${settings.samples} samples that the checkpoint machine never hands out so. Delete it to start the run afresh.`);
 }
 
-const BEFORE_SAMPLING: Readonly<Record<string, unknown>> = { samples: 1, confidenceFrom: 'self' };
+/** The settings a run saved before sampling and conversations existed did not write, as it ran: one sample, no system prompt, no turns. */
+const SETTINGS_BEFORE = Object.freeze({ samples: 1, confidenceFrom: 'self', system: null, messages: Object.freeze([]) });
 /** A private setting as a message names it: by digest, or as "none" when there is none (a digest of "null" would say there was one). */
 function privately(value: unknown, json: string): string {
   if (value === null || (Array.isArray(value) && value.length === 0)) return 'none';
@@ -397,10 +398,7 @@ function upgraded(snapshot: SavedRun, caller: CheckSettings): Snapshot<unknown> 
     ...context,
     settings: {
       answerFormat: null,
-      samples: 1,
-      confidenceFrom: 'self',
-      system: null,
-      messages: [],
+      ...SETTINGS_BEFORE,
       ...context.settings,
       // Checked equal to the caller's, which a run saved before conversations had not written: Booth's own text.
       instructions: caller.instructions,
