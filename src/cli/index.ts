@@ -45,20 +45,7 @@ import {
 import { INTERRUPTED, localBatch, queuedBatch } from './batch/command.js';
 import { printAnswer } from './ask.js';
 import { checkWritable, CliFileError } from './batch/input.js';
-
-
-/** The version in the package.json next to the running file: dist/cli.js and src/cli/index.ts both find it. */
-export function ownVersion(): string {
-  for (let dir = new URL('.', import.meta.url); ; dir = new URL('..', dir)) {
-    try {
-      const manifest = JSON.parse(readFileSync(new URL('package.json', dir), 'utf8')) as { name?: unknown; version?: unknown };
-      if (manifest.name === 'boothjs' && typeof manifest.version === 'string') return manifest.version;
-    } catch {
-      // No package.json here: look one folder up.
-    }
-    if (new URL('..', dir).href === dir.href) return 'unknown';
-  }
-}
+import { ownVersion } from './version.js';
 
 export function program(): Command {
   const booth = new Command('booth')
