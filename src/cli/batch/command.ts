@@ -57,6 +57,7 @@ export async function runBatch(settings: BatchSettings): Promise<BatchSummary> {
             samples: settings.samples,
             confidenceFrom: settings.confidenceFrom,
             schema: settings.schema,
+            system: settings.system,
             telemetry: settings.telemetry,
             signal,
           });

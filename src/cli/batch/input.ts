@@ -29,6 +29,8 @@ export interface BatchCheckOptions {
   readonly confidenceFrom?: ConfidenceSource | undefined;
   /** Every answer must satisfy it; the result lines then hold the answers as JSON values. */
   readonly schema?: AnswerSchema | undefined;
+  /** The application's system prompt (--system, --system-file). */
+  readonly system?: string | undefined;
   /** Spans for each check (`--otel`). */
   readonly telemetry?: TelemetryOptions | undefined;
 }

@@ -163,6 +163,7 @@ export async function startWorker(settings: WorkerSettings): Promise<RunningWork
         samples: settings.check.samples,
         confidenceFrom: settings.check.confidenceFrom,
         schema: settings.check.schema,
+        system: settings.check.system,
         telemetry: settings.check.telemetry,
         checkpoint,
         key: jobId,
