@@ -209,6 +209,29 @@ const runSettings = record(
   { samples: sampleCount, confidenceFrom },
 );
 
+/** A digest of a text kept private or long (a system prompt, a schema): `sha256:` and 64 hex digits. */
+const digest = leaf('a digest, sha256: and 64 hex digits', (value) => typeof value === 'string' && /^sha256:[0-9a-f]{64}$/.test(value));
+/**
+ * A host as `URL.host` writes it, with its port: never a user name, a password, a path or a
+ * query, which a line must not hold (a key can hide in each).
+ */
+const host = leaf('a host[:port] such as api.openai.com or 127.0.0.1:8080', (value) => typeof value === 'string' && value.length <= 300 && /^[a-z0-9._~%[\]:-]+$/i.test(value));
+
+/**
+ * `run` of a `booth batch` line: what the line was made with besides `settings` — Booth's
+ * version, the model, the endpoint's host, digests of the schema and the system prompt,
+ * and the temperature and seed the calls were sent (null: none was sent).
+ */
+const runRecord = record('what the run ran with ({ booth, model, host, schema, system, temperature, seed })', {
+  booth: text,
+  model: text,
+  host,
+  schema: nullable(digest),
+  system: nullable(digest),
+  temperature: nullable(leaf('a number, 0 or more', (value) => Number.isFinite(value) && (value as number) >= 0)),
+  seed: nullable(leaf('a whole number', Number.isSafeInteger)),
+});
+
 /** A checkpoint machine's output or a check's result, read back: its settings null for an evidence check's. */
 function outputShape(typedRun: boolean): Shape {
   const { attempts } = typedRun ? typed : untyped;
@@ -228,8 +251,8 @@ function outputShape(typedRun: boolean): Shape {
       // An evidence check's result draws from the evidence machine's states.
       trace: listOf(stepOf([...new Set([...CHECKPOINT_STATES, ...Object.keys(evidenceMachine.root.states)])]), 'steps'),
     },
-    // Written only by a Booth that kept usage and time.
-    { usage, durationMs: ms },
+    // Written only by a Booth that kept usage and time; `run` only on the lines of a `booth batch` that recorded it.
+    { usage, durationMs: ms, run: runRecord },
   );
 }
 
@@ -244,6 +267,17 @@ export function checkOutput(value: unknown, fail: Fail): void {
   const settings = isPlainObject(value) ? own(value, 'settings') : undefined;
   const schema = isPlainObject(settings) ? own(settings, 'schema') : undefined;
   checkField(schema === true ? outputs.typed : outputs.untyped, value, '', fail);
+}
+
+/** What a rerun of `booth batch` compares in an earlier line: `settings` and `run`, each absent from a line made before it was written. */
+const lineRecord = record('a result line', {}, { settings: nullable(runSettings), run: runRecord });
+
+/**
+ * Fails unless the `settings` and `run` of a result line, where present, are field by field
+ * what Booth writes: only the fields a rerun compares, so a line is read no further.
+ */
+export function checkLineRecord(line: unknown, fail: Fail): void {
+  checkField(lineRecord, line, '', fail);
 }
 
 /** A sample slot of the attempt under way. */

@@ -1,6 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import type { CheckpointOutput } from '../../machines/checkpoint/types.js';
 import { acheck, CheckpointError, check, memoryStore, resultFrom } from '../../src/index.js';
+import { checkLineRecord } from '../../src/results/stored.js';
 import { toHtml } from '../../src/visualize/index.js';
 import { envelope } from '../fixtures/helpers.js';
 import { pathsOf, QUESTION, refusedWithoutACall, savedAfterFirstAttempt, withValueAt, wrongType } from '../fixtures/forged-runs.js';
@@ -65,13 +66,13 @@ describe('resultFrom() and toHtml() given an output or a result line read back',
       { samples: 3, maxRetries: 1 },
     );
     expect(result.status).toBe('REPAIRED');
-    return { id: 7, latencyMs: 12, ...JSON.parse(JSON.stringify(result)) };
+    return { id: 7, latencyMs: 12, ...JSON.parse(JSON.stringify(result)), run: RUN };
   }
 
   it('a wrong type in any field resultFrom() reads is a TypeError naming it; toHtml() refuses it the same way', async () => {
     const line = resultLine();
     // resultFrom() reads these from the line; it makes every other field of a result itself (ok, method, nAttempts…).
-    const read = ['settings', 'status', 'answer', 'confidence', 'agreement', 'ambiguous', 'interpretations', 'parsed', 'attempts', 'prompts', 'trace', 'usage', 'durationMs'];
+    const read = ['settings', 'status', 'answer', 'confidence', 'agreement', 'ambiguous', 'interpretations', 'parsed', 'attempts', 'prompts', 'trace', 'usage', 'durationMs', 'run'];
     const paths = pathsOf(line, (path) => !read.includes(path.split(/[.[]/)[0]!) || /(^|\.)parsed\./.test(path));
     expect(paths.length).toBeGreaterThan(100);
     for (const [path, value] of paths) {
@@ -99,6 +100,67 @@ describe('resultFrom() and toHtml() given an output or a result line read back',
     expect(result.status).toBe('REPAIRED');
     expect(JSON.parse(JSON.stringify(result))).toMatchObject({ attempts: line['attempts'], trace: line['trace'], settings: line['settings'] });
     expect(await toHtml(line as never)).toContain('REPAIRED');
+  });
+});
+
+/** `run` as `booth batch` writes it beside `settings`. */
+const RUN = {
+  booth: '0.1.0',
+  model: 'gpt-4o-mini',
+  host: '127.0.0.1:8080',
+  schema: null,
+  system: `sha256:${'ab'.repeat(32)}`,
+  temperature: 1,
+  seed: 0,
+} as const;
+
+describe('the `run` of a result line: what it was made with', () => {
+  const line = () => ({ id: 1, latencyMs: 3, ...JSON.parse(JSON.stringify(check(() => envelope('Paris', 0.9), QUESTION))), run: { ...RUN } });
+  const fail = (problem: string): never => {
+    throw new TypeError(problem);
+  };
+
+  it('a line of an older Booth, without `run`, still reads; one with it reads the same', () => {
+    const { run: _run, ...older } = line();
+    expect(resultFrom(older as never).status).toBe('VERIFIED');
+    expect(resultFrom(line() as never).status).toBe('VERIFIED');
+    expect(() => checkLineRecord(older, fail)).not.toThrow();
+    // A line without settings either (no such Booth wrote one, but nothing is to be compared then).
+    expect(() => checkLineRecord({ id: 1 }, fail)).not.toThrow();
+  });
+
+  it('each field of another type, or a host that holds more than a host, is a TypeError naming the field and the kind found, never the value', () => {
+    const hostile: Array<[string, unknown, string]> = [
+      ['booth', 1, 'run.booth is 1, expected a string'],
+      ['model', { name: 'x' }, 'run.model is an object, expected a string'],
+      ['model', null, 'run.model is null, expected a string'],
+      ['host', 'user:sk-secret@api.example.com', 'run.host is a string, expected a host[:port] such as api.openai.com or 127.0.0.1:8080'],
+      ['host', 'api.example.com/v1?key=sk-secret', 'run.host is a string, expected a host[:port] such as api.openai.com or 127.0.0.1:8080'],
+      ['host', 'api.example.com\u001b[2J', 'run.host is a string, expected a host[:port] such as api.openai.com or 127.0.0.1:8080'],
+      ['schema', 'You are a secret prompt', 'run.schema is a string, expected a digest, sha256: and 64 hex digits or null'],
+      ['system', `md5:${'a'.repeat(32)}`, 'run.system is a string, expected a digest, sha256: and 64 hex digits or null'],
+      ['temperature', -1, 'run.temperature is -1, expected a number, 0 or more or null'],
+      ['temperature', '0.7', 'run.temperature is a string, expected a number, 0 or more or null'],
+      ['seed', 1.5, 'run.seed is 1.5, expected a whole number or null'],
+      ['seed', undefined, 'run.seed is missing, expected a whole number or null'],
+    ];
+    for (const [field, value, problem] of hostile) {
+      const forged = line();
+      (forged.run as Record<string, unknown>)[field] = value;
+      expect(() => resultFrom(forged as never), field).toThrow(TypeError);
+      expect(() => resultFrom(forged as never), field).toThrow(`but its ${problem}. Pass the output or the result line unchanged.`);
+      expect(() => checkLineRecord(forged, fail), field).toThrow(new TypeError(problem));
+      if (typeof value === 'string') expect(() => resultFrom(forged as never)).not.toThrow(value);
+    }
+    for (const run of [null, 'gpt-4o', []]) {
+      expect(() => resultFrom({ ...line(), run } as never)).toThrow(/but its run is (null|a string|an array), expected what the run ran with/);
+    }
+  });
+
+  it('checkLineRecord reads only `settings` and `run`: a forged threshold is named, a forged attempt is not its business', () => {
+    expect(() => checkLineRecord({ ...line(), settings: { ...line().settings, threshold: '0.7' } }, fail)).toThrow(new TypeError('settings.threshold is a string, expected a number from 0 to 1'));
+    expect(() => checkLineRecord({ ...line(), attempts: 'many' }, fail)).not.toThrow();
+    expect(() => checkLineRecord(null, fail)).toThrow(new TypeError('value is null, expected a result line'));
   });
 });
 
