@@ -200,6 +200,7 @@ export type BatchFlags = EndpointFlags & {
   queueEnv?: string;
   name?: string;
   collect?: boolean;
+  rerunChanged?: boolean;
 };
 
 export type WorkerFlags = EndpointFlags & { queue?: string; queueEnv?: string; name: string; concurrency: number; rate?: { max: number; durationMs: number }; lockMs: number };

@@ -43,6 +43,7 @@ import {
   type WorkerFlags,
 } from './flags.js';
 import { INTERRUPTED, localBatch, queuedBatch } from './batch/command.js';
+import { runRecord } from './batch/run-record.js';
 import { printAnswer } from './ask.js';
 import { checkWritable, CliFileError } from './batch/input.js';
 import { ownVersion } from './version.js';
@@ -86,6 +87,7 @@ export function program(): Command {
     .option('--concurrency <n>', 'checks in flight at once', wholeNumber(1), 8)
     .option('--no-retry-failed', 'on a rerun, keep the results whose every call failed instead of checking them again')
     .option('--with-prompts', 'keep the prompts sent in each result line')
+    .option('--rerun-changed', 'on a rerun, check again the questions whose lines were made with other settings or another model, and replace their lines')
     .option('--queue <url>', 'Redis to queue the questions in (needs npm i bullmq ioredis); `booth worker`s check them')
     .option('--queue-env <var>', QUEUE_ENV_HELP)
     .option('--name <run>', 'with --queue: the run, as its workers are started with', runName)
@@ -102,6 +104,8 @@ export function program(): Command {
         return localBatch(input, flags);
       }
       if (flags.name === undefined) usageError(command, "error: option '--queue <url>' needs --name <run>: the run's name, which its workers are started with.");
+      // The workers hold the settings, and a run's are fixed by its first worker: there is nothing here to compare lines with.
+      if (flags.rerunChanged) usageError(command, "error: option '--rerun-changed' goes without --queue: a queued run is checked with its first worker's flags; give the batch another --name and -o to check it with others.");
       const target = targetOf(command, flags);
       const modelFlags = WORKER_FLAGS.filter(([key]) => command.getOptionValueSource(key) === 'cli').map(([, flag]) => flag);
       if (modelFlags.length > 0) {
@@ -137,6 +141,7 @@ export function program(): Command {
           lockMs: flags.lockMs,
           callFn: callFnFrom(flags),
           check: { ...checkOptions(flags), schema, telemetry: otel?.telemetry },
+          run: runRecord(flags),
           shared: sharedFlags(flags),
           warn,
         });

@@ -1,4 +1,5 @@
 import { SingleBar } from 'cli-progress';
+import { CommanderError } from 'commander';
 import { type BatchOutput, lockOutput, ResultLines, resultRow } from './output.js';
 import { type BatchSummary, summarize } from './summary.js';
 import { batchSpentLines } from '../spent.js';
@@ -8,7 +9,8 @@ import { runQueueBatch } from '../queue/queued-batch.js';
 import { type BatchFlags, callFnFrom, checkOptions, OUTAGE, schemaFrom, USAGE_ERROR, warn } from '../flags.js';
 import { acheck } from '../../api/acheck.js';
 import type { AsyncCallFn } from '../../decide/model-call.js';
-import { type BatchCheckOptions, type Question, readEarlierResults, readQuestions } from './input.js';
+import { type BatchCheckOptions, type EarlierLineCheck, type Question, readEarlierResults, readQuestions } from './input.js';
+import { RerunCheck, RunChangedError, type RunRecord, runRecord } from './run-record.js';
 
 /**
  * `booth batch`: checks every question of a JSONL file, `concurrency` at a time, and
@@ -25,12 +27,16 @@ export interface BatchSettings extends BatchCheckOptions, BatchOutput {
   readonly retryFailed?: boolean | undefined;
   /** Keep the prompts sent in each result line. Default false: they repeat the question at length. */
   readonly withPrompts?: boolean | undefined;
+  /** What each line records it was made with. */
+  readonly run: RunRecord;
+  /** How the lines already in the output are judged against this run's settings; none: they stand as they are. */
+  readonly rerun?: EarlierLineCheck | undefined;
 }
 
 export async function runBatch(settings: BatchSettings): Promise<BatchSummary> {
   const questions = readQuestions(settings.input, settings.warn);
   const wanted = new Set(questions.map((q) => String(q.id)));
-  const earlier = readEarlierResults(settings.output, settings.retryFailed ?? true, wanted, settings.warn);
+  const earlier = readEarlierResults(settings.output, settings.retryFailed ?? true, wanted, settings.warn, settings.rerun);
   const pending = questions.filter((q) => !earlier.done.has(String(q.id)));
   const lines = new ResultLines(settings.output, earlier.tallies, pending.length, settings.progress);
   let next = 0;
@@ -66,7 +72,7 @@ export async function runBatch(settings: BatchSettings): Promise<BatchSummary> {
           throw error;
         }
         if (halt.signal.aborted) return;
-        lines.write(resultRow(question, Math.round(performance.now() - started), result, settings.withPrompts ?? false));
+        lines.write(resultRow(question, Math.round(performance.now() - started), result, settings.withPrompts ?? false, settings.run));
       }
     } catch (error) {
       failure ??= error;
@@ -139,6 +145,7 @@ export function batchConsole(stoppedNow: string, stopping?: string) {
 export async function localBatch(input: string, flags: BatchFlags): Promise<void> {
   const schema = await schemaFrom(flags);
   const callFn = callFnFrom(flags);
+  const run = runRecord(flags);
   // Locked before the telemetry starts, so that a refusal leaves nothing to shut down.
   const release = lockOutput(flags.output);
   const otel = flags.otel ? await startOtel(flags.model, USAGE_ERROR, warn).catch((error: unknown) => {
@@ -160,8 +167,14 @@ export async function localBatch(input: string, flags: BatchFlags): Promise<void
       telemetry: otel?.telemetry,
       retryFailed: flags.retryFailed,
       withPrompts: flags.withPrompts ?? false,
+      run,
+      rerun: new RerunCheck(flags, run, flags.rerunChanged ?? false),
       ...batchOutput(flags.output, terminal),
     });
+  } catch (error) {
+    // Before any call: the flags, not a file, are what differ from the output's lines.
+    if (error instanceof RunChangedError) throw new CommanderError(USAGE_ERROR, 'booth.rerun', `error: ${error.message}`);
+    throw error;
   } finally {
     terminal.close();
     release();

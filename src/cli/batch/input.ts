@@ -198,14 +198,32 @@ export interface EarlierResults {
 }
 
 /**
+ * How a rerun judges the earlier lines of its questions against its own settings (a local
+ * batch's `RerunCheck`): whether a line is to be checked again, then, once every line is
+ * read and before anything is rewritten, whether the rerun may go on at all.
+ */
+export interface EarlierLineCheck {
+  redo(row: Record<string, unknown>, where: string): boolean;
+  finish(file: string, warn: (message: string) => void): void;
+}
+
+/**
  * The results already in the output. A line cut short by a kill is dropped, and so, with
  * `retryFailed`, is a result whose every call failed: their questions are checked again.
- * When a line is dropped the file is rewritten without it (to a temporary file with an
- * unpredictable name, then renamed over it, keeping its permissions), so the output keeps
- * one line per question. Anything but a regular file (`/dev/stdout`, a pipe) is only
- * written to.
+ * With `check`, each line of the input's questions that heard from the model is judged by
+ * it too: a line it redoes (made with other settings) is dropped the same way, and it may
+ * refuse the rerun, before the file is touched. When a line is dropped the file is
+ * rewritten without it (to a temporary file with an unpredictable name, then renamed over
+ * it, keeping its permissions), so the output keeps one line per question. Anything but a
+ * regular file (`/dev/stdout`, a pipe) is only written to.
  */
-export function readEarlierResults(file: string, retryFailed: boolean, wanted: ReadonlySet<string>, warn: (message: string) => void): EarlierResults {
+export function readEarlierResults(
+  file: string,
+  retryFailed: boolean,
+  wanted: ReadonlySet<string>,
+  warn: (message: string) => void,
+  check?: EarlierLineCheck,
+): EarlierResults {
   const done = new Set<string>();
   const tallies: Tally[] = [];
   let stats;
@@ -237,11 +255,17 @@ export function readEarlierResults(file: string, retryFailed: boolean, wanted: R
       dropped += 1;
       continue;
     }
-    kept.push(line);
     const id = String(row['id']);
+    // A line whose every call failed judged no reply: whatever its settings, it says nothing a rerun's could contradict.
+    if (check && wanted.has(id) && !tally?.everyCallFailed && check.redo(row, `${file}:${index + 1}`)) {
+      dropped += 1;
+      continue;
+    }
+    kept.push(line);
     done.add(id);
     if (tally && wanted.has(id)) tallies.push(tally);
   }
+  check?.finish(file, warn);
   if (redone > 0) warn(`${redone} question${redone === 1 ? '' : 's'} whose every call failed ${redone === 1 ? 'is' : 'are'} checked again (--no-retry-failed keeps them)`);
   if (dropped > 0 || (text.length > 0 && !text.endsWith('\n'))) {
     try {

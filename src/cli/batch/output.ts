@@ -1,6 +1,7 @@
 import { closeSync, constants, fstatSync, openSync, readFileSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import type { CheckResult } from '../../results/result.js';
 import { CliFileError, type Question } from './input.js';
+import type { RunRecord } from './run-record.js';
 import { sortByStatus, type Tally, tallyOf } from './summary.js';
 
 /** What a batch writes: result lines appended whole, under a lock, with the progress they make. */
@@ -61,10 +62,14 @@ export class ResultLines {
   }
 }
 
-/** A result line: the question's id and expected answer, the time the check took, then the result. */
-export function resultRow(question: Question, latencyMs: number, result: CheckResult<unknown, unknown>, withPrompts: boolean): Record<string, unknown> {
+/**
+ * A result line: the question's id and expected answer, the time the check took, the result,
+ * then `run`, what else it was made with (the model, the host, Booth's version…), which a
+ * rerun compares.
+ */
+export function resultRow(question: Question, latencyMs: number, result: CheckResult<unknown, unknown>, withPrompts: boolean, run: RunRecord): Record<string, unknown> {
   const { prompts, ...fields } = result.toJSON();
-  return { id: question.id, expected: question.expected, latencyMs, ...fields, ...(withPrompts ? { prompts } : {}) };
+  return { id: question.id, expected: question.expected, latencyMs, ...fields, run, ...(withPrompts ? { prompts } : {}) };
 }
 
 /**

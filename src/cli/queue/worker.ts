@@ -8,6 +8,7 @@ import type { AsyncCallFn } from '../../decide/model-call.js';
 import { redisStore } from '../../stores/redis-store.js';
 import type { BatchCheckOptions } from '../batch/input.js';
 import { resultRow } from '../batch/output.js';
+import type { RunRecord } from '../batch/run-record.js';
 import { type QuestionJob, QUEUE_PREFIX, type QueueLibraries, runKeys } from './queue.js';
 
 /**
@@ -28,6 +29,8 @@ export interface WorkerSettings {
   readonly lockMs: number;
   readonly callFn: AsyncCallFn;
   readonly check: BatchCheckOptions;
+  /** What each of its lines records it was made with. */
+  readonly run: RunRecord;
   /** What every worker of the run must share, by flag: the first worker's is kept in Redis. */
   readonly shared: Readonly<Record<string, JsonScalar>>;
   readonly warn: (message: string) => void;
@@ -170,7 +173,7 @@ export async function startWorker(settings: WorkerSettings): Promise<RunningWork
         signal: controller.signal,
       });
       // The prompts stay in Redis: the batch that collects the line decides whether to keep them.
-      const row = resultRow(question, Math.round(performance.now() - started), result, true);
+      const row = resultRow(question, Math.round(performance.now() - started), result, true, settings.run);
       const keysOfFinish = [lockKey, keys.results, keys.finished, checkpointKey];
       // A line with samples carries every reply: 20 replies of 2 MB make 130 MB, seconds of
       // JSON.stringify in one stretch, during which no lock of this worker's could be renewed.

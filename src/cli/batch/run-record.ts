@@ -1,0 +1,210 @@
+import { createHash } from 'node:crypto';
+import { DEFAULT_SAMPLE_TEMPERATURE } from '../../adapters/request.js';
+import { readBaseURL } from '../../adapters/openai-compatible.js';
+import type { ConfidenceSource } from '../../decide/agreement.js';
+import { checkLineRecord } from '../../results/stored.js';
+import { readSchemaText } from '../json-schema.js';
+import { ownVersion } from '../version.js';
+
+/**
+ * What a `booth batch` line records about how it was made, and what a rerun into the same
+ * output compares with it before any call: results judged two ways must not end up in one
+ * file looking alike.
+ */
+
+/**
+ * `run` of a result line, beside the library's `settings`: what else the line was made with.
+ * Nothing here can hold a secret: the endpoint is its host alone, and the schema and the
+ * system prompt are digests.
+ */
+export interface RunRecord {
+  /** Booth's version. */
+  readonly booth: string;
+  readonly model: string;
+  /** The endpoint's host and port, from --base-url: never its user, password, path or query. */
+  readonly host: string;
+  /** `sha256:` of the --schema file's JSON, or null without one. */
+  readonly schema: string | null;
+  /** `sha256:` of the system prompt, or null without one. */
+  readonly system: string | null;
+  /** The temperature the calls were sent (a sample's, when sampling); null when none was sent: the endpoint's default. */
+  readonly temperature: number | null;
+  /** The seed sent with each call (a sample k: seed + k); null when none was sent. */
+  readonly seed: number | null;
+}
+
+/** The flags a record is made of: `booth batch`'s and `booth worker`'s endpoint flags. */
+export interface RecordedFlags {
+  readonly baseUrl: string;
+  readonly model: string;
+  readonly threshold: number;
+  readonly maxRetries: number;
+  readonly samples: number;
+  readonly confidenceFrom?: ConfidenceSource | undefined;
+  /** The --schema file's path. */
+  readonly schema?: string | undefined;
+  readonly system?: string | undefined;
+  readonly temperature?: number | undefined;
+  readonly sampleTemperature?: number | undefined;
+  readonly seed?: number | undefined;
+}
+
+/** How a record names a text it must not hold: `sha256:` and the hex digest. */
+export const sha256 = (text: string): string => `sha256:${createHash('sha256').update(text).digest('hex')}`;
+
+/**
+ * The record of a run with these flags. The temperature and seed are the ones sent, as the
+ * adapter sends them: with samples every call is a sample's (`--sample-temperature`, default
+ * 1, and seeds from 0), without them `--temperature` and `--seed` as given; so flags that
+ * send the same requests make the same record. The schema counts by its JSON, not its path
+ * or white space.
+ */
+export function runRecord(flags: RecordedFlags): RunRecord {
+  const sampling = flags.samples > 1;
+  return {
+    booth: ownVersion(),
+    model: flags.model,
+    host: readBaseURL(flags.baseUrl).host,
+    schema: flags.schema === undefined ? null : sha256(JSON.stringify(JSON.parse(readSchemaText(flags.schema)))),
+    system: flags.system === undefined ? null : sha256(flags.system),
+    temperature: sampling ? (flags.sampleTemperature ?? DEFAULT_SAMPLE_TEMPERATURE) : (flags.temperature ?? null),
+    seed: sampling ? (flags.seed ?? 0) : (flags.seed ?? null),
+  };
+}
+
+/** What a rerun's lines are compared on: the record, and the settings of `settings` that decide a verdict. */
+interface Compared {
+  readonly run: RunRecord;
+  readonly threshold: number;
+  readonly maxRetries: number;
+  readonly samples: number;
+  readonly confidenceFrom: ConfidenceSource;
+}
+
+/** An earlier line's `settings` and `run`, once checked: either may be absent from a line written before it was. */
+interface Earlier {
+  readonly settings?: { readonly threshold: number; readonly maxRetries: number; readonly schema: boolean; readonly samples?: number; readonly confidenceFrom?: ConfidenceSource } | null;
+  readonly run?: RunRecord;
+}
+
+type Value = string | number | null;
+
+/**
+ * Each setting a rerun compares: how it is named, its value in an earlier line (undefined
+ * when the line does not say: unknown, never a difference), and in this run. `private`
+ * ones are shown by digest, never their text.
+ *
+ * `--timeout-ms` and `--call-retries` are not compared: they decide how long a call may take
+ * and how often a failed one is tried again, not how a reply is judged, and the questions
+ * whose every call failed are checked again on a rerun anyway. Booth's own version is not
+ * compared either (see docs/cli.md).
+ */
+const COMPARED: ReadonlyArray<{ readonly name: string; readonly was: (line: Earlier) => Value | undefined; readonly now: (run: Compared) => Value; readonly private?: true }> = [
+  { name: '--model', was: (line) => line.run?.model, now: (run) => run.run.model },
+  { name: 'the host of --base-url', was: (line) => line.run?.host, now: (run) => run.run.host },
+  { name: '--threshold', was: (line) => line.settings?.threshold, now: (run) => run.threshold },
+  { name: '--max-retries', was: (line) => line.settings?.maxRetries, now: (run) => run.maxRetries },
+  { name: '--samples', was: (line) => line.settings?.samples, now: (run) => run.samples },
+  { name: '--confidence-from', was: (line) => line.settings?.confidenceFrom, now: (run) => run.confidenceFrom },
+  // A line made before `run` was written still says whether a schema judged it.
+  { name: '--schema', was: (line) => (line.run ? line.run.schema : line.settings?.schema === false ? null : undefined), now: (run) => run.run.schema, private: true },
+  { name: 'the system prompt (--system, --system-file)', was: (line) => line.run?.system, now: (run) => run.run.system, private: true },
+  { name: 'the temperature sent (--temperature, --sample-temperature)', was: (line) => line.run?.temperature, now: (run) => run.run.temperature },
+  { name: '--seed', was: (line) => line.run?.seed, now: (run) => run.run.seed },
+];
+
+/** A value as a message shows it: strings quoted (a model name from a file may hold anything), digests shortened. */
+function shown(value: Value, isPrivate: boolean): string {
+  if (value === null) return 'none';
+  if (isPrivate) return `${String(value).slice(0, 'sha256:'.length + 12)}…`;
+  return typeof value === 'string' ? JSON.stringify(value) : String(value);
+}
+
+/** A rerun into an output whose lines were made with other settings, refused before any call; the CLI makes it a usage error. */
+export class RunChangedError extends Error {
+  override readonly name = 'RunChangedError';
+}
+
+/** A result line whose `settings` or `run` is not what Booth writes: the output cannot be compared with. */
+export class LineRecordError extends Error {
+  override readonly name = 'LineRecordError';
+}
+
+/**
+ * The comparison of a rerun's settings with the lines already in its output, line by line.
+ * A line made otherwise is checked again with `rerunChanged` (its question is redone and its
+ * line replaced); without it, the batch is refused once every line is read, naming each
+ * difference. A line that does not record a setting (written by a Booth before it did) is
+ * taken as it is: only a known difference refuses.
+ */
+export class RerunCheck {
+  readonly #now: Compared;
+  readonly #rerunChanged: boolean;
+  /** `name\u0000old\u0000new` → lines, for the refusal. */
+  readonly #differences = new Map<string, { readonly text: string; lines: number }>();
+  /** Lines made otherwise. */
+  #changed = 0;
+  #unknown = 0;
+
+  constructor(flags: RecordedFlags, run: RunRecord, rerunChanged: boolean) {
+    this.#now = {
+      run,
+      threshold: flags.threshold,
+      maxRetries: flags.maxRetries,
+      samples: flags.samples,
+      // As acheck decides it: hybrid by default when sampling, the model's own confidence otherwise.
+      confidenceFrom: flags.confidenceFrom ?? (flags.samples > 1 ? 'hybrid' : 'self'),
+    };
+    this.#rerunChanged = rerunChanged;
+  }
+
+  /**
+   * Whether the earlier line `row`, at `where` (`file:line`), is to be checked again: true
+   * only with `rerunChanged`, for a line made otherwise. A line whose `settings` or `run` is
+   * not what Booth writes is a `LineRecordError` naming the field and the kind found, never its value.
+   */
+  redo(row: Record<string, unknown>, where: string): boolean {
+    checkLineRecord(row, (problem) => {
+      throw new LineRecordError(`${where}: its ${problem}, which Booth never writes; fix or delete that line (or give -o another file) before a rerun`);
+    });
+    const line = row as Earlier;
+    if (line.run === undefined) this.#unknown += 1;
+    let changed = false;
+    for (const setting of COMPARED) {
+      const was = setting.was(line);
+      const now = setting.now(this.#now);
+      if (was === undefined || was === now) continue;
+      changed = true;
+      const key = [setting.name, was, now].join('\u0000');
+      const known = this.#differences.get(key);
+      if (known) known.lines += 1;
+      else this.#differences.set(key, { text: `${setting.name} ${shown(was, setting.private === true)} → ${shown(now, setting.private === true)}`, lines: 1 });
+    }
+    if (changed) this.#changed += 1;
+    return changed && this.#rerunChanged;
+  }
+
+  /**
+   * After the last line: refuses a rerun over lines made otherwise (a `RunChangedError`),
+   * or says how many are checked again; says too how many lines did not record the model.
+   */
+  finish(file: string, warn: (message: string) => void): void {
+    const changed = this.#changed;
+    if (this.#unknown > 0) {
+      warn(
+        `${this.#unknown} result line${this.#unknown === 1 ? '' : 's'} of ${file} ${this.#unknown === 1 ? 'does' : 'do'} not record the model, endpoint or temperature (written by an older Booth): kept as ${this.#unknown === 1 ? 'it is' : 'they are'}, compared only on the settings ${this.#unknown === 1 ? 'it records' : 'they record'}`,
+      );
+    }
+    if (changed === 0) return;
+    const questions = `${changed} question${changed === 1 ? '' : 's'}`;
+    if (this.#rerunChanged) return warn(`${questions} made with other settings ${changed === 1 ? 'is' : 'are'} checked again with this run's (--rerun-changed); ${changed === 1 ? 'its line is' : 'their lines are'} replaced`);
+    const differences = [...this.#differences.values()];
+    const listed = differences.slice(0, 6).map(({ text, lines }) => `${text} (${lines} line${lines === 1 ? '' : 's'})`);
+    if (differences.length > listed.length) listed.push(`and ${differences.length - listed.length} more`);
+    throw new RunChangedError(
+      `${file} holds results of ${questions} made with other settings than this run's: ${listed.join('; ')}. ` +
+        `Run again with --rerun-changed to check ${changed === 1 ? 'that question' : 'those questions'} again with the new settings (${changed === 1 ? 'its line is' : 'their lines are'} replaced), ` +
+        'or give -o another file to keep both.',
+    );
+  }
+}
