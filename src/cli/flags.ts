@@ -5,6 +5,7 @@ import { CONFIDENCE_SOURCES, type ConfidenceSource } from '../decide/agreement.j
 import { MAX_SAMPLES } from '../options/read-options.js';
 import type { AnswerSchema } from '../decide/schema.js';
 import { CliFileError, readRegularFile } from './batch/input.js';
+import { sha256 } from './batch/run-record.js';
 import { FormatLibraryMissing, loadSchemaFile, readSchemaText, SchemaFileError, SchemaLibraryMissing } from './json-schema.js';
 import { OTEL_PACKAGES } from './otel.js';
 import { QueueEnvError, type RedisTarget, redisTarget, redisUrl, shownUrl } from './queue/queue.js';
@@ -229,7 +230,9 @@ export const WORKER_FLAGS = [
 /**
  * What every worker of a run must be started with: the model and the flags that decide a
  * check. A checkpoint resumes only under the same settings, and one run's results should
- * come from one model judged one way. The schema counts by its contents, not its path.
+ * come from one model judged one way. The schema counts by its contents, not its path; the
+ * system prompt by its digest, which is all Redis and the messages may hold of it. Flags
+ * added since a run's first worker wrote its settings compare as not given there.
  */
 export function sharedFlags(flags: EndpointFlags): Record<string, string | number | boolean | null> {
   return {
@@ -242,6 +245,10 @@ export function sharedFlags(flags: EndpointFlags): Record<string, string | numbe
     // As acheck decides it: hybrid by default when sampling, the model's own confidence otherwise.
     '--confidence-from': flags.confidenceFrom ?? (flags.samples > 1 ? 'hybrid' : 'self'),
     '--schema': flags.schema === undefined ? null : JSON.stringify(JSON.parse(readSchemaText(flags.schema))),
+    '--system': flags.system === undefined ? null : sha256(flags.system),
+    '--temperature': flags.temperature ?? null,
+    '--sample-temperature': flags.sampleTemperature ?? null,
+    '--seed': flags.seed ?? null,
   };
 }
 

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { envelope } from '../fixtures/helpers.js';
 import { batchFiles, booth, dir, questionNumber, resultsIn, spawnBooth, useProvider } from '../fixtures/booth-process.js';
@@ -224,5 +225,27 @@ describe('the lines of a queued batch', () => {
     for (const run of runs) expect(run).toEqual(resultsIn(local)[0]?.['run']);
     expect(runs[0]).toMatchObject({ booth: VERSION, model: 'test-model', host: new URL(server.provider.url).host, temperature: 0 });
     for (const r of server.provider.received) expect((r.body['messages'] as Array<{ content: string }>)[0]?.content).toMatch(/^Be brief\.\n\n/);
+  }, 60_000);
+
+  it('a worker with another system prompt, temperature or seed than the run\'s first is refused, the prompt named by its digest; a run whose settings an older Booth wrote is joined', async () => {
+    const client = new Redis(redis.url);
+    try {
+      // As a Booth before --system, --temperature and --seed were shared wrote a run's settings.
+      const older = { '--model': 'test-model', '--threshold': 0.7, '--max-retries': 1, '--timeout-ms': null, '--call-retries': 0, '--samples': 1, '--confidence-from': 'self', '--schema': null };
+      await client.set('booth:run:older:settings', JSON.stringify(older));
+      const joined = spawnBooth(['worker', '--queue', redis.url, '--name', 'older', ...server.endpoint]);
+      for (const deadline = Date.now() + 20_000; !joined.said().includes('booth worker: checking run'); await sleep(20)) {
+        if (joined.child.exitCode !== null || Date.now() > deadline) throw new Error(`worker did not join: ${joined.said()}`);
+      }
+      const refused = await booth(['worker', '--queue', redis.url, '--name', 'older', ...server.endpoint, '--system', 'secret house rules', '--seed', '4']);
+      joined.child.kill('SIGTERM');
+      expect((await joined.done).code).toBe(0);
+      expect(refused.code).toBe(2);
+      expect(refused.stderr).toContain('run older is checked with --system (not given), --seed (not given), as its first worker was started;');
+      expect(refused.stderr).toMatch(/this worker has --system sha256:[0-9a-f]{64}, --seed 4\./);
+      expect(refused.stderr).not.toContain('secret house rules');
+    } finally {
+      client.disconnect();
+    }
   }, 60_000);
 });

@@ -322,6 +322,8 @@ async function joinRun(client: Redis, key: string, name: string, shared: Readonl
     );
   });
   const differing = Object.keys({ ...run, ...shared }).filter((flag) => JSON.stringify(run[flag] ?? null) !== JSON.stringify(shared[flag] ?? null));
+  // Written by a Booth that did not know some flags, the run's settings lack them: not given is what they were.
+  if (differing.length === 0) return;
   const show = (flags: Readonly<Record<string, unknown>>) => differing.map((flag) => `${flag} ${flags[flag] ?? '(not given)'}`).join(', ');
   throw new RunSettingsError(
     `run ${name} is checked with ${show(run)}, as its first worker was started; this worker has ${show(shared)}. ` +
