@@ -188,6 +188,19 @@ describe('a rerun into an output made otherwise', () => {
     expect(server.provider.received).toHaveLength(0);
   }, 30_000);
 
+  it('a model name read from the output is shown quoted, escaped and cut to 80 characters', async () => {
+    server.provider.fallback = answering();
+    const { input, output } = batchFiles(1);
+    expect((await booth(['batch', input, '-o', output, ...server.endpoint])).code).toBe(0);
+    const [row] = resultsIn(output);
+    (row as unknown as { run: Record<string, unknown> }).run['model'] = `\u001b[2J${'m'.repeat(500)}`;
+    writeFileSync(output, `${JSON.stringify(row)}\n`);
+    const rerun = await booth(['batch', input, '-o', output, ...server.endpoint]);
+    expect(rerun.code).toBe(2);
+    expect(rerun.stderr).toContain(`--model "\\u001b[2J${'m'.repeat(68)}…" → "test-model" (1 line)`);
+    expect(rerun.stderr).not.toContain('\u001b');
+  }, 30_000);
+
   it('--rerun-changed with --queue is bad usage: a queued run is checked with its first worker\'s flags', async () => {
     const { input, output } = batchFiles(1);
     const run = await booth(['batch', input, '-o', output, '--queue', 'redis://127.0.0.1:1/0', '--name', 'r', '--rerun-changed']);

@@ -99,25 +99,30 @@ type Value = string | number | null;
  * whose every call failed are checked again on a rerun anyway. Booth's own version is not
  * compared either (see docs/cli.md).
  */
-const COMPARED: ReadonlyArray<{ readonly name: string; readonly was: (line: Earlier) => Value | undefined; readonly now: (run: Compared) => Value; readonly private?: true }> = [
-  { name: '--model', was: (line) => line.run?.model, now: (run) => run.run.model },
-  { name: 'the host of --base-url', was: (line) => line.run?.host, now: (run) => run.run.host },
-  { name: '--threshold', was: (line) => line.settings?.threshold, now: (run) => run.threshold },
-  { name: '--max-retries', was: (line) => line.settings?.maxRetries, now: (run) => run.maxRetries },
-  { name: '--samples', was: (line) => line.settings?.samples, now: (run) => run.samples },
-  { name: '--confidence-from', was: (line) => line.settings?.confidenceFrom, now: (run) => run.confidenceFrom },
+const COMPARED: ReadonlyArray<{ readonly name: string; readonly was: (line: Earlier) => Value | undefined; readonly now: (current: Compared) => Value; readonly private?: true }> = [
+  { name: '--model', was: (line) => line.run?.model, now: (current) => current.run.model },
+  { name: 'the host of --base-url', was: (line) => line.run?.host, now: (current) => current.run.host },
+  { name: '--threshold', was: (line) => line.settings?.threshold, now: (current) => current.threshold },
+  { name: '--max-retries', was: (line) => line.settings?.maxRetries, now: (current) => current.maxRetries },
+  { name: '--samples', was: (line) => line.settings?.samples, now: (current) => current.samples },
+  { name: '--confidence-from', was: (line) => line.settings?.confidenceFrom, now: (current) => current.confidenceFrom },
   // A line made before `run` was written still says whether a schema judged it.
-  { name: '--schema', was: (line) => (line.run ? line.run.schema : line.settings?.schema === false ? null : undefined), now: (run) => run.run.schema, private: true },
-  { name: 'the system prompt (--system, --system-file)', was: (line) => line.run?.system, now: (run) => run.run.system, private: true },
-  { name: 'the temperature sent (--temperature, --sample-temperature)', was: (line) => line.run?.temperature, now: (run) => run.run.temperature },
-  { name: '--seed', was: (line) => line.run?.seed, now: (run) => run.run.seed },
+  { name: '--schema', was: (line) => (line.run ? line.run.schema : line.settings?.schema === false ? null : undefined), now: (current) => current.run.schema, private: true },
+  { name: 'the system prompt (--system, --system-file)', was: (line) => line.run?.system, now: (current) => current.run.system, private: true },
+  { name: 'the temperature sent (--temperature, --sample-temperature)', was: (line) => line.run?.temperature, now: (current) => current.run.temperature },
+  { name: '--seed', was: (line) => line.run?.seed, now: (current) => current.run.seed },
 ];
 
-/** A value as a message shows it: strings quoted (a model name from a file may hold anything), digests shortened. */
+/**
+ * A value as a message shows it: digests shortened, strings quoted and escaped and at most
+ * 80 characters long (a model name read from a file may hold anything, at any length).
+ */
 function shown(value: Value, isPrivate: boolean): string {
   if (value === null) return 'none';
   if (isPrivate) return `${String(value).slice(0, 'sha256:'.length + 12)}…`;
-  return typeof value === 'string' ? JSON.stringify(value) : String(value);
+  if (typeof value === 'number') return String(value);
+  const quoted = JSON.stringify(value);
+  return quoted.length > 80 ? `${quoted.slice(0, 78)}…"` : quoted;
 }
 
 /** A rerun into an output whose lines were made with other settings, refused before any call; the CLI makes it a usage error. */
