@@ -130,4 +130,65 @@ describe.runIf(available)('the report page in a browser', () => {
     expect({ requests, errors, dialogs }).toEqual({ requests: [], errors: [], dialogs: [] });
     await page.close();
   }, 300_000);
+  /** Nothing the results file holds may run, fetch or become an element. */
+  async function expectInert({ page, requests, dialogs, errors }: Opened): Promise<void> {
+    expect(await page.evaluate('window.__pwned')).toBeUndefined();
+    expect({ requests, dialogs, errors }).toEqual({ requests: [], dialogs: [], errors: [] });
+    expect(await page.locator('img, iframe, object, embed, foreignObject, link, base, style:not(head style)').count()).toBe(0);
+    // The page's own: its script and its two blocks of data; its policy and its viewport.
+    expect(await page.locator('script').count()).toBe(3);
+    expect(await page.locator('meta').count()).toBe(3);
+    const handlers = await page.evaluate<string[]>(
+      `[...document.querySelectorAll('*')].flatMap((e) => [...e.attributes].map((a) => a.name)).filter((name) => /^on/i.test(name))`,
+    );
+    expect(handlers).toEqual([]);
+  }
+
+  it('a results file with markup in every field it may hold: nothing runs, nothing is fetched, every value reads as text', async () => {
+    // `</script>` and `<!--` would end or bend the data's <script> if the JSON were written raw.
+    const payload = `${XSS_PAYLOADS.join('')}</script><!--<script>window.__pwned=1</script>-->javascript:top.__pwned=1`;
+    // The fields whose values the reader checks against lists (a status, a state, a prompt's kind) keep theirs: they could not be anything else.
+    const fixed = /^(status|trace\.\d+\.state|prompts\.\d+\.kind|settings\.confidenceFrom)$/;
+    const walk = (value: unknown, path: string): unknown => {
+      if (typeof value === 'string') return fixed.test(path) ? value : payload;
+      if (Array.isArray(value)) return value.map((item: unknown, i) => walk(item, `${path}.${i}`));
+      if (typeof value === 'object' && value !== null) {
+        return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, walk(item, path === '' ? key : `${path}.${key}`)]));
+      }
+      return value;
+    };
+    const lines = reportLines(8, { withPrompts: true }).map((line, i) => {
+      const row = walk(JSON.parse(line), '') as Record<string, unknown>;
+      // Fields a line may hold of any type, and one it should not: each only ever text on the page.
+      return JSON.stringify({ ...row, id: `${i}${payload}`, expected: payload, latencyMs: payload });
+    });
+    const refused = JSON.stringify({ ...(JSON.parse(lines[0]!) as object), status: payload });
+    const { url, warnings } = await report('hostile', [...lines, refused], null);
+    // The refused line is named by its line and field, never by the value it holds.
+    expect(warnings).toEqual([expect.stringMatching(/hostile\.jsonl:9: not a result as booth batch writes one: its status is a string, expected one of "VERIFIED"/)]);
+    expect(warnings[0]).not.toContain('<');
+
+    const opened = await open(url);
+    await expectInert(opened);
+    const { page } = opened;
+    expect(await page.locator('#rows tr[data-row]').count()).toBe(8);
+    expect(await page.locator('#rows tr[data-row] td:first-child').first().textContent()).toBe(`0${payload}`);
+    expect(await page.locator('#method-filter option').allTextContents()).not.toContain(payload);
+    for (let row = 0; row < 8; row += 1) {
+      await page.locator(`#rows tr[data-row="${row}"]`).click();
+      await page.waitForTimeout(20);
+      await expectInert(opened);
+      expect(await page.locator('#detail-title').textContent()).toContain(payload);
+      expect(await page.locator('#detail dd').allTextContents()).toContain(JSON.stringify(payload));
+      // Rows 3 and 4 (unparseable, outage) have no answer to show.
+      if (row !== 3 && row !== 4) expect(await page.locator('#detail-attempts tbody tr td:nth-child(2)').first().textContent()).toBe(JSON.stringify(payload));
+      expect(await page.locator('#detail pre').first().textContent()).toBe(payload);
+      await page.keyboard.press('Escape');
+    }
+    // Searching for the markup finds it as text.
+    await page.fill('#search', '</script><!--');
+    expect(await page.locator('#shown').textContent()).toBe('8 questions');
+    await expectInert(opened);
+    await page.close();
+  }, 120_000);
 });
