@@ -5,7 +5,7 @@ import { readResultLines, reportModel } from '../../src/cli/report/model.js';
 import { scriptJson } from '../../src/visualize/escape.js';
 import { envelope } from '../fixtures/helpers.js';
 import { batchFiles, booth, dir, resultsIn, useProvider } from '../fixtures/booth-process.js';
-import { reportLines } from '../fixtures/report-lines.js';
+import { reportLines, sampledLine } from '../fixtures/report-lines.js';
 
 /** `booth report` and `booth batch --report`: what the page is computed from, and the command as a script sees it. */
 
@@ -58,6 +58,22 @@ describe('the report model', () => {
     // Without its prompts a line still says an attempt was followed by another.
     expect(model.traces[2]!.attempts[0]![5]).toBe('asked again (the line did not keep its prompts)');
     expect(model.traces[2]!.attempts[0]![3]).toBe('confidence 0.4 below the threshold 0.7');
+  });
+
+  it('a line of a sampled batch shows its samples and how they voted', () => {
+    const file = resultsFile([sampledLine('s1')]);
+    const model = reportModel(file, readResultLines(file, () => undefined), new Map());
+    expect(model.rows[0]!.slice(0, 6)).toEqual(['s1', 'VERIFIED', 'confidence', 1, expect.any(Number), 2 / 3]);
+    const [vote] = model.traces[0]!.votes;
+    expect(vote!.heading).toBe('attempt 0, 3 samples');
+    expect(vote!.samples.map((s) => s[5])).toEqual(['1 (winner)', '1 (winner)', '2']);
+    expect(vote!.clusters.map((c) => [c[0], c[1], c[2], c[4]])).toEqual([
+      ['1 (winner)', '"Paris"', 2, '0, 1'],
+      ['2', '"Lyon"', 1, '2'],
+    ]);
+    // A one-sample run has no vote.
+    const single = resultsFile(reportLines(1));
+    expect(reportModel(single, readResultLines(single, () => undefined), new Map()).traces[0]!.votes).toEqual([]);
   });
 
   it('skips a line that is not a result, naming the line and the field, never the value', () => {

@@ -7,7 +7,7 @@ import { answerText, isPlainObject } from '../../util/values.js';
 import { durationText, nextStep, settingsRows, usageText, verdictOf } from '../../visualize/explain.js';
 import { retryReasons } from '../../visualize/retries.js';
 import { runDot } from '../../visualize/run.js';
-import { promptKindName } from '../../visualize/sequence.js';
+import { promptKindName, shareText } from '../../visualize/sequence.js';
 import { CliFileError } from '../batch/input.js';
 import { type BatchSummary, percentile, summarize, type Tally, tallyOf } from '../batch/summary.js';
 import { batchSpentLines } from '../spent.js';
@@ -48,10 +48,22 @@ export interface TraceView {
   readonly path: number;
   /** Per attempt: `[#, answer, confidence, why, verdict kind, then, duration, tokens, raw reply]`. */
   readonly attempts: readonly (readonly [number, string, string, string, 'accepted' | 'rejected' | 'ambiguous', string, string, string | null, string])[];
+  /** Per sampling attempt, its samples and how they voted; empty for a one-sample run. */
+  readonly votes: readonly VoteView[];
   /** Per prompt sent: `[heading, text]`; empty when the line did not keep them. */
   readonly prompts: readonly (readonly [string, string])[];
   /** The states the run went through, with their attempt. */
   readonly trace: readonly (readonly [string, number])[];
+}
+
+/** A sampling attempt's vote, as the trace page's "Samples and votes" words it. */
+export interface VoteView {
+  readonly heading: string;
+  readonly pairs: readonly (readonly [string, string])[];
+  /** Per sample: `[#, answer, confidence, reply, error, cluster]`. */
+  readonly samples: readonly (readonly [number, string, string, string, string, string])[];
+  /** Per cluster, winner first: `[cluster, answer, count, mean confidence, samples]`. */
+  readonly clusters: readonly (readonly [string, string, number, number, string])[];
 }
 
 export interface ReportModel {
@@ -230,8 +242,51 @@ function traceView(result: BoothResult, hasPrompts: boolean, path: number, expec
         a.rawText,
       ] as const;
     }),
+    votes: votesOf(result, hasPrompts),
     prompts: result.prompts.map((p, i) => [`attempt ${i}: ${promptKindName(p.kind)}`, p.text] as const),
     trace: result.trace.map((step) => [step.state, step.attempt] as const),
   };
 }
 
+
+/** Clusters are numbered from 1, winner first, and the winner says so in words, as on the trace page. */
+const clusterName = (index: number) => (index === 0 ? '1 (winner)' : String(index + 1));
+
+/** Each sampling attempt's samples, clusters and vote; without the prompts, the retry kind of an attempt is not named. */
+function votesOf(result: BoothResult, hasPrompts: boolean): VoteView[] {
+  const { settings } = result;
+  if (settings === null) return [];
+  return result.attempts.flatMap((attempt, i) => {
+    if (attempt.samples === undefined) return [];
+    const clusters = attempt.clusters ?? [];
+    const clusterOf = new Map(clusters.flatMap((cluster, c) => cluster.samples.map((sample) => [sample, c] as const)));
+    const share = shareText(clusters);
+    const kind = hasPrompts ? `: ${promptKindName(result.prompts[i]?.kind ?? 'first')}` : '';
+    return [
+      {
+        heading: `attempt ${i}${kind}, ${attempt.samples.length} samples`,
+        pairs: [
+          ...(share === null
+            ? ([['vote', 'none: no sample parsed']] as const)
+            : ([
+                ['agreement', share],
+                ['confidence', `${attempt.confidence ?? '—'} (${settings.confidenceFrom})`],
+              ] as const)),
+          ...(attempt.agreeError ? ([['agree failed', attempt.agreeError]] as const) : []),
+        ],
+        samples: attempt.samples.map((sample, n) => {
+          const cluster = clusterOf.get(n);
+          return [
+            n,
+            sample.answer === null ? '—' : answerText(sample.answer),
+            sample.confidence === null ? '—' : String(sample.confidence),
+            sample.callFailed ? 'call failed' : sample.parseOk ? 'parsed' : 'unparseable',
+            sample.error ?? '',
+            cluster === undefined ? '—' : clusterName(cluster),
+          ] as const;
+        }),
+        clusters: clusters.map((cluster, c) => [clusterName(c), answerText(cluster.answer), cluster.count, cluster.meanConfidence, cluster.samples.join(', ')] as const),
+      },
+    ];
+  });
+}

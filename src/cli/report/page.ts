@@ -94,6 +94,8 @@ td.accepted { color: var(--VERIFIED); } td.rejected { color: var(--UNCERTAIN); }
 pre { margin: 6px 0 0; padding: 8px; max-height: 280px; overflow: auto; white-space: pre-wrap; word-break: break-word; background: #f1f3f6; border-radius: 6px; font: 12px/1.45 ui-monospace, Menlo, Consolas, monospace; text-align: left; }
 details summary { cursor: pointer; color: var(--muted); }
 ol.steps { columns: 3; padding-left: 22px; }
+#detail tr.winner td { background: #eaf6ef; }
+#detail table.clusters { margin-top: 8px; }
 .caveat { color: var(--muted); font-size: 12px; }
 `;
 

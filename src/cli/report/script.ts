@@ -189,6 +189,26 @@ export const REPORT_SCRIPT = html`
       attempts.id = 'detail-attempts';
       parts.push(attempts);
     }
+    t.votes.forEach(function (v) {
+      parts.push(element('h3', 'Samples and votes: ' + v.heading));
+      parts.push(pairs(v.pairs));
+      var samples = table(['sample', 'answer', 'confidence', 'reply', 'error', 'cluster'], v.samples, function (s) {
+        var tr = element('tr', null, s[5] === '1 (winner)' ? 'winner' : null);
+        s.forEach(function (value) { tr.appendChild(element('td', String(value))); });
+        return tr;
+      });
+      samples.className = 'samples';
+      parts.push(samples);
+      if (v.clusters.length > 0) {
+        var clusters = table(['cluster', 'answer', 'count', 'mean confidence', 'samples'], v.clusters, function (c) {
+          var tr = element('tr', null, c[0] === '1 (winner)' ? 'winner' : null);
+          c.forEach(function (value) { tr.appendChild(element('td', String(value))); });
+          return tr;
+        });
+        clusters.className = 'clusters';
+        parts.push(clusters);
+      }
+    });
     if (t.prompts.length > 0) {
       parts.push(element('h3', 'Prompts sent'));
       t.prompts.forEach(function (p) { parts.push(folded(p[0], p[1])); });
