@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readResultLines, reportModel } from '../../src/cli/report/model.js';
 import { scriptJson } from '../../src/visualize/escape.js';
+import { runDot } from '../../src/visualize/run.js';
 import { envelope } from '../fixtures/helpers.js';
 import { batchFiles, booth, dir, resultsIn, useProvider } from '../fixtures/booth-process.js';
 import { reportLines, sampledLine } from '../fixtures/report-lines.js';
@@ -52,9 +53,15 @@ describe('the report model', () => {
     const row3 = model.rows[3]!;
     expect(row3.slice(0, 4)).toEqual(['q3', 'UNCERTAIN', 'parse_failure', 2]);
     expect(row3[8]).toBe('What is question 3?');
-    // Runs that took the same path share one drawing.
+    // Runs that took the same path share one drawing, and each run's is its own.
     expect(model.paths.length).toBeLessThan(8);
     expect(new Set(model.traces.map((t) => t.path)).size).toBe(model.paths.length);
+    const lines = readResultLines(file, () => undefined);
+    model.traces.forEach((trace, i) => expect(model.paths[trace.path]).toBe(runDot(lines[i]!.result)));
+    const prompted = resultsFile(reportLines(16, { withPrompts: true }));
+    const withPrompts = readResultLines(prompted, () => undefined);
+    const drawn = reportModel(prompted, withPrompts, new Map());
+    drawn.traces.forEach((trace, i) => expect(drawn.paths[trace.path]).toBe(runDot(withPrompts[i]!.result)));
     // Without its prompts a line still says an attempt was followed by another.
     expect(model.traces[2]!.attempts[0]![5]).toBe('asked again (the line did not keep its prompts)');
     expect(model.traces[2]!.attempts[0]![3]).toBe('confidence 0.4 below the threshold 0.7');

@@ -85,7 +85,7 @@ export interface ReportModel {
 }
 
 /** A result line read back: its fields as written, and the result they make. */
-interface ReadLine {
+export interface ReadLine {
   readonly row: Readonly<Record<string, unknown>>;
   readonly result: BoothResult;
   /** The line kept its prompts (`--with-prompts`): without them, the retry that followed an attempt is not known. */
@@ -151,6 +151,7 @@ export function reportModel(source: string, lines: readonly ReadLine[], question
   const rows: ReportRow[] = [];
   const traces: TraceView[] = [];
   const paths = new Map<string, number>();
+  const drawings = new Map<string, number>();
   for (const { row, result, hasPrompts } of lines) {
     // The line's derived fields (method, latency) are read from the checked result, not trusted as written.
     const ms = typeof row['latencyMs'] === 'number' && Number.isFinite(row['latencyMs']) && row['latencyMs'] >= 0 ? row['latencyMs'] : result.durationMs;
@@ -180,14 +181,19 @@ export function reportModel(source: string, lines: readonly ReadLine[], question
       result.answer === null ? '' : typeof result.answer === 'string' ? result.answer : answerText(result.answer),
       correct,
     ]);
-    const dot = runDot(result);
-    let path = paths.get(dot);
+    // runDot draws from the trace's states and the prompts' kinds alone: runs alike in both share
+    // a drawing, made once (drawing each of 10 000 runs took seconds). A test holds the two together.
+    const drawn = JSON.stringify([result.trace.map((step) => step.state), result.prompts.map((prompt) => prompt.kind)]);
+    let path = drawings.get(drawn);
     if (path === undefined) {
-      path = paths.size;
+      const dot = runDot(result);
+      path = paths.get(dot) ?? paths.size;
       paths.set(dot, path);
+      drawings.set(drawn, path);
     }
     traces.push(traceView(result, hasPrompts, path, row['expected'], correct));
   }
+  // As a batch's summary of the whole output: every line counts, none was checked by this command.
   const summary = summarize(tallies.length, tallies.length, 0, 0, false, tallies);
   const sorted = tallies.flatMap((t) => (t.latencyMs === null ? [] : [t.latencyMs])).sort((a, b) => a - b);
   return {
