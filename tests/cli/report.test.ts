@@ -2,6 +2,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readResultLines, reportModel } from '../../src/cli/report/model.js';
+import { writeReport } from '../../src/cli/report/write.js';
 import { scriptJson } from '../../src/visualize/escape.js';
 import { runDot } from '../../src/visualize/run.js';
 import { envelope } from '../fixtures/helpers.js';
@@ -103,6 +104,24 @@ describe('the report model', () => {
     const written = scriptJson(value).text;
     expect(written).not.toMatch(/[<>&\u2028\u2029]/);
     expect(JSON.parse(written)).toEqual(value);
+  });
+});
+
+describe('the report page', () => {
+  it('says nothing of accuracy without expected answers, and calls tokens unknown when no call reported usage', async () => {
+    const bare = reportLines(4).map((line) => {
+      const { expected: _expected, usage: _usage, attempts, ...row } = JSON.parse(line) as Record<string, unknown> & { attempts: object[] };
+      return JSON.stringify({ ...row, usage: null, attempts: attempts.map((a) => ({ ...a, usage: null })) });
+    });
+    const page = join(dir(), 'bare.html');
+    expect(await writeReport({ results: resultsFile(bare), page, questions: null, warn: () => undefined })).toBe(4);
+    const html = readFileSync(page, 'utf8');
+    expect(html).not.toContain('Accuracy against the expected answers');
+    expect(html).toContain('No call reported usage: the tokens are unknown.');
+    expect(pageRows(html).map((row) => [row[6], row[10]])).toEqual(Array(4).fill([null, null]));
+    const labelled = join(dir(), 'labelled.html');
+    await writeReport({ results: resultsFile(reportLines(4)), page: labelled, questions: null, warn: () => undefined });
+    expect(readFileSync(labelled, 'utf8')).toContain('Accuracy against the expected answers');
   });
 });
 
