@@ -49,6 +49,11 @@ describe('the report model', () => {
       UNCERTAIN: { count: 6, correct: 0 },
     });
     expect(model.calibration?.count).toBe(12);
+    expect(model.settingsVary).toBe(false);
+    expect(model.settings?.slice(0, 2)).toEqual([
+      ['threshold', '0.7'],
+      ['maxRetries', '1 (at most 2 attempts)'],
+    ]);
     expect(model.latency.p50).toBeGreaterThan(0);
     expect(model.latency.p99).toBeGreaterThanOrEqual(model.latency.p90);
     const row3 = model.rows[3]!;
@@ -71,6 +76,8 @@ describe('the report model', () => {
   it('a line of a sampled batch shows its samples and how they voted', () => {
     const file = resultsFile([sampledLine('s1')]);
     const model = reportModel(file, readResultLines(file, () => undefined), new Map());
+    const mixed = resultsFile([sampledLine('s1'), ...reportLines(1)]);
+    expect(reportModel(mixed, readResultLines(mixed, () => undefined), new Map())).toMatchObject({ settings: null, settingsVary: true });
     expect(model.rows[0]!.slice(0, 6)).toEqual(['s1', 'VERIFIED', 'confidence', 1, expect.any(Number), 2 / 3]);
     const [vote] = model.traces[0]!.votes;
     expect(vote!.heading).toBe('attempt 0, 3 samples');

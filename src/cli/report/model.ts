@@ -70,6 +70,10 @@ export interface ReportModel {
   /** The results file, as named on the command line. */
   readonly source: string;
   readonly summary: BatchSummary;
+  /** The settings the lines ran with, as the trace page lists them, when every line ran with the same; null otherwise. */
+  readonly settings: readonly (readonly [string, string])[] | null;
+  /** Lines ran with different settings: a threshold or a retry count changed between runs into one file. */
+  readonly settingsVary: boolean;
   readonly latency: { readonly p50: number; readonly p90: number; readonly p99: number; readonly sorted: readonly number[] };
   /** How many questions took 1, 2, … attempts. */
   readonly attemptCounts: ReadonlyMap<number, number>;
@@ -196,9 +200,13 @@ export function reportModel(source: string, lines: readonly ReadLine[], question
   // As a batch's summary of the whole output: every line counts, none was checked by this command.
   const summary = summarize(tallies.length, tallies.length, 0, 0, false, tallies);
   const sorted = tallies.flatMap((t) => (t.latencyMs === null ? [] : [t.latencyMs])).sort((a, b) => a - b);
+  const settings = new Map(lines.map(({ result }) => [JSON.stringify(result.settings), result.settings] as const));
+  const [shared] = settings.values();
   return {
     source,
     summary,
+    settings: settings.size === 1 && shared ? settingsRows(shared) : null,
+    settingsVary: settings.size > 1,
     latency: { p50: percentile(sorted, 0.5), p90: percentile(sorted, 0.9), p99: percentile(sorted, 0.99), sorted },
     attemptCounts: new Map([...attemptCounts].sort(([a], [b]) => a - b)),
     spent: batchSpentLines(summary),

@@ -118,7 +118,7 @@ export function renderReport(model: ReportModel, svgs: readonly string[]): strin
 <body>
 <header>
 <h1>Booth report</h1>
-<p class="sub">${model.source} · ${countText(model.summary.results)} questions</p>
+<p class="sub">${model.source} · ${countText(model.summary.results)} questions${settingsLine(model)}</p>
 </header>
 ${summarySection(model)}
 ${model.calibration === null && Object.keys(model.accuracy).length === 0 ? '' : accuracySection(model)}
@@ -151,6 +151,13 @@ ${svgs.map((svg, i) => html`<template id="path-${i}">${graphvizSvg(svg)}</templa
 }
 
 const NUMERIC = html` class="n"`;
+
+/** What the run was asked to do, when its lines agree; a warning when they do not, as their figures then mix runs. */
+function settingsLine(model: ReportModel): Html | '' {
+  if (model.settingsVary) return html`<br><span class="flag small">The lines ran with different settings: the figures below mix them.</span>`;
+  if (model.settings === null) return '';
+  return html`<br><span class="small">settings: ${model.settings.map(([name, value]) => `${name} ${value}`).join(' · ')}</span>`;
+}
 
 /** The table's columns: the index of their value in a row, their heading, and whether they hold numbers. */
 const COLUMNS: readonly (readonly [number, string, boolean])[] = [
