@@ -49,8 +49,8 @@ describe('the report model', () => {
       UNCERTAIN: { count: 6, correct: 0 },
     });
     expect(model.calibration?.count).toBe(12);
-    expect(model.settingsVary).toBe(false);
-    expect(model.settings?.slice(0, 2)).toEqual([
+    expect(model.settings).toHaveLength(1);
+    expect(model.settings[0]?.slice(0, 2)).toEqual([
       ['threshold', '0.7'],
       ['maxRetries', '1 (at most 2 attempts)'],
     ]);
@@ -77,7 +77,9 @@ describe('the report model', () => {
     const file = resultsFile([sampledLine('s1')]);
     const model = reportModel(file, readResultLines(file, () => undefined), new Map());
     const mixed = resultsFile([sampledLine('s1'), ...reportLines(1)]);
-    expect(reportModel(mixed, readResultLines(mixed, () => undefined), new Map())).toMatchObject({ settings: null, settingsVary: true });
+    const both = reportModel(mixed, readResultLines(mixed, () => undefined), new Map());
+    expect(both.settings.map((rows) => rows?.find(([name]) => name === 'samples')?.[1])).toEqual(['3 per attempt', undefined]);
+    expect(both.traces.map((t) => t.settings)).toEqual([0, 1]);
     expect(model.rows[0]!.slice(0, 6)).toEqual(['s1', 'VERIFIED', 'confidence', 1, expect.any(Number), 2 / 3]);
     const [vote] = model.traces[0]!.votes;
     expect(vote!.heading).toBe('attempt 0, 3 samples');

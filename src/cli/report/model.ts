@@ -42,8 +42,8 @@ export type ReportRow = [
 export interface TraceView {
   /** Name and value, as the trace page's header lists them. */
   readonly pairs: readonly (readonly [string, string])[];
-  /** The run's settings; null for an evidence check, which has none. */
-  readonly settings: readonly (readonly [string, string])[] | null;
+  /** Which of the report's `settings` the run had: a batch's runs share them, so each is written once. */
+  readonly settings: number;
   /** Which of the report's path drawings is this run's. */
   readonly path: number;
   /** Per attempt: `[#, answer, confidence, why, verdict kind, then, duration, tokens, raw reply]`. */
@@ -70,10 +70,12 @@ export interface ReportModel {
   /** The results file, as named on the command line. */
   readonly source: string;
   readonly summary: BatchSummary;
-  /** The settings the lines ran with, as the trace page lists them, when every line ran with the same; null otherwise. */
-  readonly settings: readonly (readonly [string, string])[] | null;
-  /** Lines ran with different settings: a threshold or a retry count changed between runs into one file. */
-  readonly settingsVary: boolean;
+  /**
+   * Each distinct settings the lines ran with, as the trace page lists them; null for an
+   * evidence check's, which has none. More than one: a threshold or a retry count changed
+   * between runs into one file, and the figures mix them.
+   */
+  readonly settings: readonly (readonly (readonly [string, string])[] | null)[];
   readonly latency: { readonly p50: number; readonly p90: number; readonly p99: number; readonly sorted: readonly number[] };
   /** How many questions took 1, 2, … attempts. */
   readonly attemptCounts: ReadonlyMap<number, number>;
@@ -156,6 +158,8 @@ export function reportModel(source: string, lines: readonly ReadLine[], question
   const traces: TraceView[] = [];
   const paths = new Map<string, number>();
   const drawings = new Map<string, number>();
+  const settings: ((readonly [string, string])[] | null)[] = [];
+  const settingsIndex = new Map<string, number>();
   for (const { row, result, hasPrompts } of lines) {
     // The line's derived fields (method, latency) are read from the checked result, not trusted as written.
     const ms = typeof row['latencyMs'] === 'number' && Number.isFinite(row['latencyMs']) && row['latencyMs'] >= 0 ? row['latencyMs'] : result.durationMs;
@@ -195,18 +199,22 @@ export function reportModel(source: string, lines: readonly ReadLine[], question
       paths.set(dot, path);
       drawings.set(drawn, path);
     }
-    traces.push(traceView(result, hasPrompts, path, row['expected'], correct));
+    const ran = JSON.stringify(result.settings);
+    let runSettings = settingsIndex.get(ran);
+    if (runSettings === undefined) {
+      runSettings = settings.length;
+      settingsIndex.set(ran, runSettings);
+      settings.push(result.settings === null ? null : settingsRows(result.settings));
+    }
+    traces.push(traceView(result, hasPrompts, path, runSettings, row['expected'], correct));
   }
   // As a batch's summary of the whole output: every line counts, none was checked by this command.
   const summary = summarize(tallies.length, tallies.length, 0, 0, false, tallies);
   const sorted = tallies.flatMap((t) => (t.latencyMs === null ? [] : [t.latencyMs])).sort((a, b) => a - b);
-  const settings = new Map(lines.map(({ result }) => [JSON.stringify(result.settings), result.settings] as const));
-  const [shared] = settings.values();
   return {
     source,
     summary,
-    settings: settings.size === 1 && shared ? settingsRows(shared) : null,
-    settingsVary: settings.size > 1,
+    settings,
     latency: { p50: percentile(sorted, 0.5), p90: percentile(sorted, 0.9), p99: percentile(sorted, 0.99), sorted },
     attemptCounts: new Map([...attemptCounts].sort(([a], [b]) => a - b)),
     spent: batchSpentLines(summary),
@@ -220,7 +228,7 @@ export function reportModel(source: string, lines: readonly ReadLine[], question
 }
 
 /** One run's trace as the trace page words it (`renderHtml`): its header, its attempts and why, its prompts and steps. */
-function traceView(result: BoothResult, hasPrompts: boolean, path: number, expected: unknown, correct: boolean | null): TraceView {
+function traceView(result: BoothResult, hasPrompts: boolean, path: number, settings: number, expected: unknown, correct: boolean | null): TraceView {
   const retried = hasPrompts ? retryReasons(result.prompts, result.method) : null;
   const pairs: [string, string][] = [
     ['answer', result.answer === null ? '—' : answerText(result.answer)],
@@ -239,7 +247,7 @@ function traceView(result: BoothResult, hasPrompts: boolean, path: number, expec
   const last = result.attempts.length - 1;
   return {
     pairs,
-    settings: result.settings === null ? null : settingsRows(result.settings),
+    settings,
     path,
     attempts: result.attempts.map((a, i) => {
       const why = verdictOf(a, result.settings);

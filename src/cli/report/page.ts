@@ -102,7 +102,7 @@ ol.steps { columns: 3; padding-left: 22px; }
 /** The page of a report. */
 export function renderReport(model: ReportModel, svgs: readonly string[]): string {
   // The statuses start checked: the filter's set begins with every one.
-  const data = { rows: model.rows, statuses: Object.keys(model.summary.byStatus) };
+  const data = { rows: model.rows, statuses: Object.keys(model.summary.byStatus), settings: model.settings };
   const script = REPORT_SCRIPT.text;
   const hash = createHash('sha256').update(script).digest('base64');
   const policy = `default-src 'none'; script-src 'sha256-${hash}'; style-src 'unsafe-inline'; img-src 'none'; base-uri 'none'; form-action 'none'`;
@@ -154,9 +154,10 @@ const NUMERIC = html` class="n"`;
 
 /** What the run was asked to do, when its lines agree; a warning when they do not, as their figures then mix runs. */
 function settingsLine(model: ReportModel): Html | '' {
-  if (model.settingsVary) return html`<br><span class="flag small">The lines ran with different settings: the figures below mix them.</span>`;
-  if (model.settings === null) return '';
-  return html`<br><span class="small">settings: ${model.settings.map(([name, value]) => `${name} ${value}`).join(' · ')}</span>`;
+  if (model.settings.length > 1) return html`<br><span class="flag small">The lines ran with different settings: the figures below mix them.</span>`;
+  const [shared] = model.settings;
+  if (!shared) return '';
+  return html`<br><span class="small">settings: ${shared.map(([name, value]) => `${name} ${value}`).join(' · ')}</span>`;
 }
 
 /** The table's columns: the index of their value in a row, their heading, and whether they hold numbers. */

@@ -162,8 +162,9 @@ export const REPORT_SCRIPT = html`
     parts.push(header);
     if (r[8] !== '') parts.push(element('p', r[8]));
     parts.push(pairs(t.pairs));
-    if (t.settings === null) parts.push(element('p', 'An evidence check: no confidence threshold, retry, validator or timer.', 'muted small'));
-    else parts.push(element('p', 'settings: ' + t.settings.map(function (p) { return p[0] + ' ' + p[1]; }).join(' · '), 'muted small'));
+    var settings = data.settings[t.settings];
+    if (settings === null) parts.push(element('p', 'An evidence check: no confidence threshold, retry, validator or timer.', 'muted small'));
+    else parts.push(element('p', 'settings: ' + settings.map(function (p) { return p[0] + ' ' + p[1]; }).join(' · '), 'muted small'));
     parts.push(element('h3', 'Path through the machine'));
     var figure = element('figure');
     figure.id = 'detail-diagram';
