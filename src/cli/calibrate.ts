@@ -130,6 +130,25 @@ export function confidenceBySource(row: Readonly<Record<string, unknown>>): Read
   };
 }
 
+/**
+ * Whether a result line's answer is right: its `correct` when it has one, else its answer
+ * compared with its `expected`; null when it has neither, and nothing says.
+ */
+export function correctnessOf(row: Readonly<Record<string, unknown>>): boolean | null {
+  if (typeof row['correct'] === 'boolean') return row['correct'];
+  const expected = row['expected'];
+  return expected === undefined || expected === null ? null : sameAnswer(row['answer'], expected);
+}
+
+/** A result line as calibration reads it: null for one without a confidence, a status or a label. */
+export function labelOf(row: Readonly<Record<string, unknown>>): Labelled | null {
+  const { status, confidence } = row;
+  if (typeof confidence !== 'number' || typeof status !== 'string') return null;
+  const correct = correctnessOf(row);
+  if (correct === null) return null;
+  return { status, confidence, correct, bySource: confidenceBySource(row) ?? undefined };
+}
+
 /** Tries each reported confidence as the threshold, lowest first: the first that reaches the target wins. */
 function fitThreshold(results: readonly Labelled[], target: number): Calibration['threshold'] {
   const candidates = [...new Set(results.map((r) => r.confidence))].sort((a, b) => a - b);

@@ -202,6 +202,8 @@ export type BatchFlags = EndpointFlags & {
   name?: string;
   collect?: boolean;
   rerunChanged?: boolean;
+  /** `--report <file>`: the HTML report of the output, written after the batch. */
+  report?: string;
 };
 
 export type WorkerFlags = EndpointFlags & { queue?: string; queueEnv?: string; name: string; concurrency: number; rate?: { max: number; durationMs: number }; lockMs: number };

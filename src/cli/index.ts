@@ -1,5 +1,5 @@
 /**
- * The `booth` command: `demo`, `ask`, `batch`, `worker` and `calibrate`. Exit codes: 0 done
+ * The `booth` command: `demo`, `ask`, `batch`, `worker`, `calibrate` and `report`. Exit codes: 0 done
  * (for `ask`: the answer was accepted), 1 failed (for `ask`: not accepted; for `batch`: a
  * file could not be read or written, or Redis could not be reached), 2 bad usage, 130
  * stopped by Ctrl-C.
@@ -12,11 +12,10 @@ import { CONFIDENCE_SOURCES } from '../decide/agreement.js';
 import {
   calibrate,
   calibrateBySource,
-  confidenceBySource,
   type Labelled,
+  labelOf,
   loadChartLibraries,
   reliabilitySvg,
-  sameAnswer,
   type SourceCalibrations,
 } from './calibrate.js';
 import { runDemo } from './demo.js';
@@ -47,6 +46,7 @@ import { runRecord } from './batch/run-record.js';
 import { printAnswer } from './ask.js';
 import { checkWritable, CliFileError } from './batch/input.js';
 import { ownVersion } from './version.js';
+import { writeReport } from './report/write.js';
 
 export function program(): Command {
   const booth = new Command('booth')
@@ -92,6 +92,7 @@ export function program(): Command {
     .option('--queue-env <var>', QUEUE_ENV_HELP)
     .option('--name <run>', 'with --queue: the run, as its workers are started with', runName)
     .option('--collect', 'with --queue: queue nothing, only write the run\'s results')
+    .option('--report <file>', 'after the batch (also one stopped by Ctrl-C), write the HTML report of the results file (as booth report)')
     .action(async (input: string | undefined, flags: BatchFlags, command: Command) => {
       if (flags.queue === undefined && flags.queueEnv === undefined) {
         for (const [flag, given] of [['--name', flags.name], ['--collect', flags.collect]] as const) {
@@ -208,6 +209,17 @@ export function program(): Command {
       if (flags.svg) console.log(`reliability chart  ${flags.svg}`);
     });
 
+  booth
+    .command('report')
+    .description('write one offline HTML page of a results file: the run\'s summary, and every question with its trace')
+    .argument('<results>', 'results JSONL from booth batch')
+    .requiredOption('-o, --output <file>', 'the HTML page to write')
+    .option('--questions <file>', 'the questions JSONL of the batch: shows and searches each question beside its answer')
+    .action(async (results: string, flags: { output: string; questions?: string }) => {
+      const count = await writeReport({ results, page: flags.output, questions: flags.questions ?? null, warn });
+      console.log(`report of ${count} question${count === 1 ? '' : 's'} written to ${flags.output}`);
+    });
+
   return booth;
 }
 
@@ -222,7 +234,7 @@ export function readLabelled(file: string): Labelled[] {
   }
   for (const line of text.split('\n')) {
     if (line.trim() === '') continue;
-    let row: { status?: unknown; confidence?: unknown; correct?: unknown; expected?: unknown; answer?: unknown; [field: string]: unknown };
+    let row: unknown;
     try {
       row = JSON.parse(line);
     } catch {
@@ -230,15 +242,8 @@ export function readLabelled(file: string): Labelled[] {
     }
     // A line of plain JSON such as `null` is no result (and `null.confidence` would throw).
     if (typeof row !== 'object' || row === null) continue;
-    if (typeof row.confidence !== 'number' || typeof row.status !== 'string') continue;
-    const correct =
-      typeof row.correct === 'boolean'
-        ? row.correct
-        : row.expected !== undefined && row.expected !== null
-          ? sameAnswer(row.answer, row.expected)
-          : undefined;
-    if (correct === undefined) continue;
-    labelled.push({ status: row.status, confidence: row.confidence, correct, bySource: confidenceBySource(row) ?? undefined });
+    const label = labelOf(row as Record<string, unknown>);
+    if (label !== null) labelled.push(label);
   }
   return labelled;
 }

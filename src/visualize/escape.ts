@@ -140,3 +140,16 @@ export function join<L extends Language>(parts: readonly Fragment<L>[], separato
   const { language } = separator;
   return fragment(language, parts.map((part) => write(language, part)).join(write(language, separator)));
 }
+
+const SCRIPT_JSON_ESCAPES: Readonly<Record<string, string>> = { '<': '\\u003c', '>': '\\u003e', '&': '\\u0026', '\u2028': '\\u2028', '\u2029': '\\u2029' };
+
+/**
+ * A value as JSON to put between `<script type="application/json">` and `</script>`, read
+ * back with `JSON.parse(element.textContent)`. The HTML parser ends such an element at the
+ * first `</script` and treats `<!--` specially inside it, whatever JSON means there; with
+ * every `<`, `>` and `&` written as a JSON `\u` escape, no string can hold either, and
+ * JSON.parse reads the same value back.
+ */
+export function scriptJson(value: unknown): Html {
+  return fragment('html', JSON.stringify(value).replace(/[<>&\u2028\u2029]/g, (c) => SCRIPT_JSON_ESCAPES[c] ?? c));
+}

@@ -40,12 +40,17 @@ export function usageText(usage: Usage): string {
 
 /** A count with thousands separators, whatever the machine's locale, so logs read the same everywhere. */
 export function countText(n: number): string {
-  return n.toLocaleString('en-US', { maximumFractionDigits: 1 });
+  return COUNT_FORMAT.format(n);
 }
+
+// Made once: toLocaleString builds a formatter per call, which a report of 10 000 runs felt (seconds).
+const COUNT_FORMAT = new Intl.NumberFormat('en-US', { maximumFractionDigits: 1 });
+const DOLLARS_FORMAT = new Intl.NumberFormat('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 });
+const CENTS_FORMAT = new Intl.NumberFormat('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 6 });
 
 /** Dollars: a call often costs a fraction of a cent, which two decimals would show as $0.00. */
 function costText(usd: number): string {
-  return `$${usd.toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: usd >= 1 ? 2 : 6 })}`;
+  return `$${(usd >= 1 ? DOLLARS_FORMAT : CENTS_FORMAT).format(usd)}`;
 }
 
 /** The settings a check ran with, as name and value, `none` for timers not set; the sampling when there was any. */

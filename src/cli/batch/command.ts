@@ -9,8 +9,9 @@ import { runQueueBatch } from '../queue/queued-batch.js';
 import { type BatchFlags, callFnFrom, checkOptions, OUTAGE, schemaFrom, USAGE_ERROR, warn } from '../flags.js';
 import { acheck } from '../../api/acheck.js';
 import type { AsyncCallFn } from '../../decide/model-call.js';
-import { type BatchCheckOptions, type EarlierLineCheck, type Question, readEarlierResults, readQuestions } from './input.js';
+import { type BatchCheckOptions, checkWritable, type EarlierLineCheck, type Question, readEarlierResults, readQuestions } from './input.js';
 import { RerunCheck, RunChangedError, type RunRecord, runRecord } from './run-record.js';
+import { writeReport } from '../report/write.js';
 
 /**
  * `booth batch`: checks every question of a JSONL file, `concurrency` at a time, and
@@ -143,6 +144,7 @@ export function batchConsole(stoppedNow: string, stopping?: string) {
 }
 
 export async function localBatch(input: string, flags: BatchFlags): Promise<void> {
+  if (flags.report !== undefined) checkWritable('report', flags.report);
   const schema = await schemaFrom(flags);
   const callFn = callFnFrom(flags);
   const run = runRecord(flags);
@@ -181,10 +183,12 @@ export async function localBatch(input: string, flags: BatchFlags): Promise<void
     await otel?.shutdown();
   }
   reportBatch(summary, input, flags.output, 'stopped', 'run the same command again to go on.');
+  await reportPage(flags, summary, input);
 }
 
 /** `batch --queue`: the questions go to Redis, the workers check them, and this writes their lines. */
 export async function queuedBatch(input: string | null, target: RedisTarget, flags: BatchFlags & { name: string }): Promise<void> {
+  if (flags.report !== undefined) checkWritable('report', flags.report);
   const libraries = await loadQueueLibraries('--queue', USAGE_ERROR);
   const release = lockOutput(flags.output);
   const client = await connectRedis(libraries, target, warn).catch((error: unknown) => {
@@ -211,6 +215,19 @@ export async function queuedBatch(input: string | null, target: RedisTarget, fla
     client.disconnect();
   }
   reportBatch(summary, input ?? `run ${flags.name}`, flags.output, 'stopped waiting', goOn);
+  await reportPage(flags, summary, input);
+}
+
+/**
+ * `--report`: the page of the whole output, earlier runs' lines included, written once the
+ * batch is over, stopped by Ctrl-C or not: it shows what there is. `questions` gives each
+ * result its question; null when the run's questions are not here (`--collect`).
+ */
+async function reportPage(flags: BatchFlags, summary: BatchSummary, questions: string | null): Promise<void> {
+  if (flags.report === undefined) return;
+  if (summary.results === 0) return warn(`${flags.output} holds no result yet: no report written to ${flags.report}`);
+  const count = await writeReport({ results: flags.output, page: flags.report, questions, warn });
+  console.log(`report of ${count} question${count === 1 ? '' : 's'} written to ${flags.report}`);
 }
 
 /** Where a batch writes its lines and how it reports: the output file, and the console's Ctrl-C and progress bar. */

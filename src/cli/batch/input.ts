@@ -64,6 +64,7 @@ const FILE_NAMES: Readonly<Record<FileRole, (path: string) => string>> = {
   system: (path) => `the system prompt file ${path} (--system-file)`,
   labelled: (path) => `the results file ${path}`,
   page: (path) => `the page ${path} (--html)`,
+  report: (path) => `the report ${path}`,
 };
 
 /**
@@ -81,14 +82,15 @@ export function checkWritable(role: FileRole, path: string): void {
 }
 
 /** What a file is to the command: it is named by its role in every message. */
-export type FileRole = 'questions' | 'results' | 'schema' | 'system' | 'labelled' | 'page';
+export type FileRole = 'questions' | 'results' | 'schema' | 'system' | 'labelled' | 'page' | 'report';
 
 function fixFor(code: string | undefined, role: FileRole, path: string): string {
   const written = role === 'results' ? '; the lines already written are whole, and the same command goes on from them' : '';
   switch (code) {
     case 'ENOENT':
       if (role === 'results') return '. Create its folder first, or give -o a path in a folder that exists.';
-      return role === 'page' ? '. Create its folder first, or give --html a path in a folder that exists.' : '. Check the path.';
+      if (role === 'page') return '. Create its folder first, or give --html a path in a folder that exists.';
+      return role === 'report' ? '. Create its folder first, or give the report a path in a folder that exists.' : '. Check the path.';
     case 'EACCES':
     case 'EPERM':
       return `. Check the permissions of ${path} and its folder.`;

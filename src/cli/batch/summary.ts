@@ -138,7 +138,8 @@ export function sortByStatus(counts: Record<string, number>): void {
   for (const [status, n] of entries) counts[status] = n;
 }
 
-function percentile(sorted: readonly number[], p: number): number {
+/** The value at or above `p` of a sorted list (nearest rank); 0 for an empty one. */
+export function percentile(sorted: readonly number[], p: number): number {
   if (sorted.length === 0) return 0;
   return sorted[Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1)] ?? 0;
 }

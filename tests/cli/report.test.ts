@@ -1,0 +1,213 @@
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { readResultLines, reportModel } from '../../src/cli/report/model.js';
+import { writeReport } from '../../src/cli/report/write.js';
+import { scriptJson } from '../../src/visualize/escape.js';
+import { runDot } from '../../src/visualize/run.js';
+import { envelope } from '../fixtures/helpers.js';
+import { batchFiles, booth, dir, resultsIn, useProvider } from '../fixtures/booth-process.js';
+import { reportLines, sampledLine } from '../fixtures/report-lines.js';
+
+/** `booth report` and `booth batch --report`: what the page is computed from, and the command as a script sees it. */
+
+const server = useProvider();
+
+/** `lines` written to a fresh results file; its path. */
+function resultsFile(lines: readonly string[]): string {
+  const file = join(dir(), 'results.jsonl');
+  writeFileSync(file, `${lines.join('\n')}\n`);
+  return file;
+}
+
+/** The rows the page's script reads, from the JSON it holds. */
+function pageRows(page: string): unknown[][] {
+  const data = /<script type="application\/json" id="report-data">(.*?)<\/script>/s.exec(page)?.[1];
+  return (JSON.parse(data ?? 'null') as { rows: unknown[][] }).rows;
+}
+
+describe('the report model', () => {
+  it('counts as the batch summary does, tells outages from bad replies, and scores the expected answers', () => {
+    const file = resultsFile(reportLines(16));
+    const warnings: string[] = [];
+    const model = reportModel(file, readResultLines(file, (m) => warnings.push(m)), new Map([['q3', 'What is question 3?']]));
+    expect(warnings).toEqual([]);
+    expect(model.summary.results).toBe(16);
+    expect(model.summary.byStatus).toEqual({ VERIFIED: 6, REPAIRED: 2, AMBIGUOUS: 2, UNCERTAIN: 6 });
+    expect(model.summary.byMethod).toEqual({ confidence: 10, parse_failure: 2, call_failure: 2, ambiguity: 2 });
+    // The two outages heard nothing; the two unparseable questions sent two bad replies each.
+    expect(model.summary.everyCallFailed).toBe(2);
+    expect(model.summary.unparseable).toBe(4);
+    expect(model.attemptCounts).toEqual(new Map([[1, 8], [2, 8]]));
+    expect(model.summary.usage?.totalTokens).toBeGreaterThan(0);
+    expect(model.spent[0]).toMatch(/^tokens [\d,]+ in \/ [\d,]+ out \/ [\d,]+ total, cost \$/);
+    // Questions 0, 5, 10 and 15 expect another answer than the one given: 0 and 15 VERIFIED, 5 AMBIGUOUS, 10 REPAIRED.
+    expect(model.accuracy).toEqual({
+      VERIFIED: { count: 6, correct: 4 },
+      REPAIRED: { count: 2, correct: 1 },
+      AMBIGUOUS: { count: 2, correct: 1 },
+      UNCERTAIN: { count: 6, correct: 0 },
+    });
+    expect(model.calibration?.count).toBe(12);
+    expect(model.settings).toHaveLength(1);
+    expect(model.settings[0]?.slice(0, 2)).toEqual([
+      ['threshold', '0.7'],
+      ['maxRetries', '1 (at most 2 attempts)'],
+    ]);
+    expect(model.latency.p50).toBeGreaterThan(0);
+    expect(model.latency.p99).toBeGreaterThanOrEqual(model.latency.p90);
+    const row3 = model.rows[3]!;
+    expect(row3.slice(0, 4)).toEqual(['q3', 'UNCERTAIN', 'parse_failure', 2]);
+    expect(row3[8]).toBe('What is question 3?');
+    // Runs that took the same path share one drawing, and each run's is its own.
+    expect(model.paths.length).toBeLessThan(8);
+    expect(new Set(model.traces.map((t) => t.path)).size).toBe(model.paths.length);
+    const lines = readResultLines(file, () => undefined);
+    model.traces.forEach((trace, i) => expect(model.paths[trace.path]).toBe(runDot(lines[i]!.result)));
+    const prompted = resultsFile(reportLines(16, { withPrompts: true }));
+    const withPrompts = readResultLines(prompted, () => undefined);
+    const drawn = reportModel(prompted, withPrompts, new Map());
+    drawn.traces.forEach((trace, i) => expect(drawn.paths[trace.path]).toBe(runDot(withPrompts[i]!.result)));
+    // Without its prompts a line still says an attempt was followed by another.
+    expect(model.traces[2]!.attempts[0]![5]).toBe('asked again (the line did not keep its prompts)');
+    expect(model.traces[2]!.attempts[0]![3]).toBe('confidence 0.4 below the threshold 0.7');
+  });
+
+  it('a line of a sampled batch shows its samples and how they voted', () => {
+    const file = resultsFile([sampledLine('s1')]);
+    const model = reportModel(file, readResultLines(file, () => undefined), new Map());
+    const mixed = resultsFile([sampledLine('s1'), ...reportLines(1)]);
+    const both = reportModel(mixed, readResultLines(mixed, () => undefined), new Map());
+    expect(both.settings.map((rows) => rows?.find(([name]) => name === 'samples')?.[1])).toEqual(['3 per attempt', undefined]);
+    expect(both.traces.map((t) => t.settings)).toEqual([0, 1]);
+    expect(model.rows[0]!.slice(0, 6)).toEqual(['s1', 'VERIFIED', 'confidence', 1, expect.any(Number), 2 / 3]);
+    const [vote] = model.traces[0]!.votes;
+    expect(vote!.heading).toBe('attempt 0, 3 samples');
+    expect(vote!.samples.map((s) => s[5])).toEqual(['1 (winner)', '1 (winner)', '2']);
+    expect(vote!.clusters.map((c) => [c[0], c[1], c[2], c[4]])).toEqual([
+      ['1 (winner)', '"Paris"', 2, '0, 1'],
+      ['2', '"Lyon"', 1, '2'],
+    ]);
+    // A one-sample run has no vote.
+    const single = resultsFile(reportLines(1));
+    expect(reportModel(single, readResultLines(single, () => undefined), new Map()).traces[0]!.votes).toEqual([]);
+  });
+
+  it('skips a line that is not a result, naming the line and the field, never the value', () => {
+    const [good, other] = reportLines(2);
+    const bad = JSON.stringify({ ...(JSON.parse(other!) as object), confidence: '<b>high</b>' });
+    const file = resultsFile([good!, '{"id": 1, "status": "VERIF', bad, 'null', JSON.stringify({ status: 'VERIFIED' })]);
+    const warnings: string[] = [];
+    const lines = readResultLines(file, (m) => warnings.push(m));
+    expect(lines).toHaveLength(1);
+    expect(warnings).toEqual([
+      `${file}:2: not JSON (a line cut short?); skipped`,
+      `${file}:3: not a result as booth batch writes one: its confidence is a string, expected a number from 0 to 1 or null; skipped`,
+      `${file}:4: not a JSON object; skipped`,
+      `${file}:5: "id" is not a string or a number; skipped`,
+    ]);
+  });
+
+  it('scriptJson writes JSON no string can end its <script> with, read back unchanged', () => {
+    const value = { text: '</script><!--<script>alert(1)</script>--> & \u2028\u2029 </SCRIPT >' };
+    const written = scriptJson(value).text;
+    expect(written).not.toMatch(/[<>&\u2028\u2029]/);
+    expect(JSON.parse(written)).toEqual(value);
+  });
+});
+
+describe('the report page', () => {
+  it('says nothing of accuracy without expected answers, and calls tokens unknown when no call reported usage', async () => {
+    const bare = reportLines(4).map((line) => {
+      const { expected: _expected, usage: _usage, attempts, ...row } = JSON.parse(line) as Record<string, unknown> & { attempts: object[] };
+      return JSON.stringify({ ...row, usage: null, attempts: attempts.map((a) => ({ ...a, usage: null })) });
+    });
+    const page = join(dir(), 'bare.html');
+    expect(await writeReport({ results: resultsFile(bare), page, questions: null, warn: () => undefined })).toBe(4);
+    const html = readFileSync(page, 'utf8');
+    expect(html).not.toContain('Accuracy against the expected answers');
+    expect(html).toContain('No call reported usage: the tokens are unknown.');
+    expect(pageRows(html).map((row) => [row[6], row[10]])).toEqual(Array(4).fill([null, null]));
+    const labelled = join(dir(), 'labelled.html');
+    await writeReport({ results: resultsFile(reportLines(4)), page: labelled, questions: null, warn: () => undefined });
+    expect(readFileSync(labelled, 'utf8')).toContain('Accuracy against the expected answers');
+  });
+});
+
+describe('booth report', () => {
+  it('writes the page of a results file and says how many questions it holds', async () => {
+    const file = resultsFile(reportLines(8));
+    const page = join(dir(), 'report.html');
+    const run = await booth(['report', file, '-o', page]);
+    expect(run.stderr).toBe('');
+    expect(run.code).toBe(0);
+    expect(run.stdout).toBe(`report of 8 questions written to ${page}\n`);
+    const html = readFileSync(page, 'utf8');
+    expect(pageRows(html).map((row) => row[0])).toEqual(['q0', 'q1', 'q2', 'q3', 'q4', 'q5', 'q6', 'q7']);
+    // Offline: nothing the page names is fetched from elsewhere.
+    expect(html).not.toMatch(/\b(src|href)=/);
+    expect(html).toContain(`<meta http-equiv="Content-Security-Policy" content="default-src &#39;none&#39;; script-src &#39;sha256-`);
+  }, 60_000);
+
+  it('a results file that is missing, or holds no result, is exit 1 naming it; bad usage is exit 2', async () => {
+    const folder = dir();
+    const missing = join(folder, 'nope.jsonl');
+    const gone = await booth(['report', missing, '-o', join(folder, 'r.html')]);
+    expect(gone.code).toBe(1);
+    expect(gone.stderr).toBe(`error: cannot read the results file ${missing}: ENOENT: no such file or directory. Check the path.\n`);
+    const empty = resultsFile(['not json']);
+    const nothing = await booth(['report', empty, '-o', join(folder, 'r.html')]);
+    expect(nothing.code).toBe(1);
+    expect(nothing.stderr).toContain(`warning: ${empty}:1: not JSON`);
+    expect(nothing.stderr).toContain(`error: ${empty} holds no result lines`);
+    const nowhere = join(folder, 'no-such-folder', 'r.html');
+    const unwritable = await booth(['report', resultsFile(reportLines(1)), '-o', nowhere]);
+    expect(unwritable.code).toBe(1);
+    expect(unwritable.stderr).toContain(`error: cannot write the report ${nowhere}: ENOENT`);
+    const noOutput = await booth(['report', empty]);
+    expect(noOutput.code).toBe(2);
+    expect(noOutput.stderr).toContain("error: required option '-o, --output <file>' not specified");
+    const noInput = await booth(['report']);
+    expect(noInput.code).toBe(2);
+    expect(existsSync(join(folder, 'r.html'))).toBe(false);
+  }, 60_000);
+});
+
+describe('booth batch --report', () => {
+  it('writes the report after the batch, each result with its question', async () => {
+    server.provider.fallback = () => ({ text: envelope('Paris', 0.9) });
+    const { input, output } = batchFiles(4);
+    const page = join(dir(), 'report.html');
+    const run = await booth(['batch', input, '-o', output, ...server.endpoint, '--report', page]);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain(`report of 4 questions written to ${page}`);
+    const rows = pageRows(readFileSync(page, 'utf8'));
+    expect(rows.map((row) => [row[0], row[1], row[8], row[9]]).sort()).toEqual([0, 1, 2, 3].map((i) => [String(i), 'VERIFIED', `question ${i}`, 'Paris']));
+  }, 60_000);
+
+  it('a batch stopped by Ctrl-C still writes the report of the lines it has, and exits 130', async () => {
+    server.provider.fallback = () => ({ text: envelope('x', 0.9), delayMs: 1_500 });
+    const { input, output } = batchFiles(6);
+    const page = join(dir(), 'report.html');
+    let sent = false;
+    const run = await booth(['batch', input, '-o', output, ...server.endpoint, '--concurrency', '2', '--report', page], (child) => {
+      if (!sent && server.provider.received.length >= 2) {
+        sent = true;
+        child.kill('SIGINT');
+      }
+    });
+    expect(run.code).toBe(130);
+    const written = resultsIn(output).map((r) => String(r.id)).sort();
+    expect(written).toHaveLength(2);
+    expect(pageRows(readFileSync(page, 'utf8')).map((row) => row[0]).sort()).toEqual(written);
+  }, 60_000);
+
+  it('a report path that cannot be written is refused before any call: exit 1', async () => {
+    const { input, output } = batchFiles(2);
+    const page = join(dir(), 'missing', 'report.html');
+    const run = await booth(['batch', input, '-o', output, ...server.endpoint, '--report', page]);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain(`error: cannot write the report ${page}: ENOENT`);
+    expect(server.provider.received).toHaveLength(0);
+  }, 30_000);
+});

@@ -1,0 +1,201 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { writeReport } from '../../src/cli/report/write.js';
+import { available, launchChromium } from '../fixtures/chromium.js';
+import { XSS_PAYLOADS } from '../fixtures/hostile-results.js';
+import { reportLines, reportQuestions, sampledLine } from '../fixtures/report-lines.js';
+
+/**
+ * `booth report`'s page in Debian's Chromium: 10 000 questions load, filter, search and sort
+ * in bounds a loaded two-core machine meets, and a results file with markup in every field
+ * it may hold runs nothing, fetches nothing and makes no element.
+ */
+
+const OUTPUT = new URL('../../test-output/report/', import.meta.url);
+
+interface Opened {
+  readonly page: Page;
+  /** Every request but the page itself. */
+  readonly requests: string[];
+  readonly dialogs: string[];
+  readonly errors: string[];
+}
+
+/** Writes the results (and questions) and the report of them; returns the page's URL and the warnings. */
+async function report(name: string, lines: readonly string[], questions: readonly string[] | null): Promise<{ url: URL; warnings: string[] }> {
+  const results = new URL(`${name}.jsonl`, OUTPUT);
+  const asked = new URL(`${name}-questions.jsonl`, OUTPUT);
+  const url = new URL(`${name}.html`, OUTPUT);
+  writeFileSync(results, `${lines.join('\n')}\n`);
+  if (questions !== null) writeFileSync(asked, `${questions.join('\n')}\n`);
+  const warnings: string[] = [];
+  await writeReport({ results: results.pathname, page: url.pathname, questions: questions === null ? null : asked.pathname, warn: (m) => warnings.push(m) });
+  return { url, warnings };
+}
+
+/** Runs `body` in the page, awaiting two frames after it so the work it set off is painted; returns the ms it took. */
+const timed = (page: Page, body: string) =>
+  page.evaluate<number>(`(async () => {
+    const started = performance.now();
+    ${body};
+    await new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)));
+    return performance.now() - started;
+  })()`);
+
+describe.runIf(available)('the report page in a browser', () => {
+  let browser: Browser;
+
+  beforeAll(async () => {
+    browser = await launchChromium();
+    mkdirSync(OUTPUT, { recursive: true });
+  }, 30_000);
+
+  afterAll(async () => {
+    await browser?.close();
+  });
+
+  async function open(url: URL): Promise<Opened> {
+    const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    const opened: Opened = { page, requests: [], dialogs: [], errors: [] };
+    page.on('dialog', (dialog) => {
+      opened.dialogs.push(dialog.message());
+      void dialog.dismiss();
+    });
+    page.on('pageerror', (error) => opened.errors.push(error.message));
+    // A CSP refusal is reported on the console: a page whose own script were refused would show an empty table.
+    page.on('console', (message) => {
+      if (message.type() === 'error') opened.errors.push(message.text());
+    });
+    await page.route('**/*', (route) => {
+      if (route.request().url() === url.href) return route.continue();
+      opened.requests.push(route.request().url());
+      return route.abort();
+    });
+    await page.goto(url.href, { waitUntil: 'load' });
+    return opened;
+  }
+
+  it('10 000 questions: the page loads, filters, searches, sorts and opens a trace within bounds', async () => {
+    const count = 10_000;
+    const built = performance.now();
+    const { url, warnings } = await report('ten-thousand', reportLines(count), reportQuestions(count));
+    const buildMs = performance.now() - built;
+    expect(warnings).toEqual([]);
+    const { page, requests, errors, dialogs } = await open(url);
+    const load = await page.evaluate<{ paint: number; load: number }>(`(() => {
+      const navigation = performance.getEntriesByType('navigation')[0];
+      const paint = performance.getEntriesByName('first-contentful-paint')[0];
+      return { paint: paint ? paint.startTime : -1, load: navigation.loadEventEnd };
+    })()`);
+    expect(await page.locator('#shown').textContent()).toBe('10,000 questions');
+    // Only the rows in view are drawn.
+    const drawn = await page.locator('#rows tr[data-row]').count();
+    expect(drawn).toBeGreaterThan(10);
+    expect(drawn).toBeLessThan(100);
+
+    // Scrolled to the end, the last rows are drawn in place of the first.
+    const scrollMs = await timed(page, `const s = document.querySelector('#scroll'); s.scrollTop = s.scrollHeight`);
+    expect(await page.locator('#rows tr[data-row] td:first-child').last().textContent()).toBe('q9999');
+    expect(await page.locator('#rows tr[data-row]').count()).toBeLessThan(100);
+    expect(await page.locator('#rows tr[data-row]', { hasText: 'q9999' }).isVisible()).toBe(true);
+
+    // The fixture's statuses come in turns of eight: three VERIFIED in each.
+    const filterMs = await timed(page, `document.querySelector('#status-filter input[value="VERIFIED"]').click()`);
+    expect(await page.locator('#shown').textContent()).toBe('6,250 of 10,000 questions');
+    expect(await page.locator('#rows .badge', { hasText: 'VERIFIED' }).count()).toBe(0);
+    const methodMs = await timed(page, `const s = document.querySelector('#method-filter'); s.value = 'call_failure'; s.dispatchEvent(new Event('change'))`);
+    expect(await page.locator('#shown').textContent()).toBe('1,250 of 10,000 questions');
+    await timed(page, `const s = document.querySelector('#method-filter'); s.value = ''; s.dispatchEvent(new Event('change'))`);
+    await timed(page, `document.querySelector('#status-filter input[value="VERIFIED"]').click()`);
+
+    const searchMs = await timed(page, `const s = document.querySelector('#search'); s.value = 'question 4242?'; s.dispatchEvent(new Event('input'))`);
+    expect(await page.locator('#shown').textContent()).toBe('1 of 10,000 questions');
+    expect(await page.locator('#rows tr[data-row] td').first().textContent()).toBe('q4242');
+    await timed(page, `const s = document.querySelector('#search'); s.value = ''; s.dispatchEvent(new Event('input'))`);
+
+    const sortMs = await timed(page, `document.querySelector('th[data-key="7"] button').click()`);
+    const times = await page.locator('#rows tr[data-row] td:nth-child(8)').allTextContents();
+    expect(times[0]).toBe('180 ms');
+    expect(await page.locator('th[data-key="7"]').getAttribute('aria-sort')).toBe('ascending');
+
+    const openMs = await timed(page, `document.querySelector('#rows tr[data-row]').click()`);
+    expect(await page.locator('#detail').isVisible()).toBe(true);
+    expect(await page.locator('#detail-diagram svg g.node').count()).toBeGreaterThan(5);
+    expect(await page.locator('#detail-attempts tbody tr').count()).toBeGreaterThan(0);
+    await page.keyboard.press('Escape');
+    expect(await page.locator('#detail').isVisible()).toBe(false);
+
+    const numbers = { buildMs, firstPaintMs: load.paint, loadMs: load.load, scrollMs, filterMs, methodMs, searchMs, sortMs, openTraceMs: openMs };
+    console.log(`report of ${count} questions (ms): ${JSON.stringify(Object.fromEntries(Object.entries(numbers).map(([k, v]) => [k, Math.round(v)])))}`);
+    // Bounds for a loaded two-core machine; the numbers measured are printed above.
+    expect(load.paint).toBeGreaterThan(0);
+    expect(load.paint).toBeLessThan(5_000);
+    expect(load.load).toBeLessThan(5_000);
+    for (const ms of [scrollMs, filterMs, methodMs, searchMs, sortMs, openMs]) expect(ms).toBeLessThan(5_000);
+    expect({ requests, errors, dialogs }).toEqual({ requests: [], errors: [], dialogs: [] });
+    await page.close();
+  }, 300_000);
+  /** Nothing the results file holds may run, fetch or become an element. */
+  async function expectInert({ page, requests, dialogs, errors }: Opened): Promise<void> {
+    expect(await page.evaluate('window.__pwned')).toBeUndefined();
+    expect({ requests, dialogs, errors }).toEqual({ requests: [], dialogs: [], errors: [] });
+    expect(await page.locator('img, iframe, object, embed, foreignObject, link, base, style:not(head style)').count()).toBe(0);
+    // The page's own: its script and its two blocks of data; its policy and its viewport.
+    expect(await page.locator('script').count()).toBe(3);
+    expect(await page.locator('meta').count()).toBe(3);
+    const handlers = await page.evaluate<string[]>(
+      `[...document.querySelectorAll('*')].flatMap((e) => [...e.attributes].map((a) => a.name)).filter((name) => /^on/i.test(name))`,
+    );
+    expect(handlers).toEqual([]);
+  }
+
+  it('a results file with markup in every field it may hold: nothing runs, nothing is fetched, every value reads as text', async () => {
+    // `</script>` and `<!--` would end or bend the data's <script> if the JSON were written raw.
+    const payload = `${XSS_PAYLOADS.join('')}</script><!--<script>window.__pwned=1</script>-->javascript:top.__pwned=1`;
+    // The fields whose values the reader checks against lists (a status, a state, a prompt's kind) keep theirs: they could not be anything else.
+    const fixed = /^(status|trace\.\d+\.state|prompts\.\d+\.kind|settings\.confidenceFrom)$/;
+    const walk = (value: unknown, path: string): unknown => {
+      if (typeof value === 'string') return fixed.test(path) ? value : payload;
+      if (Array.isArray(value)) return value.map((item: unknown, i) => walk(item, `${path}.${i}`));
+      if (typeof value === 'object' && value !== null) {
+        return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, walk(item, path === '' ? key : `${path}.${key}`)]));
+      }
+      return value;
+    };
+    const lines = [...reportLines(8, { withPrompts: true }), sampledLine('s', { withPrompts: true })].map((line, i) => {
+      const row = walk(JSON.parse(line), '') as Record<string, unknown>;
+      // Fields a line may hold of any type, and one it should not: each only ever text on the page.
+      return JSON.stringify({ ...row, id: `${i}${payload}`, expected: payload, latencyMs: payload });
+    });
+    const refused = JSON.stringify({ ...(JSON.parse(lines[0]!) as object), status: payload });
+    const { url, warnings } = await report('hostile', [...lines, refused], null);
+    // The refused line is named by its line and field, never by the value it holds.
+    expect(warnings).toEqual([expect.stringMatching(/hostile\.jsonl:10: not a result as booth batch writes one: its status is a string, expected one of "VERIFIED"/)]);
+    expect(warnings[0]).not.toContain('<');
+
+    const opened = await open(url);
+    await expectInert(opened);
+    const { page } = opened;
+    expect(await page.locator('#rows tr[data-row]').count()).toBe(9);
+    expect(await page.locator('#rows tr[data-row] td:first-child').first().textContent()).toBe(`0${payload}`);
+    expect(await page.locator('#method-filter option').allTextContents()).not.toContain(payload);
+    for (let row = 0; row < 9; row += 1) {
+      await page.locator(`#rows tr[data-row="${row}"]`).click();
+      await page.waitForTimeout(20);
+      await expectInert(opened);
+      expect(await page.locator('#detail-title').textContent()).toContain(payload);
+      expect(await page.locator('#detail dd').allTextContents()).toContain(JSON.stringify(payload));
+      // Rows 3 and 4 (unparseable, outage) have no answer to show.
+      if (row !== 3 && row !== 4) expect(await page.locator('#detail-attempts tbody tr td:nth-child(2)').first().textContent()).toBe(JSON.stringify(payload));
+      expect(await page.locator('#detail pre').first().textContent()).toBe(payload);
+      if (row === 8) expect(await page.locator('#detail table.samples tbody td:nth-child(2)').allTextContents()).toEqual(Array(3).fill(JSON.stringify(payload)));
+      await page.keyboard.press('Escape');
+    }
+    // Searching for the markup finds it as text.
+    await page.fill('#search', '</script><!--');
+    expect(await page.locator('#shown').textContent()).toBe('9 questions');
+    await expectInert(opened);
+    await page.close();
+  }, 120_000);
+});
