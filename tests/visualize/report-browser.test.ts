@@ -153,8 +153,8 @@ describe.runIf(available)('the report page in a browser', () => {
   it('a results file with markup in every field it may hold: nothing runs, nothing is fetched, every value reads as text', async () => {
     // `</script>` and `<!--` would end or bend the data's <script> if the JSON were written raw.
     const payload = `${XSS_PAYLOADS.join('')}</script><!--<script>window.__pwned=1</script>-->javascript:top.__pwned=1`;
-    // The fields whose values the reader checks against lists (a status, a state, a prompt's kind) keep theirs: they could not be anything else.
-    const fixed = /^(status|trace\.\d+\.state|prompts\.\d+\.kind|settings\.confidenceFrom)$/;
+    // The fields whose values the reader checks against lists or forms (a status, a state, a prompt's kind, a host, a digest) keep theirs: they could not be anything else.
+    const fixed = /^(status|trace\.\d+\.state|prompts\.\d+\.kind|settings\.confidenceFrom|run\.(host|schema|system))$/;
     const walk = (value: unknown, path: string): unknown => {
       if (typeof value === 'string') return fixed.test(path) ? value : payload;
       if (Array.isArray(value)) return value.map((item: unknown, i) => walk(item, `${path}.${i}`));
