@@ -19,6 +19,7 @@ import type { JsonValue } from '../../reply/json-objects.js';
  * - `booth:run:N:finished`, a stream of job ids in the order their results were written,
  *   which the waiting batch reads from a cursor instead of scanning the results;
  * - `booth:run:N:settings`, the check flags the first worker was started with;
+ * - `booth:run:N:workers`, a hash of BullMQ worker id → its LockTiming, while it runs;
  * - `booth:run:N:checkpoint:<job id>`, each question's checkpoint while it is under way.
  */
 
@@ -141,14 +142,49 @@ export interface RunKeys {
   readonly results: string;
   readonly finished: string;
   readonly settings: string;
+  readonly workers: string;
   /** Put before a job id to name its checkpoint. */
   readonly checkpoints: string;
 }
 
 export function runKeys(name: string): RunKeys {
   const run = `booth:run:${name}`;
-  return { questions: `${run}:questions`, results: `${run}:results`, finished: `${run}:finished`, settings: `${run}:settings`, checkpoints: `${run}:checkpoint:` };
+  return { questions: `${run}:questions`, results: `${run}:results`, finished: `${run}:finished`, settings: `${run}:settings`, workers: `${run}:workers`, checkpoints: `${run}:checkpoint:` };
 }
+
+/**
+ * `--lock-ms` by default. A job whose worker died waits for its lock to lapse, at most this
+ * long after the kill, plus one stalled-job check: about 5 s in all, where BullMQ's default
+ * 30 s lock, checked every 30 s, took up to a minute.
+ */
+export const DEFAULT_LOCK_MS = 5_000;
+
+/**
+ * How a worker holds its jobs, all from `--lock-ms`: BullMQ's lock lasts `lockMs` and is renewed
+ * every `renewMs`, by a timer that runs while the check does, however long it takes; so only a
+ * worker whose event loop stood still for `lockMs - renewMs` (4 s by default: a frozen VM, a
+ * long GC pause) loses a job, and that worker then stops the check before its next call or
+ * write. Every `stalledMs` some worker of the run moves the jobs whose locks lapsed back to
+ * the queue: a dead worker's jobs come back within `lockMs + stalledMs` of its last renewal.
+ */
+export interface LockTiming {
+  readonly lockMs: number;
+  readonly renewMs: number;
+  readonly stalledMs: number;
+}
+
+/**
+ * A fifth of the lock for both: renewing that often keeps four fifths of the lock as the margin
+ * for a stalled event loop, where BullMQ's default (half) keeps half; and looking for lapsed
+ * locks that often keeps the wait after a lapse short. Each is one small script a second.
+ */
+export function lockTiming(lockMs: number): LockTiming {
+  const step = Math.max(1, Math.round(lockMs / 5));
+  return { lockMs, renewMs: step, stalledMs: step };
+}
+
+/** The options of a BullMQ Worker that hold jobs as `timing` says. */
+export const bullmqTiming = (timing: LockTiming) => ({ lockDuration: timing.lockMs, lockRenewTime: timing.renewMs, stalledInterval: timing.stalledMs });
 
 /** A question, as a job carries it. */
 export interface QuestionJob {
