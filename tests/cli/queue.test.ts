@@ -1,5 +1,6 @@
 import type { ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
+import { type AddressInfo, createServer, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
@@ -7,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_DELAYS } from '../../src/cli/queue/worker.js';
 import { envelope } from '../fixtures/helpers.js';
 import { booth, dir, linesIn, resultsIn, type Run, spawnBooth, useProvider } from '../fixtures/booth-process.js';
+import { closedPort } from '../fixtures/closed-port.js';
 import { type RedisServer, startRedis } from '../fixtures/redis-server.js';
 
 // `booth batch --queue` and `booth worker` as real processes, on a real redis-server of this
@@ -554,12 +556,38 @@ describe('booth batch --queue and booth worker: usage', () => {
     }
   }, 120_000);
 
-  it('a Redis that cannot be reached is exit 1 naming the URL, without its password', async () => {
-    const closed = `redis://:secret@127.0.0.1:${redis.port + 1}/0`;
-    const run = await booth(['batch', questions(1), '--queue', closed, '--name', 'r', '-o', join(dir(), 'x.jsonl')]);
-    expect(run.code).toBe(1);
-    expect(run.stderr).toContain(`error: cannot reach Redis at redis://:***@127.0.0.1:${redis.port + 1}/0 (--queue)`);
-    expect(run.stderr).not.toContain('secret');
+  it('a Redis that refuses the connection is exit 1 within 5 s, naming the URL without its password', async () => {
+    const port = await closedPort();
+    const closed = `redis://:secret@127.0.0.1:${port}/0`;
+    for (const args of [['batch', questions(1), '--queue', closed, '--name', 'r', '-o', join(dir(), 'x.jsonl')], ['worker', '--queue', closed, '--name', 'r', ...server.endpoint]]) {
+      const run = await booth(args);
+      console.log(`booth ${args[0]} against a closed port: exit ${run.code} after ${Math.round(run.ms)} ms`);
+      expect(run.code).toBe(1);
+      expect(run.stderr).toContain(
+        `error: cannot reach Redis at redis://:***@127.0.0.1:${port}/0 (--queue): connect ECONNREFUSED 127.0.0.1:${port}. Start redis-server there, or give --queue the right address.`,
+      );
+      expect(run.stderr).not.toContain('secret');
+      // The whole command, process start included: a refusal is final, so it is reported at once (this took 7.4 s).
+      expect(run.ms).toBeLessThan(5_000);
+    }
+  }, 60_000);
+
+  it('a Redis that accepts the connection but never answers is reported once 5 s have passed since the command started', async () => {
+    const sockets = new Set<Socket>();
+    const silent = createServer((socket) => void sockets.add(socket));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const { port } = silent.address() as AddressInfo;
+    try {
+      const run = await booth(['batch', questions(1), '--queue', `redis://127.0.0.1:${port}/0`, '--name', 'r', '-o', join(dir(), 'x.jsonl')]);
+      console.log(`booth batch against a silent port: exit ${run.code} after ${Math.round(run.ms)} ms`);
+      expect(run.code).toBe(1);
+      expect(run.stderr).toMatch(new RegExp(`error: cannot reach Redis at redis://127\\.0\\.0\\.1:${port}/0 \\(--queue\\): no answer in \\d\\.\\d s\\. Start redis-server there`));
+      // 5 s from the process's start, and the exit; generous for a loaded machine.
+      expect(run.ms).toBeLessThan(7_000);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => silent.close(resolve));
+    }
   }, 60_000);
 
   it('a password or a database that Redis refuses is exit 1 naming the reason, not a wait for ever nor database 0', async () => {
