@@ -154,8 +154,8 @@ export function runKeys(name: string): RunKeys {
 
 /**
  * `--lock-ms` by default. A job whose worker died waits for its lock to lapse, at most this
- * long after the kill, plus one stalled-job check: about 5 s in all, where BullMQ's default
- * 30 s lock, checked every 30 s, took up to a minute.
+ * long after the kill, then for one stalled-job check (a fifth of it): 6 s at most, where
+ * BullMQ's defaults (a 30 s lock, looked for every 30 s) took up to a minute.
  */
 export const DEFAULT_LOCK_MS = 5_000;
 

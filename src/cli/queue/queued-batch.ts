@@ -5,7 +5,7 @@ import type { Redis } from 'ioredis';
 import { type BatchOutput, ResultLines } from '../batch/output.js';
 import { type BatchSummary, summarize } from '../batch/summary.js';
 import { type Question, readEarlierResults, readQuestions } from '../batch/input.js';
-import { jobIdOf, lockTiming, DEFAULT_LOCK_MS, type LockTiming, type QuestionJob, QUEUE_PREFIX, type QueueLibraries, runKeys } from './queue.js';
+import { DEFAULT_LOCK_MS, jobIdOf, type LockTiming, lockTiming, type QuestionJob, QUEUE_PREFIX, type QueueLibraries, runKeys } from './queue.js';
 
 /**
  * `booth batch --queue`: puts one BullMQ job per question in Redis, then waits while the
