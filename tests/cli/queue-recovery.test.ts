@@ -73,13 +73,11 @@ describe('a worker that dies, with the default --lock-ms', () => {
     const [killed, survivor] = await Promise.all([worker(run, 'killed'), worker(run, 'survivor')]);
     const output = join(dir(), 'results.jsonl');
     let killedAt = 0;
-    let inFlight = 0;
     const batch = await booth(['batch', input, '--queue', redis.url, '--name', run, '-o', output], () => {
       if (killedAt > 0 || linesIn(output) < 12) return;
       // Killed while it holds questions: calls it sent less than a reply's time ago are unanswered.
       const now = performance.now();
-      inFlight = server.provider.received.filter((r) => r.path.startsWith('/killed/') && now - r.at < 250).length;
-      if (inFlight === 0) return;
+      if (!server.provider.received.some((r) => r.path.startsWith('/killed/') && now - r.at < 250)) return;
       killed!.child.kill('SIGKILL');
       killedAt = now;
     });
@@ -87,7 +85,7 @@ describe('a worker that dies, with the default --lock-ms', () => {
     expect(batch.code, batch.stderr).toBe(0);
     expect(killedAt).toBeGreaterThan(0);
     console.log(
-      `recovery with the default --lock-ms: the batch took ${seconds(batch.ms)} with a worker SIGKILLed holding ${inFlight} questions, ` +
+      `recovery with the default --lock-ms: the batch took ${seconds(batch.ms)} with a worker SIGKILLed mid-run, ` +
         `${seconds(afterKill)} of it after the kill; ${seconds(uninterrupted.ms)} without a kill`,
     );
     const rows = resultsIn(output);
@@ -123,6 +121,8 @@ describe('a worker that dies, with the default --lock-ms', () => {
   it('with no worker left to re-queue them, the progress line says so; a worker started then finishes the batch', async () => {
     server.provider.fallback = () => ({ text: envelope('yes', 0.9), delayMs: 60_000 });
     const run = newRun();
+    // Redis is shared: timings that no worker wrote are passed over, not trusted.
+    await client.hset(`booth:run:${run}:workers`, 'not-a-worker', '{"lockMs":"soon"}', 'nor-this', 'null');
     const alone = await worker(run, 'alone', ['--lock-ms', '1000']);
     const output = join(dir(), 'results.jsonl');
     const batch = spawnBooth(['batch', questions(2), '--queue', redis.url, '--name', run, '-o', output]);
