@@ -46,7 +46,7 @@ export async function startOtel(model: string, usage: number, warn: (message: st
     warn(`--otel could not export the spans to ${endpoint}: ${reason}`);
   };
   const exporter = new CollectorGate(new OTLPTraceExporter(configured === undefined ? { timeoutMillis: 5_000 } : {}), endpoint, (error) =>
-    failed(`${error.message}; the spans are dropped while nothing answers there (start the collector, or set OTEL_EXPORTER_OTLP_ENDPOINT)`),
+    failed(`${reasonOf(error)}; the spans are dropped while nothing answers there (start the collector, or set OTEL_EXPORTER_OTLP_ENDPOINT)`),
   );
   const provider = new NodeTracerProvider({ resource, spanProcessors: [new BatchSpanProcessor(exporter)] });
   return {
@@ -106,7 +106,7 @@ class CollectorGate implements SpanExporter {
   #send(spans: ReadableSpan[], done: (result: ExportResult) => void): void {
     this.#inner.export(spans, (result) => {
       // Any failure may be the collector gone: the next export looks before it waits on it.
-      if (result.error !== undefined) this.#seen = false;
+      if (result.code === FAILED) this.#seen = false;
       done(result);
     });
   }
@@ -136,4 +136,9 @@ class CollectorGate implements SpanExporter {
   forceFlush(): Promise<void> {
     return this.#inner.forceFlush?.() ?? Promise.resolve();
   }
+}
+
+/** An error's message; a host of several addresses (localhost: ::1 and 127.0.0.1) refused on each is an AggregateError without one. */
+function reasonOf(error: Error): string {
+  return error instanceof AggregateError && error.message === '' ? error.errors.map((each: unknown) => (each instanceof Error ? each.message : String(each))).join('; ') : error.message;
 }
