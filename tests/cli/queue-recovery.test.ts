@@ -126,6 +126,7 @@ describe('a worker that dies, with the default --lock-ms', () => {
     const alone = await worker(run, 'alone', ['--lock-ms', '1000']);
     const output = join(dir(), 'results.jsonl');
     const batch = spawnBooth(['batch', questions(2), '--queue', redis.url, '--name', run, '-o', output]);
+    started.push(batch.child);
     while (server.provider.received.length < 2) await sleep(20);
     alone.child.kill('SIGKILL');
     for (const deadline = Date.now() + 30_000; !batch.said().includes('no running worker re-queues them') && Date.now() < deadline; ) await sleep(100);
