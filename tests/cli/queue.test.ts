@@ -1,5 +1,6 @@
 import type { ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
+import { type AddressInfo, createServer, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
@@ -7,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_DELAYS } from '../../src/cli/queue/worker.js';
 import { envelope } from '../fixtures/helpers.js';
 import { booth, dir, linesIn, resultsIn, type Run, spawnBooth, useProvider } from '../fixtures/booth-process.js';
+import { closedPort } from '../fixtures/closed-port.js';
 import { type RedisServer, startRedis } from '../fixtures/redis-server.js';
 
 // `booth batch --queue` and `booth worker` as real processes, on a real redis-server of this
@@ -554,12 +556,53 @@ describe('booth batch --queue and booth worker: usage', () => {
     }
   }, 120_000);
 
-  it('a Redis that cannot be reached is exit 1 naming the URL, without its password', async () => {
-    const closed = `redis://:secret@127.0.0.1:${redis.port + 1}/0`;
-    const run = await booth(['batch', questions(1), '--queue', closed, '--name', 'r', '-o', join(dir(), 'x.jsonl')]);
-    expect(run.code).toBe(1);
-    expect(run.stderr).toContain(`error: cannot reach Redis at redis://:***@127.0.0.1:${redis.port + 1}/0 (--queue)`);
-    expect(run.stderr).not.toContain('secret');
+  /**
+   * How long this machine takes to start `booth` and parse its flags, loading neither BullMQ nor
+   * ioredis: a bad --queue URL is refused before that. Seconds when the machine is loaded.
+   */
+  const startup = async () => {
+    const control = await booth(['batch', questions(1), '--queue', 'http://127.0.0.1:1', '--name', 'r', '-o', join(dir(), 'x.jsonl')]);
+    expect(control.code).toBe(2);
+    return control.ms;
+  };
+
+  it('a Redis that refuses the connection is exit 1 at once, naming the URL without its password', async () => {
+    const port = await closedPort();
+    const closed = `redis://:secret@127.0.0.1:${port}/0`;
+    for (const args of [['batch', questions(1), '--queue', closed, '--name', 'r', '-o', join(dir(), 'x.jsonl')], ['worker', '--queue', closed, '--name', 'r', ...server.endpoint]]) {
+      const started = await startup();
+      const run = await booth(args);
+      console.log(`booth ${args[0]} against a closed port: exit ${run.code} after ${Math.round(run.ms)} ms; starting booth takes ${Math.round(started)} ms here`);
+      expect(run.code).toBe(1);
+      expect(run.stderr).toContain(
+        `error: cannot reach Redis at redis://:***@127.0.0.1:${port}/0 (--queue): connect ECONNREFUSED 127.0.0.1:${port}. Start redis-server there, or give --queue the right address.`,
+      );
+      expect(run.stderr).not.toContain('secret');
+      // A refusal is final, so it is reported at once: past starting the command, only loading
+      // BullMQ is left (up to 2 s on a loaded 2-core machine, where starting booth takes 3-5 s).
+      // It was 7 s more: 5 s waiting for an answer, 2 s for ioredis to let go.
+      expect(run.ms - started).toBeLessThan(3_500);
+    }
+  }, 60_000);
+
+  it('a Redis that accepts the connection but never answers is reported once 5 s have passed since the command started', async () => {
+    const sockets = new Set<Socket>();
+    const silent = createServer((socket) => void sockets.add(socket));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const { port } = silent.address() as AddressInfo;
+    try {
+      const started = await startup();
+      const run = await booth(['batch', questions(1), '--queue', `redis://127.0.0.1:${port}/0`, '--name', 'r', '-o', join(dir(), 'x.jsonl')]);
+      console.log(`booth batch against a silent port: exit ${run.code} after ${Math.round(run.ms)} ms; starting booth takes ${Math.round(started)} ms here`);
+      expect(run.code).toBe(1);
+      expect(run.stderr).toMatch(new RegExp(`error: cannot reach Redis at redis://127\\.0\\.0\\.1:${port}/0 \\(--queue\\): no answer in \\d\\.\\d s\\. Start redis-server there`));
+      // 5 s from the process's start (or 1 s after a start slower than 4 s), then the exit; it
+      // was 7 s past loading BullMQ: 5 s of waiting, 2 s for ioredis to let go.
+      expect(run.ms).toBeLessThan(Math.max(5_000, started + 1_000) + 2_000);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => silent.close(resolve));
+    }
   }, 60_000);
 
   it('a password or a database that Redis refuses is exit 1 naming the reason, not a wait for ever nor database 0', async () => {

@@ -101,7 +101,7 @@ export const INTERRUPTED = 130;
 export function batchConsole(stoppedNow: string, stopping?: string) {
   const controller = new AbortController();
   const bar = new SingleBar({
-    format: 'booth batch |{bar}| {value}/{total} | {rate}/s | ETA {eta_formatted} | {counts}',
+    format: 'booth batch |{bar}| {value}/{total} | {rate}/s | ETA {eta_formatted} | {counts}{note}',
     stream: process.stderr,
     noTTYOutput: true,
     notTTYSchedule: 1_000,
@@ -131,9 +131,13 @@ export function batchConsole(stoppedNow: string, stopping?: string) {
         counts: Object.entries(counts).map(([status, n]) => `${status} ${n}`).join(' ') || '—',
       };
       if (!barStarted) {
-        bar.start(total, done, payload);
+        bar.start(total, done, { ...payload, note: '' });
         barStarted = true;
       } else bar.update(done, payload);
+    },
+    /** What the counts cannot show (questions a stopped worker holds), after them; '' clears it. */
+    note: (text: string) => {
+      if (barStarted) bar.update({ note: text === '' ? '' : ` | ${text}` });
     },
     close: () => {
       bar.stop();
@@ -207,6 +211,7 @@ export async function queuedBatch(input: string | null, target: RedisTarget, fla
       collect: flags.collect ?? false,
       retryFailed: flags.retryFailed,
       withPrompts: flags.withPrompts ?? false,
+      note: terminal.note,
       ...batchOutput(flags.output, terminal),
     });
   } finally {

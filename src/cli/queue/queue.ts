@@ -19,6 +19,7 @@ import type { JsonValue } from '../../reply/json-objects.js';
  * - `booth:run:N:finished`, a stream of job ids in the order their results were written,
  *   which the waiting batch reads from a cursor instead of scanning the results;
  * - `booth:run:N:settings`, the check flags the first worker was started with;
+ * - `booth:run:N:workers`, a hash of BullMQ worker id → its LockTiming, while it runs;
  * - `booth:run:N:checkpoint:<job id>`, each question's checkpoint while it is under way.
  */
 
@@ -141,14 +142,49 @@ export interface RunKeys {
   readonly results: string;
   readonly finished: string;
   readonly settings: string;
+  readonly workers: string;
   /** Put before a job id to name its checkpoint. */
   readonly checkpoints: string;
 }
 
 export function runKeys(name: string): RunKeys {
   const run = `booth:run:${name}`;
-  return { questions: `${run}:questions`, results: `${run}:results`, finished: `${run}:finished`, settings: `${run}:settings`, checkpoints: `${run}:checkpoint:` };
+  return { questions: `${run}:questions`, results: `${run}:results`, finished: `${run}:finished`, settings: `${run}:settings`, workers: `${run}:workers`, checkpoints: `${run}:checkpoint:` };
 }
+
+/**
+ * `--lock-ms` by default. A job whose worker died waits for its lock to lapse, at most this
+ * long after the kill, then for one stalled-job check (a fifth of it): 6 s at most, where
+ * BullMQ's defaults (a 30 s lock, looked for every 30 s) took up to a minute.
+ */
+export const DEFAULT_LOCK_MS = 5_000;
+
+/**
+ * How a worker holds its jobs, all from `--lock-ms`: BullMQ's lock lasts `lockMs` and is renewed
+ * every `renewMs`, by a timer that runs while the check does, however long it takes; so only a
+ * worker whose event loop stood still for `lockMs - renewMs` (4 s by default: a frozen VM, a
+ * long GC pause) loses a job, and that worker then stops the check before its next call or
+ * write. Every `stalledMs` some worker of the run moves the jobs whose locks lapsed back to
+ * the queue: a dead worker's jobs come back within `lockMs + stalledMs` of its last renewal.
+ */
+export interface LockTiming {
+  readonly lockMs: number;
+  readonly renewMs: number;
+  readonly stalledMs: number;
+}
+
+/**
+ * A fifth of the lock for both: renewing that often keeps four fifths of the lock as the margin
+ * for a stalled event loop, where BullMQ's default (half) keeps half; and looking for lapsed
+ * locks that often keeps the wait after a lapse short. Each is one small script a second.
+ */
+export function lockTiming(lockMs: number): LockTiming {
+  const step = Math.max(1, Math.round(lockMs / 5));
+  return { lockMs, renewMs: step, stalledMs: step };
+}
+
+/** The options of a BullMQ Worker that hold jobs as `timing` says. */
+export const bullmqTiming = (timing: LockTiming) => ({ lockDuration: timing.lockMs, lockRenewTime: timing.renewMs, stalledInterval: timing.stalledMs });
 
 /** A question, as a job carries it. */
 export interface QuestionJob {
@@ -172,17 +208,25 @@ export const jobIdOf = (id: string | number): string => `q-${encodeKey(String(id
  * A connection that has answered, or an Error naming the URL and the fix. Once up it
  * reconnects for as long as it takes and its commands wait meanwhile (BullMQ needs
  * `maxRetriesPerRequest: null` for that); each loss and each return is said once.
+ *
+ * Before that first answer, an error ends the wait at once: a refused connection or an
+ * unknown host is not cured by waiting, and a reply error is Redis refusing the URL's
+ * password or database (ioredis would retry the password for ever, or go on in database 0
+ * after a SELECT it refused). A host that does not answer at all is waited for until
+ * CONNECT_TIMEOUT_MS after the command started, so that it too is reported within that time.
  */
 export async function connectRedis(libraries: QueueLibraries, target: RedisTarget, warn: (message: string) => void): Promise<Redis> {
   const credentials = target.password === undefined ? {} : { password: target.password, ...(target.username === undefined ? {} : { username: target.username }) };
-  const client = new libraries.Redis(target.url, { maxRetriesPerRequest: null, ...credentials });
+  // disconnectTimeout: after a failed first connection ioredis waits this long for a socket that has already closed before it lets the process end.
+  const client = new libraries.Redis(target.url, { maxRetriesPerRequest: null, disconnectTimeout: 100, ...credentials });
   const shown = target.shown;
-  let lastError: Error | null = null;
   let up = false;
   let lost = false;
+  let failed: (error: Error) => void = () => undefined;
+  const failure = new Promise<Error>((resolve) => (failed = resolve));
   client.on('error', (error: Error) => {
-    lastError = error;
-    if (up && !lost) {
+    if (!up) return failed(error);
+    if (!lost) {
       lost = true;
       warn(`lost the connection to Redis at ${shown} (${error.message}); reconnecting`);
     }
@@ -191,27 +235,27 @@ export async function connectRedis(libraries: QueueLibraries, target: RedisTarge
     if (lost) warn(`reconnected to Redis at ${shown}`);
     lost = false;
   });
-  let answered = false;
-  try {
-    answered = await Promise.race([client.ping().then(() => true), new Promise<false>((resolve) => setTimeout(resolve, CONNECT_TIMEOUT_MS, false).unref())]);
-  } catch (error) {
-    lastError = error as Error;
-  }
-  // A reply error before the first answer is Redis refusing the URL's password or database:
-  // reconnecting does not cure it, and ioredis would retry the password for ever, or go on in
-  // database 0 after a SELECT it refused.
-  const refused = (lastError as Error | null)?.name === 'ReplyError';
-  if (!answered || refused) {
+  const waitMs = Math.max(MIN_CONNECT_WAIT_MS, CONNECT_TIMEOUT_MS - performance.now());
+  let timer: NodeJS.Timeout | undefined;
+  const outcome = await Promise.race([
+    client.ping().then(() => null, (error: Error) => error),
+    failure,
+    new Promise<Error>((resolve) => (timer = setTimeout(() => resolve(new Error(`no answer in ${(waitMs / 1000).toFixed(1)} s`)), waitMs))),
+  ]);
+  clearTimeout(timer);
+  if (outcome !== null) {
     client.disconnect();
-    const reason = (lastError as Error | null)?.message ?? `no answer in ${CONNECT_TIMEOUT_MS / 1000} s`;
     throw new Error(
-      refused
-        ? `Redis at ${shown} (--queue) refused it: ${reason}. Give --queue (or --queue-env) the right password and database.`
-        : `cannot reach Redis at ${shown} (--queue): ${reason}. Start redis-server there, or give --queue the right address.`,
+      outcome.name === 'ReplyError'
+        ? `Redis at ${shown} (--queue) refused it: ${outcome.message}. Give --queue (or --queue-env) the right password and database.`
+        : `cannot reach Redis at ${shown} (--queue): ${outcome.message}. Start redis-server there, or give --queue the right address.`,
     );
   }
   up = true;
   return client;
 }
 
+/** Redis is reported unreachable within this long of the command's start (docs/cli.md says so). */
 const CONNECT_TIMEOUT_MS = 5_000;
+/** However long the command took to start, a silent Redis is given this long to answer. */
+const MIN_CONNECT_WAIT_MS = 1_000;

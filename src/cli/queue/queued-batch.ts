@@ -5,7 +5,7 @@ import type { Redis } from 'ioredis';
 import { type BatchOutput, ResultLines } from '../batch/output.js';
 import { type BatchSummary, summarize } from '../batch/summary.js';
 import { type Question, readEarlierResults, readQuestions } from '../batch/input.js';
-import { jobIdOf, type QuestionJob, QUEUE_PREFIX, type QueueLibraries, runKeys } from './queue.js';
+import { DEFAULT_LOCK_MS, jobIdOf, type LockTiming, lockTiming, type QuestionJob, QUEUE_PREFIX, type QueueLibraries, runKeys } from './queue.js';
 
 /**
  * `booth batch --queue`: puts one BullMQ job per question in Redis, then waits while the
@@ -24,12 +24,16 @@ export interface QueueBatchSettings extends BatchOutput {
   readonly collect: boolean;
   readonly retryFailed: boolean;
   readonly withPrompts: boolean;
+  /** Shows beside the progress bar what the counts cannot: the questions held by a worker that stopped answering ('' for none). */
+  readonly note: (text: string) => void;
 }
 
 /** How often the batch looks for new results when there were none. */
 const POLL_MS = 200;
 /** How often, while no result comes, it looks for questions the workers gave up on or Redis lost. */
 const LOOK_MS = 2_000;
+/** How often it looks at the locks of the questions under way, results coming or not. */
+const HELD_LOOK_MS = 1_000;
 const CHUNK = 1_000;
 
 export async function runQueueBatch(settings: QueueBatchSettings): Promise<BatchSummary> {
@@ -56,11 +60,18 @@ export async function runQueueBatch(settings: QueueBatchSettings): Promise<Batch
     lines.showProgress();
     let cursor = '0';
     let lastLook = performance.now();
+    let lastHeldLook = performance.now();
+    const held = new HeldJobs(client, name);
     while (waiting.size > 0 && !settings.signal.aborted) {
       const read = await client.xread('COUNT', CHUNK, 'STREAMS', keys.finished, cursor);
       const entries = read?.[0]?.[1] ?? [];
       const jobIds = [...new Set(entries.map(([, fields]) => fields[1] as string).filter((jobId) => waiting.has(jobId)))];
       if (entries.length > 0) cursor = (entries.at(-1) as [string, string[]])[0];
+      // Results may keep coming from the other workers while a dead one's questions wait: looked at either way.
+      if (performance.now() - lastHeldLook >= HELD_LOOK_MS) {
+        lastHeldLook = performance.now();
+        settings.note(await held.look(waiting));
+      }
       const rows = jobIds.length > 0 ? await client.hmget(keys.results, ...jobIds) : [];
       jobIds.forEach((jobId, index) => {
         const text = rows[index];
@@ -207,4 +218,90 @@ function resultOf(text: string, jobId: string, resultsKey: string): Record<strin
     throw new Error(`the result of job ${jobId} in Redis (field ${jobId} of ${resultsKey}) is not a result line: delete that field, and the batch with its questions file checks the question again.`);
   }
   return row as Record<string, unknown>;
+}
+
+/** How much later than its worker's renewal a lock may be before the worker counts as stopped: a loaded machine's timers run late. */
+const LATE_RENEWAL_MS = 1_000;
+
+/**
+ * The questions under way whose worker stopped answering, found from BullMQ's state in Redis:
+ * an active job whose lock has gone unrenewed past its worker's renewal time (the lock's token
+ * names the worker, and `booth:run:N:workers` its LockTiming), or whose lock has lapsed
+ * while the job is still active. Such a job comes back to the queue at the next stalled-job
+ * check after its lock lapses; the note says how long that takes at most, by the lock's
+ * remaining time. A lock lapsed for longer than any worker's check interval has no running
+ * worker to re-queue it, and the note says that instead.
+ */
+class HeldJobs {
+  readonly #client: Redis;
+  readonly #name: string;
+  readonly #workers: string;
+  /** Job id → when its lock was first seen lapsed, the job still active. */
+  readonly #lapsed = new Map<string, number>();
+
+  constructor(client: Redis, name: string) {
+    this.#client = client;
+    this.#name = name;
+    this.#workers = runKeys(name).workers;
+  }
+
+  async look(waiting: ReadonlyMap<string, Question>): Promise<string> {
+    const base = `${QUEUE_PREFIX}:${this.#name}:`;
+    const active = (await this.#client.lrange(`${base}active`, 0, -1)).filter((jobId) => waiting.has(jobId));
+    const pipeline = this.#client.pipeline().hgetall(this.#workers);
+    for (const jobId of active) pipeline.get(`${base}${jobId}:lock`).pttl(`${base}${jobId}:lock`);
+    const replies = ((await pipeline.exec()) ?? []).map(([error, value]) => {
+      if (error) throw error;
+      return value;
+    });
+    const timings = new Map(Object.entries(replies[0] as Record<string, string>).flatMap(([id, text]) => {
+      const timing = lockTimingOf(text);
+      return timing === null ? [] : [[id, timing] as const];
+    }));
+    // A lapsed lock names no worker: the longest check interval of the run's workers bounds the wait.
+    const stalledMs = Math.max(lockTiming(DEFAULT_LOCK_MS).stalledMs, ...[...timings.values()].map((timing) => timing.stalledMs));
+    const now = performance.now();
+    let held = 0;
+    let orphaned = 0;
+    let withinMs = 0;
+    const lapsed = new Set<string>();
+    active.forEach((jobId, index) => {
+      const token = replies[1 + 2 * index] as string | null;
+      const leftMs = replies[2 + 2 * index] as number;
+      if (token === null || leftMs === -2) {
+        lapsed.add(jobId);
+        const since = this.#lapsed.get(jobId) ?? now;
+        this.#lapsed.set(jobId, since);
+        if (now - since > stalledMs + LATE_RENEWAL_MS) orphaned += 1;
+        else {
+          held += 1;
+          withinMs = Math.max(withinMs, stalledMs - (now - since));
+        }
+        return;
+      }
+      // BullMQ's lock token is `<worker id>:<n>`; a worker not (yet) in the run's hash is not judged.
+      const timing = timings.get(token.split(':')[0] ?? '');
+      if (timing === undefined || leftMs < 0 || leftMs >= timing.lockMs - timing.renewMs - LATE_RENEWAL_MS) return;
+      held += 1;
+      withinMs = Math.max(withinMs, leftMs + stalledMs);
+    });
+    for (const jobId of this.#lapsed.keys()) if (!lapsed.has(jobId)) this.#lapsed.delete(jobId);
+    const notes: string[] = [];
+    if (held > 0) notes.push(`${held} held by a worker that stopped answering; re-queued in ≤ ${Math.max(1, Math.ceil(withinMs / 1000))} s`);
+    if (orphaned > 0) notes.push(`${orphaned} held by a worker that stopped answering, and no running worker re-queues ${orphaned === 1 ? 'it' : 'them'}: start a booth worker`);
+    return notes.join('; ');
+  }
+}
+
+/** A LockTiming as a worker wrote it; Redis is shared, so anything else is none. */
+function lockTimingOf(text: string): LockTiming | null {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return null;
+  }
+  const timing = value as Partial<Record<keyof LockTiming, unknown>> | null;
+  const valid = typeof timing === 'object' && timing !== null && [timing.lockMs, timing.renewMs, timing.stalledMs].every((ms) => typeof ms === 'number' && ms > 0);
+  return valid ? (timing as LockTiming) : null;
 }

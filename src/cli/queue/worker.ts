@@ -9,7 +9,7 @@ import { redisStore } from '../../stores/redis-store.js';
 import type { BatchCheckOptions } from '../batch/input.js';
 import { resultRow } from '../batch/output.js';
 import type { RunRecord } from '../batch/run-record.js';
-import { type QuestionJob, QUEUE_PREFIX, type QueueLibraries, runKeys } from './queue.js';
+import { bullmqTiming, lockTiming, type QuestionJob, QUEUE_PREFIX, type QueueLibraries, runKeys } from './queue.js';
 
 /**
  * `booth worker`: takes the jobs of one run from BullMQ and checks each question with
@@ -25,7 +25,7 @@ export interface WorkerSettings {
   readonly concurrency: number;
   /** Jobs started per `durationMs` by all the run's workers together (BullMQ's limiter); null for no limit. */
   readonly rate: { readonly max: number; readonly durationMs: number } | null;
-  /** How long a job stays with a worker that stopped renewing its lock (BullMQ's lockDuration). */
+  /** How long a job stays with a worker that stopped renewing its lock (BullMQ's lockDuration); see lockTiming. */
   readonly lockMs: number;
   readonly callFn: AsyncCallFn;
   readonly check: BatchCheckOptions;
@@ -94,6 +94,7 @@ return 1`;
 export async function startWorker(settings: WorkerSettings): Promise<RunningWorker> {
   const { libraries, client, name } = settings;
   const keys = runKeys(name);
+  const timing = lockTiming(settings.lockMs);
   await joinRun(client, keys.settings, name, settings.shared);
   // Job id → the controller of its check, to leave it.
   const inFlight = new Map<string, AbortController>();
@@ -204,13 +205,14 @@ export async function startWorker(settings: WorkerSettings): Promise<RunningWork
     prefix: QUEUE_PREFIX,
     concurrency: settings.concurrency,
     ...(settings.rate ? { limiter: { max: settings.rate.max, duration: settings.rate.durationMs } } : {}),
-    lockDuration: settings.lockMs,
-    stalledInterval: settings.lockMs,
+    ...bullmqTiming(timing),
     // BullMQ fails a job after one stall by default, taking it for the job that killed its worker.
     // Here a stall costs at most the call in flight, and one dead machine can stall a job once
     // per restart: a few are allowed before the job is given up.
     maxStalledCount: 5,
   });
+  // The batch reads a lock's worker from its token, and this, to tell a lock that is renewed from one left to lapse.
+  await client.hset(keys.workers, worker.id, JSON.stringify(timing));
   const stopped = new Promise<void>((resolve) => worker.once('closed', () => resolve()));
   worker.on('failed', (job, error) => {
     if (job && !(error instanceof Leaving)) settings.warn(`question ${JSON.stringify(job.data.id)} failed: ${error.message}`);
@@ -228,6 +230,9 @@ export async function startWorker(settings: WorkerSettings): Promise<RunningWork
     stopped,
     stop: async (now) => {
       if (now) for (const controller of inFlight.values()) controller.abort(new Leaving({ kind: 'stop' }));
+      // Not awaited: without Redis it would wait for ever. Sent before the QUIT that ends the worker,
+      // it goes first; left behind, it names a worker whose locks are gone, misleading no one.
+      client.hdel(keys.workers, worker.id).catch(() => undefined);
       await worker.close();
     },
   };

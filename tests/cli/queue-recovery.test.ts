@@ -1,0 +1,141 @@
+import type { ChildProcess } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { envelope } from '../fixtures/helpers.js';
+import { booth, dir, linesIn, resultsIn, spawnBooth, useProvider } from '../fixtures/booth-process.js';
+import { type RedisServer, startRedis } from '../fixtures/redis-server.js';
+
+// How fast a queued batch gets over a worker that dies, with the workers' default --lock-ms,
+// and what its progress line says meanwhile: real `booth worker` processes, one SIGKILLed, on a
+// redis-server of this file's own. The numbers measured are printed (docs/scaling-out.md quotes them).
+
+const server = useProvider();
+let redis: RedisServer;
+let client: Redis;
+let runs = 0;
+const started: ChildProcess[] = [];
+
+beforeAll(async () => {
+  redis = await startRedis();
+  client = new Redis(redis.url, { maxRetriesPerRequest: null });
+}, 30_000);
+
+afterAll(async () => {
+  for (const child of started) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  client.disconnect();
+  await redis.close();
+});
+
+const newRun = () => `recovery-${++runs}`;
+
+function questions(count: number): string {
+  const file = join(dir(), 'questions.jsonl');
+  writeFileSync(file, Array.from({ length: count }, (_, i) => JSON.stringify({ id: i, prompt: `question ${i}` })).join('\n'));
+  return file;
+}
+
+type Worker = ReturnType<typeof spawnBooth>;
+
+/** A `booth worker` of `run` with the default lock, once it takes jobs; `label` marks its calls' paths. */
+async function worker(run: string, label: string, flags: string[] = []): Promise<Worker> {
+  const endpoint = ['--base-url', `${server.provider.url}/${label}/v1`, '--model', 'test-model'];
+  const spawned = spawnBooth(['worker', '--queue', redis.url, '--name', run, ...endpoint, '--concurrency', '4', ...flags]);
+  started.push(spawned.child);
+  for (const deadline = Date.now() + 30_000; !spawned.said().includes('booth worker: checking run'); await sleep(20)) {
+    if (spawned.child.exitCode !== null || Date.now() > deadline) throw new Error(`worker did not start: ${spawned.said()}`);
+  }
+  return spawned;
+}
+
+async function stopped(workers: readonly Worker[]): Promise<void> {
+  for (const { child } of workers) if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+  for (const w of workers) expect((await w.done).code, w.said()).toBe(0);
+}
+
+const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+
+describe('a worker that dies, with the default --lock-ms', () => {
+  it('50 questions over two workers, one SIGKILLed mid-run: its questions are re-queued within seconds, and the progress line says so meanwhile', async () => {
+    server.provider.fallback = () => ({ text: envelope('yes', 0.9), delayMs: 300 });
+    const input = questions(50);
+
+    // The same batch without a kill: what the work itself takes here.
+    const calm = newRun();
+    const calmWorkers = await Promise.all([worker(calm, 'a'), worker(calm, 'b')]);
+    const uninterrupted = await booth(['batch', input, '--queue', redis.url, '--name', calm, '-o', join(dir(), 'calm.jsonl')]);
+    expect(uninterrupted.code, uninterrupted.stderr).toBe(0);
+    await stopped(calmWorkers);
+
+    const run = newRun();
+    const [killed, survivor] = await Promise.all([worker(run, 'killed'), worker(run, 'survivor')]);
+    const output = join(dir(), 'results.jsonl');
+    let killedAt = 0;
+    const batch = await booth(['batch', input, '--queue', redis.url, '--name', run, '-o', output], () => {
+      if (killedAt > 0 || linesIn(output) < 12) return;
+      // Killed while it holds questions: calls it sent less than a reply's time ago are unanswered.
+      const now = performance.now();
+      if (!server.provider.received.some((r) => r.path.startsWith('/killed/') && now - r.at < 250)) return;
+      killed!.child.kill('SIGKILL');
+      killedAt = now;
+    });
+    const afterKill = performance.now() - killedAt;
+    expect(batch.code, batch.stderr).toBe(0);
+    expect(killedAt).toBeGreaterThan(0);
+    console.log(
+      `recovery with the default --lock-ms: the batch took ${seconds(batch.ms)} with a worker SIGKILLed mid-run, ` +
+        `${seconds(afterKill)} of it after the kill; ${seconds(uninterrupted.ms)} without a kill`,
+    );
+    const rows = resultsIn(output);
+    expect(rows).toHaveLength(50);
+    expect(new Set(rows.map((r) => r.id)).size).toBe(50);
+    // BullMQ's defaults (a 30 s lock, looked for every 30 s) took up to a minute here; generous for a loaded machine.
+    expect(afterKill).toBeLessThan(15_000);
+    // Meanwhile the progress line named the questions waiting on the dead worker's lock, and how long they would wait.
+    const said = /(\d+) held by a worker that stopped answering; re-queued in ≤ (\d+) s/.exec(batch.stderr);
+    expect(said, batch.stderr).not.toBeNull();
+    console.log(batch.stderr.split('\n').find((line) => line.includes('held by a worker')));
+    expect(Number(said?.[1])).toBeGreaterThan(0);
+    expect(Number(said?.[2])).toBeLessThanOrEqual(6); // the default lock (5 s) and one stalled-job check (1 s)
+    await stopped([survivor!]);
+  }, 180_000);
+
+  it('a check far longer than the lock keeps it: the lock is renewed while the call runs, and no other worker runs the check again', async () => {
+    // One call of 12 s, over twice the default lock (5 s), with another worker idle and ready to take it over.
+    server.provider.fallback = () => ({ text: envelope('yes', 0.9), delayMs: 12_000 });
+    const run = newRun();
+    const workers = await Promise.all([worker(run, 'first'), worker(run, 'second')]);
+    const output = join(dir(), 'results.jsonl');
+    const batch = await booth(['batch', questions(1), '--queue', redis.url, '--name', run, '-o', output]);
+    expect(batch.code, batch.stderr).toBe(0);
+    expect(server.provider.received).toHaveLength(1);
+    expect(batch.stderr).not.toContain('held by a worker');
+    expect(resultsIn(output)).toMatchObject([{ id: 0, status: 'VERIFIED' }]);
+    expect(await client.xlen(`booth:run:${run}:finished`)).toBe(1);
+    for (const w of workers) expect(w.said()).not.toMatch(/lost its lock/);
+    await stopped(workers);
+  }, 120_000);
+
+  it('with no worker left to re-queue them, the progress line says so; a worker started then finishes the batch', async () => {
+    server.provider.fallback = () => ({ text: envelope('yes', 0.9), delayMs: 60_000 });
+    const run = newRun();
+    // Redis is shared: timings that no worker wrote are passed over, not trusted.
+    await client.hset(`booth:run:${run}:workers`, 'not-a-worker', '{"lockMs":"soon"}', 'nor-this', 'null');
+    const alone = await worker(run, 'alone', ['--lock-ms', '1000']);
+    const output = join(dir(), 'results.jsonl');
+    const batch = spawnBooth(['batch', questions(2), '--queue', redis.url, '--name', run, '-o', output]);
+    started.push(batch.child);
+    while (server.provider.received.length < 2) await sleep(20);
+    alone.child.kill('SIGKILL');
+    for (const deadline = Date.now() + 30_000; !batch.said().includes('no running worker re-queues them') && Date.now() < deadline; ) await sleep(100);
+    expect(batch.said()).toContain('2 held by a worker that stopped answering, and no running worker re-queues them: start a booth worker');
+    server.provider.fallback = () => ({ text: envelope('yes', 0.9) });
+    const rescuer = await worker(run, 'rescuer');
+    const ended = await batch.done;
+    expect(ended.code, ended.stderr).toBe(0);
+    expect(resultsIn(output)).toHaveLength(2);
+    await stopped([rescuer]);
+  }, 120_000);
+});
