@@ -138,15 +138,38 @@ describe('a single run, drawn', () => {
     const taken = [...source.matchAll(/"(\w+)" -> "(\w+)" \[label="([^"]*)"[^\]]*class="taken"/g)].map(
       ([, from, to, label]) => `${from}->${to} ${/×(\d+)/.exec(label ?? '')?.[1]}`,
     );
+    // The trace leaves out asking, which only routes: the run starts there, and a retry's step goes through it.
+    const states = ['asking', ...result.trace.map((step) => step.state)];
     const fromTrace = new Map<string, number>();
-    result.trace.slice(1).forEach((step, i) => {
-      // The trace leaves out asking, which only routes: a retry's step goes through it.
-      const from = result.trace[i]?.state;
-      const keys = from === 'reconsidering' ? [`${from}->asking`, `asking->${step.state}`] : [`${from}->${step.state}`];
+    states.slice(1).forEach((to, i) => {
+      const from = states[i];
+      const keys = from === 'reconsidering' ? [`${from}->asking`, `asking->${to}`] : [`${from}->${to}`];
       for (const key of keys) fromTrace.set(key, (fromTrace.get(key) ?? 0) + 1);
     });
     expect(taken.sort()).toEqual([...fromTrace].map(([key, n]) => `${key} ${n}`).sort());
     expect(taken).toContain('calling->parsing 2');
+    expect(taken).toContain('asking->calling 2');
+  });
+
+  it('the path starts in the initial state: asking → calling is taken once per attempt, asking is filled', () => {
+    const verified = check(scripted([envelope('Paris', 0.9)]).sync, 'q');
+    expect(verified.status).toBe('VERIFIED');
+    expect(toDot(verified)).toContain('"asking" -> "calling" [label="[else]\\n×1", color="#c0392b"');
+    expect(toDot(verified)).toMatch(/"asking" \[[^\]]*class="visited"/);
+    const flowchart = toMermaid(verified);
+    expect(flowchart).toContain('asking -->|"[else] ×1"| calling');
+    expect(flowchart).toMatch(/class asking,calling,/);
+    const links = flowchart.split('\n').filter((line) => line.includes('-->'));
+    const askingToCalling = links.findIndex((line) => line.startsWith('  asking -->|"[else]'));
+    expect(/linkStyle ([\d,]+) /.exec(flowchart)?.[1]?.split(',')).toContain(String(askingToCalling));
+    // Two and three attempts: two and three moves out of asking, not one and two.
+    const counts = [repaired(), check(scripted(['junk', 'junk', envelope('Paris', 0.9)]).sync, 'q', { maxRetries: 2 })].map(
+      (result) => /"asking" -> "calling" \[label="\[else\]\\n×(\d+)"/.exec(toDot(result))?.[1],
+    );
+    expect(counts).toEqual(['2', '3']);
+    // A sampled run leaves asking for sampling instead.
+    const sampled = check(scripted(Array(3).fill(envelope('Paris', 0.9))).sync, 'q', { samples: 3 });
+    expect(toMermaid(sampled)).toContain('asking -->|"[isSampling] ×1"| sampling');
   });
 
   it('toMermaid styles the taken links and the visited states', () => {
@@ -339,8 +362,8 @@ describe('a run, explained', () => {
     const result = retriedThrice();
     expect(toDot(result)).toContain('"reconsidering" -> "asking" [label="[callFailed]\\n[parseFailed] ×1\\n[failedValidation] ×1\\n[isSplit]\\n[else] ×1"');
     expect(toMermaid(result)).toContain('reconsidering -->|"[callFailed] / [parseFailed] ×1 / [failedValidation] ×1 / [isSplit] / [else] ×1"| asking');
-    // A retry goes through asking, which the trace leaves out: its edge to calling counts too.
-    expect(toDot(result)).toContain('"asking" -> "calling" [label="[else]\\n×3"');
+    // Every attempt leaves asking, the first included, which the trace leaves out: four attempts, four moves.
+    expect(toDot(result)).toContain('"asking" -> "calling" [label="[else]\\n×4"');
     const twice = check(scripted(['junk', 'junk', envelope('Paris', 0.9)]).sync, 'q', { maxRetries: 2 });
     expect(toDot(twice)).toContain('[label="[callFailed]\\n[parseFailed] ×2\\n[failedValidation]\\n[isSplit]\\n[else]"');
     // The machine's own diagram has no counts.
