@@ -174,6 +174,43 @@ describe.runIf(available)('in a browser, offline', () => {
     expect(consoleErrors).toEqual([]);
   }, 30_000);
 
+  it('no two labels of the diagram overlap at 1 400 px, whichever path a run took', async () => {
+    const failing = () => Object.assign(new Error('500 Internal Server Error'), { status: 500 });
+    const runs = {
+      verified: check(scripted([envelope('Paris', 0.9)]).sync, 'q'),
+      repaired: check(scripted([envelope('Lyon', 0.3), envelope('Paris', 0.9)]).sync, 'q'),
+      sampled: check(scripted([envelope('Paris', 0.9), envelope('Lyon', 0.8), envelope('Paris', 0.9), ...Array(3).fill(envelope('Paris', 0.9))]).sync, 'q', { samples: 3 }),
+      callRetries: await acheck(scripted([{ throws: failing() }, { throws: failing() }, envelope('Paris', 0.9)]).async, 'q', {
+        callRetries: { retries: 3, minDelayMs: 1, maxDelayMs: 1 },
+      }),
+      uncertain: check(scripted([envelope('Lyon', 0.3), envelope('Lyon', 0.3)]).sync, 'q'),
+      validated: check(scripted(['junk', envelope('Lyon', 0.9), envelope('Paris', 0.4), envelope('Paris', 0.9)]).sync, 'q', {
+        maxRetries: 3,
+        validator: (answer) => (answer === 'Lyon' ? [false, 'Lyon is not a capital'] : true),
+      }),
+    };
+    expect(Object.values(runs).map((run) => run.status)).toEqual(['VERIFIED', 'REPAIRED', 'REPAIRED', 'VERIFIED', 'UNCERTAIN', 'REPAIRED']);
+    for (const [name, result] of Object.entries(runs)) {
+      const { page } = await open(await toHtml(result), `labels-${name}`);
+      // Each line of every edge's and node's label, as the browser lays it out.
+      const boxes = await page.locator('#diagram svg g.edge text, #diagram svg g.node text').evaluateAll((texts) =>
+        texts.map((text) => {
+          const box = (text as unknown as { getBoundingClientRect(): { x: number; y: number; width: number; height: number } }).getBoundingClientRect();
+          return { text: text.textContent ?? '', x: box.x, y: box.y, width: box.width, height: box.height };
+        }),
+      );
+      expect(boxes.length).toBeGreaterThan(80);
+      const overlaps: string[] = [];
+      boxes.forEach((a, i) => {
+        for (const b of boxes.slice(i + 1)) {
+          if (a.x < b.x + b.width && b.x < a.x + a.width && a.y < b.y + b.height && b.y < a.y + a.height) overlaps.push(`${a.text} / ${b.text}`);
+        }
+      });
+      expect(overlaps, name).toEqual([]);
+      await page.close();
+    }
+  }, 60_000);
+
   it('Mermaid renders the sequence diagram of a sampled run', async () => {
     const model = scripted([envelope('Paris', 0.9), envelope('a;b#c"<d>', 0.8), { throws: new Error('503') }, ...Array(3).fill(envelope('Paris', 0.9))]);
     const source = toSequence(check(model.sync, 'q', { samples: 3 }));
