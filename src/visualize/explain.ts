@@ -4,6 +4,7 @@ import { type CallRetryPolicy, failedForGood } from '../decide/call-retries.js';
 import { UNCERTAIN } from '../decide/constants.js';
 import type { BoothResult } from '../results/result.js';
 import type { Usage } from '../decide/usage.js';
+import { redactUrls } from '../util/urls.js';
 import { promptKindName } from './sequence.js';
 
 /**
@@ -12,7 +13,8 @@ import { promptKindName } from './sequence.js';
  * machine's gates, so the first failure named is the one that sent the run round again.
  */
 export function verdictOf(attempt: Attempt, settings: RunSettings | null): string {
-  if (attempt.callFailed) return `call failed: ${attempt.error ?? 'no reply'}`;
+  // URLs redacted, as Booth's adapters write their errors: a callFn of the caller's own may quote a key.
+  if (attempt.callFailed) return `call failed: ${attempt.error === null ? 'no reply' : redactUrls(attempt.error)}`;
   if (!attempt.parseOk) return `could not parse: ${attempt.error ?? 'no answer'}`;
   if (attempt.ambiguous) return 'ambiguous: returned at once';
   if (!attempt.passedValidation) {

@@ -251,6 +251,34 @@ describe('a single run, drawn', () => {
     expect(html).toContain(`<span data-name="duration">duration <b>${durationText(result.durationMs)}</b></span>`);
   });
 
+  it('toHtml lists every call try of an attempt with its error, escaped and with URLs redacted', async () => {
+    const failing = () => Object.assign(new Error('POST http://user:sk-1@host/v1?key=sk-2 failed: 500 <b>Internal</b>'), { status: 500 });
+    const model = scripted([{ throws: failing() }, { throws: failing() }, envelope('Paris', 0.9)]);
+    const result = await acheck(model.async, 'q', { callRetries: { retries: 3, minDelayMs: 1, maxDelayMs: 1 } });
+    expect(result.attempts[0]!.callTries.map((t) => t.error === null)).toEqual([false, false, true]);
+    const html = await toHtml(result);
+    const shown = 'failed: POST http://***:***@host/v1?key=*** failed: 500 &lt;b&gt;Internal&lt;/b&gt;; then waited 1 ms';
+    expect(html).toContain(
+      `accepted (confidence 0.9 ≥ 0.7)<ol class="tries"><li class="failed">try 1 ${shown}</li><li class="failed">try 2 ${shown}</li><li class="replied">try 3 replied</li></ol></td>`,
+    );
+    // Every try failing: the verdict and the raw text redacted alike, so no key is on the page.
+    const spent = await acheck(scripted(Array(8).fill({ throws: failing() })).async, 'q', { callRetries: { retries: 3, minDelayMs: 1, maxDelayMs: 1 } });
+    const spentHtml = await toHtml(spent);
+    expect(spentHtml.match(/<li class="failed">/g)).toHaveLength(8);
+    expect(spentHtml).toContain('<li class="failed">try 4 failed: POST http://***:***@host/v1?key=*** failed: 500 &lt;b&gt;Internal&lt;/b&gt;</li></ol>');
+    expect(spentHtml).not.toContain('sk-');
+    // A single failed call: the verdict quotes it, with no list.
+    expect(await toHtml(check(scripted([{ throws: failing() }, envelope('Paris', 0.9)]).sync, 'q'))).not.toContain('class="tries"');
+  });
+
+  it('toHtml lists the call tries of a sampled attempt sample by sample', async () => {
+    const model = scripted([envelope('Paris', 0.9), { throws: Object.assign(new Error('503'), { status: 503 }) }, envelope('Paris', 0.8)]);
+    const result = await acheck(model.async, 'q', { samples: 2, sampleConcurrency: 1, callRetries: { retries: 1, minDelayMs: 1, maxDelayMs: 1 } });
+    expect(await toHtml(result)).toContain(
+      '<ol class="tries"><li class="replied">sample 0, try 1 replied</li><li class="failed">sample 1, try 1 failed: 503; then waited 1 ms</li><li class="replied">sample 1, try 2 replied</li></ol>',
+    );
+  });
+
   it('toHtml shows no tokens, not zeros, when no call reported usage; the duration still', async () => {
     for (const result of [repaired(), checkWithEvidence('Sydney', ['Canberra is the capital.'], () => false)]) {
       const html = await toHtml(result);
