@@ -3,6 +3,7 @@ import type { Cluster, ConfidenceSource } from '../decide/agreement.js';
 import type { Attempt, Sample } from '../decide/attempt.js';
 import type { CallTry } from '../decide/call-retries.js';
 import type { BoothResult } from '../results/result.js';
+import { numberText } from '../util/numbers.js';
 import { redactUrls } from '../util/urls.js';
 import { graphvizSvg, type Html, html, join } from './escape.js';
 import { durationText, nextStep, settingsRows, usageText, verdictOf } from './explain.js';
@@ -48,8 +49,8 @@ export function renderHtml(result: BoothResult, svg: string): string {
   const answer = result.answer === null ? '—' : answerText(result.answer);
   const summary = [
     ['answer', answer],
-    ['confidence', result.confidence === null ? '—' : String(result.confidence)],
-    ...(result.agreement === null ? [] : [['agreement', String(result.agreement)]]),
+    ['confidence', result.confidence === null ? '—' : numberText(result.confidence)],
+    ...(result.agreement === null ? [] : [['agreement', numberText(result.agreement)]]),
     ['method', result.method],
     ['attempts', String(result.nAttempts)],
     ['duration', durationText(result.durationMs)],
@@ -112,7 +113,7 @@ function attemptsTable(result: BoothResult): Html {
     return html`<tr data-attempt="${i}">
 <td>${i}</td>
 <td>${a.answer === null ? '—' : answerText(a.answer)}${a.ambiguous ? AMBIGUOUS_MARK : ''}</td>
-<td>${a.confidence === null ? '—' : a.confidence}</td>
+<td>${a.confidence === null ? '—' : numberText(a.confidence)}</td>
 <td class="why ${a.ambiguous ? 'ambiguous' : verdict.startsWith('accepted') ? 'accepted' : 'rejected'}">${verdict}${callTriesList(a)}</td>
 <td class="next">${nextStep(result, i)}</td>
 <td class="duration">${durationText(a.durationMs)}</td>
@@ -190,7 +191,7 @@ function voteBlock(
       ? [['vote', 'none: no sample parsed']]
       : [
           ['agreement', share],
-          ['confidence', `${attempt.confidence ?? '—'} (${confidenceFrom})`],
+          ['confidence', `${attempt.confidence === null ? '—' : numberText(attempt.confidence)} (${confidenceFrom})`],
         ]),
     ...(attempt.agreeError ? [['agree failed', attempt.agreeError]] : []),
   ];
@@ -199,7 +200,7 @@ function voteBlock(
     return html`<tr data-sample="${s}"${cluster === 0 ? WINNER_CLASS : ''}>
 <td>${s}</td>
 <td class="answer">${sample.answer === null ? '—' : answerText(sample.answer)}${sample.ambiguous ? AMBIGUOUS_MARK : ''}</td>
-<td>${sample.confidence === null ? '—' : sample.confidence}</td>
+<td>${sample.confidence === null ? '—' : numberText(sample.confidence)}</td>
 <td class="${sample.parseOk ? 'accepted' : 'rejected'}">${sample.callFailed ? 'call failed' : sample.parseOk ? 'parsed' : 'unparseable'}</td>
 <td class="error">${sample.error === null ? '' : sample.callFailed ? redactUrls(sample.error) : sample.error}</td>
 <td class="cluster">${cluster === undefined ? '—' : clusterName(cluster)}</td>
@@ -227,7 +228,7 @@ function clustersTable(clusters: readonly Cluster<unknown>[]): Html | '' {
 <td>${clusterName(c)}</td>
 <td class="answer">${answerText(cluster.answer)}</td>
 <td>${cluster.count}</td>
-<td>${cluster.meanConfidence}</td>
+<td>${numberText(cluster.meanConfidence)}</td>
 <td>${cluster.samples.join(', ')}</td>
 </tr>`,
   );

@@ -3,6 +3,7 @@ import type { Cluster } from '../decide/agreement.js';
 import type { Attempt, Sample } from '../decide/attempt.js';
 import type { SentPrompt } from '../decide/prompts.js';
 import type { BoothResult } from '../results/result.js';
+import { numberText } from '../util/numbers.js';
 import { join, type Mermaid, mermaid } from './escape.js';
 
 const PROMPT_KINDS: Readonly<Record<SentPrompt['kind'], string>> = {
@@ -76,7 +77,7 @@ function replyLine(reply: Reply): Mermaid {
 function replyText(reply: Reply): string {
   if (reply.callFailed) return `call failed: ${reply.error}`;
   if (!reply.parseOk) return `unparseable: ${reply.error}`;
-  return `${answerHead(reply.answer)} at confidence ${reply.confidence}${reply.ambiguous ? ', ambiguous' : ''}`;
+  return `${answerHead(reply.answer)} at confidence ${numberText(reply.confidence!)}${reply.ambiguous ? ', ambiguous' : ''}`;
 }
 
 /**
@@ -87,7 +88,7 @@ function vote(attempt: Attempt<unknown>): Mermaid {
   const clusters = attempt.clusters ?? [];
   const share = shareText(clusters);
   if (share === null) return mermaid`no vote: no sample parsed`;
-  return mermaid`${label(`vote ${tallyText(clusters, answerHead)}`)}: agreement ${share}, confidence ${attempt.confidence}`;
+  return mermaid`${label(`vote ${tallyText(clusters, answerHead)}`)}: agreement ${share}, confidence ${numberText(attempt.confidence!)}`;
 }
 
 /** The states an attempt passed after its call, the gates' verdicts in order. */

@@ -308,6 +308,16 @@ describe('a run, explained', () => {
     ]);
   });
 
+  it('figures are rounded, but never so far that a confidence below the threshold reads as equal to it', () => {
+    const result = check(() => envelope('Paris', 0.9), 'q');
+    const attempt = result.attempts[0]!;
+    expect(verdictOf({ ...attempt, confidence: 0.8500000000000001 }, result.settings)).toBe('accepted (confidence 0.85 ≥ 0.7)');
+    expect(verdictOf({ ...attempt, confidence: 0.6999999999999998 }, result.settings)).toBe('confidence 0.6999999999999998 below the threshold 0.7');
+    expect(verdictOf({ ...attempt, confidence: 0.7000000000000001 }, result.settings)).toBe('accepted (confidence 0.7000000000000001 ≥ 0.7)');
+    expect(verdictOf({ ...attempt, confidence: 0.7 }, result.settings)).toBe('accepted (confidence 0.7 ≥ 0.7)');
+    expect(settingsRows({ ...result.settings!, threshold: 0.1 + 0.2 })[0]).toEqual(['threshold', '0.3']);
+  });
+
   it('a failed call, an ambiguous question and a validator without a message are each named', () => {
     const failed = check(scripted([{ throws: new Error('ECONNREFUSED') }, envelope('Paris', 0.95)]).sync, 'q', { threshold: 0.8 });
     expect(failed.attempts.map((a) => verdictOf(a, failed.settings))).toEqual([
