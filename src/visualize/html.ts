@@ -8,7 +8,7 @@ import { redactUrls } from '../util/urls.js';
 import { graphvizSvg, type Html, html, join } from './escape.js';
 import { durationText, nextStep, settingsRows, usageText, verdictOf } from './explain.js';
 import { retryReasons } from './retries.js';
-import { promptKindName, shareText } from './sequence.js';
+import { promptKindName, shareText, shownAnswer } from './sequence.js';
 
 const STYLE = html`
   :root { color-scheme: light; --ink: #1d2330; --muted: #5b6475; --line: #d9dde5; --red: #c0392b; --ok: #1e7b4a; --warn: #9a6a00; }
@@ -214,19 +214,19 @@ function voteBlock(
 <thead><tr><th>sample</th><th>answer</th><th>confidence</th><th>reply</th><th>error</th><th>cluster</th><th>raw reply</th></tr></thead>
 <tbody>${join(sampleRows, html`\n`)}</tbody>
 </table>
-${clustersTable(clusters)}
+${clustersTable(clusters, samples)}
 </section>`;
 }
 
 const WINNER_CLASS = html` class="winner"`;
 
 /** The clusters, winner first; nothing when no sample parsed, as there was no vote. */
-function clustersTable(clusters: readonly Cluster<unknown>[]): Html | '' {
+function clustersTable(clusters: readonly Cluster<unknown>[], samples: readonly Sample<unknown>[]): Html | '' {
   if (clusters.length === 0) return '';
   const rows = clusters.map(
     (cluster, c) => html`<tr data-cluster="${c}"${c === 0 ? WINNER_CLASS : ''}>
 <td>${clusterName(c)}</td>
-<td class="answer">${answerText(cluster.answer)}</td>
+<td class="answer">${answerText(shownAnswer(cluster, samples))}</td>
 <td>${cluster.count}</td>
 <td>${numberText(cluster.meanConfidence)}</td>
 <td>${cluster.samples.join(', ')}</td>

@@ -24,8 +24,31 @@ export function promptKindName(kind: SentPrompt['kind']): string {
 }
 
 /** A sampling attempt's clusters, winner first, as answer and size: `"Paris" ×2, "Lyon" ×1`. */
-export function tallyText(clusters: readonly Cluster<unknown>[], show: (answer: unknown) => string = answerText): string {
-  return clusters.map((c) => `${show(c.answer)} ×${c.count}`).join(', ');
+function tallyText(attempt: Attempt<unknown>, show: (answer: unknown) => string): string {
+  return (attempt.clusters ?? []).map((c) => `${show(shownAnswer(c, attempt.samples ?? []))} ×${c.count}`).join(', ');
+}
+
+/**
+ * The answer a cluster is shown by: the form most of its samples gave, the first given among
+ * equals. The cluster's own `answer` is its first sample's, which may be the rarer spelling:
+ * `"paris."` for a cluster that said `"Paris"` twice. Strings are counted as they are, other
+ * answers by their JSON, so a long answer is not copied to be counted.
+ */
+export function shownAnswer(cluster: Cluster<unknown>, samples: readonly Sample<unknown>[]): unknown {
+  // In the order first given, so the first of equals is met first.
+  const forms = new Map<unknown, { answer: unknown; count: number }>();
+  for (const index of cluster.samples) {
+    const sample = samples[index];
+    // A sample the cluster names but the attempt lacks (a tampered stored run) gives no form.
+    if (sample === undefined) continue;
+    const key = typeof sample.answer === 'string' ? sample.answer : answerText(sample.answer);
+    const form = forms.get(key) ?? { answer: sample.answer, count: 0 };
+    form.count += 1;
+    forms.set(key, form);
+  }
+  let shown = { answer: cluster.answer, count: 0 };
+  for (const form of forms.values()) if (form.count > shown.count) shown = form;
+  return shown.answer;
 }
 
 /**
@@ -88,7 +111,7 @@ function vote(attempt: Attempt<unknown>): Mermaid {
   const clusters = attempt.clusters ?? [];
   const share = shareText(clusters);
   if (share === null) return mermaid`no vote: no sample parsed`;
-  return mermaid`${label(`vote ${tallyText(clusters, answerHead)}`)}: agreement ${share}, confidence ${numberText(attempt.confidence!)}`;
+  return mermaid`${label(`vote ${tallyText(attempt, answerHead)}`)}: agreement ${share}, confidence ${numberText(attempt.confidence!)}`;
 }
 
 /** The states an attempt passed after its call, the gates' verdicts in order. */

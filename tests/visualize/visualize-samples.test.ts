@@ -156,6 +156,26 @@ describe('a sampled run, as an HTML trace', () => {
     expect(JSON.stringify(result)).toContain('"meanConfidence":0.8500000000000001');
   });
 
+  it('shows a cluster by the form most of its samples gave, the first given among equals', async () => {
+    const result = check(scripted([envelope('paris.', 0.9), envelope('Paris', 0.9), envelope('Lyon', 0.8), envelope('Paris', 0.8)]).sync, 'q', {
+      samples: 4,
+      maxRetries: 0,
+    });
+    expect(result.attempts[0]!.clusters!.map((c) => c.answer)).toEqual(['paris.', 'Lyon']);
+    const html = await toHtml(result);
+    expect(rows(html, '0', 'clusters').map((cells) => cells.slice(1, 3))).toEqual([
+      ['&quot;Paris&quot;', '3'],
+      ['&quot;Lyon&quot;', '1'],
+    ]);
+    expect(toSequence(result)).toContain('vote #quot;Paris#quot; ×3, #quot;Lyon#quot; ×1:');
+    // Two forms twice each: the one given first.
+    const tied = check(scripted([envelope('Paris', 0.9), envelope('paris.', 0.9), envelope('paris.', 0.9), envelope('Paris', 0.9)]).sync, 'q', {
+      samples: 4,
+      maxRetries: 0,
+    });
+    expect(rows(await toHtml(tied), '0', 'clusters').map((cells) => cells[1])).toEqual(['&quot;Paris&quot;']);
+  });
+
   it('names failed and unparsed samples, which join no cluster, and says when no sample voted', async () => {
     const model = scripted([{ throws: new Error('503') }, 'junk', 'junk', envelope('Paris', 0.9), { throws: new Error('503') }, 'junk']);
     const html = await toHtml(check(model.sync, 'q', { samples: 3 }));
