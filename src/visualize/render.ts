@@ -93,9 +93,9 @@ export function dot(graph: MachineGraph, path: Path = NO_PATH): string {
     const label = edgeLabel(edge, path, '\n', '\n');
     const style = count > 0 ? dotLine`, color="#c0392b", fontcolor="#c0392b", penwidth=2.5, class="taken"` : dotLine``;
     // Self-loops too take an ordinary label, which the layout makes room for. An external
-    // label (`xlabel`) is placed only after layout and lands on other edges' labels: on the
-    // checkpoint, `validator.returned …` on `[passedValidation and hasValidator]` and
-    // `error: checkSchema` on `[else]` (the browser test measures every label against the others).
+    // label (`xlabel`) is placed only after layout, and on the checkpoint landed on other
+    // edges' labels: `validator.returned …` on `[passedValidation …]`, `error: checkSchema` on
+    // `[else]` (the browser test measures every label against the others).
     lines.push(dotLine`  ${edge.from} -> ${edge.to} [label=${label}${style}];`);
   }
   if (graph.anyState.length > 0) {

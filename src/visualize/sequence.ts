@@ -4,6 +4,7 @@ import type { Attempt, Sample } from '../decide/attempt.js';
 import type { SentPrompt } from '../decide/prompts.js';
 import type { BoothResult } from '../results/result.js';
 import { numberText } from '../util/numbers.js';
+import { redactUrls } from '../util/urls.js';
 import { join, type Mermaid, mermaid } from './escape.js';
 
 const PROMPT_KINDS: Readonly<Record<SentPrompt['kind'], string>> = {
@@ -98,7 +99,8 @@ function replyLine(reply: Reply): Mermaid {
 }
 
 function replyText(reply: Reply): string {
-  if (reply.callFailed) return `call failed: ${reply.error}`;
+  // URLs redacted, as on the page: a callFn of the caller's own may quote an endpoint with its key.
+  if (reply.callFailed) return `call failed: ${redactUrls(String(reply.error))}`;
   if (!reply.parseOk) return `unparseable: ${reply.error}`;
   return `${answerHead(reply.answer)} at confidence ${numberText(reply.confidence!)}${reply.ambiguous ? ', ambiguous' : ''}`;
 }

@@ -267,6 +267,7 @@ describe('a single run, drawn', () => {
     expect(spentHtml.match(/<li class="failed">/g)).toHaveLength(8);
     expect(spentHtml).toContain('<li class="failed">try 4 failed: POST http://***:***@host/v1?key=*** failed: 500 &lt;b&gt;Internal&lt;/b&gt;</li></ol>');
     expect(spentHtml).not.toContain('sk-');
+    expect(toSequence(spent)).toContain('Model--xBooth: call failed: POST http://***:***@host/v1?key=*** failed: 500 #lt;b#gt;Internal#lt;/b#gt;');
     // A single failed call: the verdict quotes it, with no list.
     expect(await toHtml(check(scripted([{ throws: failing() }, envelope('Paris', 0.9)]).sync, 'q'))).not.toContain('class="tries"');
   });
