@@ -31,7 +31,7 @@ const STYLE = html`
   td.accepted { color: var(--ok); }
   td.ambiguous { color: var(--warn); }
   td.duration, td.tokens { white-space: nowrap; font-variant-numeric: tabular-nums; }
-  ol.tries { margin: 4px 0 0; padding-left: 20px; color: var(--muted); }
+  ol.tries { margin: 4px 0 0; padding: 0; list-style: none; color: var(--muted); }
   ol.tries li.failed { color: var(--red); }
   pre { margin: 6px 0 0; padding: 8px; max-height: 320px; overflow: auto; white-space: pre-wrap; word-break: break-word; background: #f1f3f6; border-radius: 4px; font: 12px/1.45 ui-monospace, Menlo, Consolas, monospace; }
   details summary { cursor: pointer; color: var(--muted); }
