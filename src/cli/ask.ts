@@ -3,6 +3,7 @@ import { acheck } from '../api/acheck.js';
 import type { Sample } from '../decide/attempt.js';
 import type { AnswerSchema } from '../decide/schema.js';
 import { askSpentLines } from './spent.js';
+import { numberText } from '../util/numbers.js';
 import { toHtml } from '../visualize/index.js';
 import { type EndpointFlags, OUTAGE } from './flags.js';
 
@@ -18,9 +19,9 @@ export async function printAnswer(result: Awaited<ReturnType<typeof acheck>>, fl
   // With --schema the answer may be any JSON value: shown as JSON, as `batch` writes it, so "42" is not 42.
   const { answer } = result;
   console.log(`answer      ${answer === null ? '—' : schema === undefined ? String(answer) : JSON.stringify(answer)}`);
-  console.log(`confidence  ${result.confidence ?? '—'}`);
+  console.log(`confidence  ${result.confidence === null ? '—' : numberText(result.confidence)}`);
   if (result.agreement !== null) {
-    console.log(`agreement   ${result.agreement} (${flags.samples} samples per attempt, confidence from ${result.settings?.confidenceFrom})`);
+    console.log(`agreement   ${numberText(result.agreement)} (${flags.samples} samples per attempt, confidence from ${result.settings?.confidenceFrom})`);
   }
   if (result.interpretations.length > 0) console.log(`readings    ${result.interpretations.join(' | ')}`);
   console.log(`attempts    ${result.nAttempts} (${result.method})`);

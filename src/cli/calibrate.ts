@@ -215,11 +215,47 @@ export async function loadChartLibraries(): Promise<{ vega: typeof import('vega'
   return { vega, vegaLite };
 }
 
+/** Pixel size of the reliability plot; the histogram below it is as wide. */
+export const CHART = { width: 360, height: 360, histogramHeight: 90 } as const;
+const CHART_SIDE = Math.max(CHART.width, CHART.height);
+
 /** One colour per confidence source, in the order of `CONFIDENCE_SOURCES`; none is the red of the run's own line. */
 const SOURCE_COLORS = ['#2980b9', '#27ae60', '#8e44ad'];
 
-/** Pixel size of the reliability plot; the histogram below it is as wide. */
-export const CHART = { width: 360, height: 360, histogramHeight: 90 } as const;
+/**
+ * One dash pattern and one point shape per source, in the same order. Two sources can give the
+ * very same bins (self and hybrid do when every vote is unanimous), and a colour alone would
+ * then hide one line under the other: with its own dashes and hollow shape each stays visible
+ * where it lies, with no offset that would misstate its values.
+ */
+const SOURCE_DASHES = [[1, 0], [8, 4], [2, 3]];
+const SOURCE_SHAPES = ['circle', 'square', 'triangle-up'];
+
+/** Lines drawn within half a pixel of each other everywhere are one line to the eye. */
+const COINCIDE = 0.5 / CHART_SIDE;
+
+/**
+ * The sources whose lines lie on one another, as the chart's note names them: `self and hybrid
+ * coincide`. Each group is named once, in the order of `CONFIDENCE_SOURCES`; null when none do.
+ */
+function coincidingSources(bySource: SourceCalibrations): string | null {
+  const points = (source: ConfidenceSource) => bySource[source].bins.filter((bin) => bin.count > 0);
+  const same = (a: ConfidenceSource, b: ConfidenceSource) => {
+    const [pa, pb] = [points(a), points(b)];
+    return (
+      pa.length === pb.length &&
+      pa.every((bin, i) => Math.abs((bin.meanConfidence ?? 0) - (pb[i]?.meanConfidence ?? 0)) <= COINCIDE && Math.abs((bin.accuracy ?? 0) - (pb[i]?.accuracy ?? 0)) <= COINCIDE)
+    );
+  };
+  const groups: ConfidenceSource[][] = [];
+  for (const source of CONFIDENCE_SOURCES) {
+    const group = groups.find(([first]) => same(first!, source));
+    if (group) group.push(source);
+    else groups.push([source]);
+  }
+  const named = groups.filter((group) => group.length > 1).map((group) => `${group.slice(0, -1).join(', ')} and ${group.at(-1)} coincide`);
+  return named.length === 0 ? null : `${named.join('; ')}: drawn one on another, told apart by dash and point shape`;
+}
 
 /**
  * A reliability diagram, drawn by Vega-Lite and rendered to SVG by Vega, headless: the
@@ -227,8 +263,9 @@ export const CHART = { width: 360, height: 360, histogramHeight: 90 } as const;
  * accuracy) of every non-empty bin, with a point on each whose area grows with the number
  * of answers in the bin, labelled with that number; and below, a histogram of the answers
  * per bin on the same confidence axis. With `bySource` (results with samples), one thinner
- * line per confidence source is overlaid, coloured by source with a legend, so the three
- * can be compared against the diagonal. The marks are named (`diagonal`, `reliability_line`,
+ * line per confidence source is overlaid, each with its own colour, dashes and point shape and
+ * a legend, so the three can be compared against the diagonal; sources whose lines coincide
+ * are named in the subtitle. The marks are named (`diagonal`, `reliability_line`,
  * `bin_points`, `bin_counts`, `source_lines`, `source_points`), so the SVG can be checked mark by mark.
  */
 export async function reliabilitySvg(calibration: Calibration, bySource: SourceCalibrations | null = null): Promise<string> {
@@ -243,13 +280,16 @@ export async function reliabilitySvg(calibration: Calibration, bySource: SourceC
   const confidence = { field: 'confidence', type: 'quantitative', scale: { domain: [0, 1] }, title: `${kind} (mean per bin)` };
   const accuracy = { field: 'accuracy', type: 'quantitative', scale: { domain: [0, 1] }, title: 'accuracy' };
   const title = `Reliability: ECE ${calibration.ece.toFixed(3)}, Brier ${calibration.brier.toFixed(3)}, n = ${calibration.count}`;
+  const coinciding = bySource === null ? null : coincidingSources(bySource);
   const sourceBins = bySource === null ? [] : CONFIDENCE_SOURCES.flatMap((source) => binsOf(bySource[source]).map((bin) => ({ source, ...bin })));
-  const sourceColor = {
+  // The same field and legend for colour, dashes and shape: Vega-Lite draws one legend of all three.
+  const bySourceChannel = (range: readonly unknown[]) => ({
     field: 'source',
     type: 'nominal',
-    scale: { domain: [...CONFIDENCE_SOURCES], range: SOURCE_COLORS },
+    scale: { domain: [...CONFIDENCE_SOURCES], range },
     legend: { title: 'confidence from', orient: 'bottom-right' },
-  };
+  });
+  const sourceColor = bySourceChannel(SOURCE_COLORS);
   const sourceLayers =
     bySource === null
       ? []
@@ -258,16 +298,23 @@ export async function reliabilitySvg(calibration: Calibration, bySource: SourceC
             name: 'source_lines',
             data: { values: sourceBins },
             mark: { type: 'line', strokeWidth: 1.5 },
-            encoding: { x: confidence, y: accuracy, order: { field: 'confidence', type: 'quantitative' }, color: sourceColor },
+            encoding: {
+              x: confidence,
+              y: accuracy,
+              order: { field: 'confidence', type: 'quantitative' },
+              color: sourceColor,
+              strokeDash: bySourceChannel(SOURCE_DASHES),
+            },
           },
           {
             name: 'source_points',
             data: { values: sourceBins },
-            mark: { type: 'circle', size: 30, opacity: 1 },
+            mark: { type: 'point', size: 40, filled: false, strokeWidth: 1.5, opacity: 1 },
             encoding: {
               x: confidence,
               y: accuracy,
               color: sourceColor,
+              shape: bySourceChannel(SOURCE_SHAPES),
               tooltip: [
                 { field: 'source' },
                 { field: 'count', title: 'answers' },
@@ -287,6 +334,7 @@ export async function reliabilitySvg(calibration: Calibration, bySource: SourceC
             subtitle: [
               'red: each result\'s own confidence; thin lines: each source on the results with samples',
               CONFIDENCE_SOURCES.map((source) => `${source} ECE ${bySource[source].ece.toFixed(3)}, Brier ${bySource[source].brier.toFixed(3)}`).join(' · '),
+              ...(coinciding === null ? [] : [coinciding]),
             ],
           },
     vconcat: [

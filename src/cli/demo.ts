@@ -10,6 +10,7 @@ import { acheck } from '../api/acheck.js';
 import { check } from '../api/check.js';
 import { checkWithEvidence } from '../api/evidence.js';
 import type { BoothResult } from '../results/result.js';
+import { numberText } from '../util/numbers.js';
 import { envelope, scriptedModel, type ScriptStep } from '../testing/index.js';
 import { toHtml } from '../visualize/index.js';
 
@@ -77,7 +78,7 @@ function describeAttempt(attempt: Attempt, index: number, attempts: readonly Att
   const head = `    attempt ${index + 1} of ${attempts.length}: `;
   if (attempt.callFailed) return `${head}call failed: ${attempt.error}`;
   if (!attempt.parseOk) return `${head}unparseable: ${attempt.error}`;
-  const said = `${JSON.stringify(attempt.answer)} at confidence ${attempt.confidence}`;
+  const said = `${JSON.stringify(attempt.answer)} at confidence ${numberText(attempt.confidence!)}`;
   if (attempt.ambiguous) return `${head}${said}, ambiguous`;
   if (!attempt.passedValidation) return `${head}${said}, failed validation: ${attempt.validationError}`;
   return `${head}${said}`;
@@ -87,7 +88,7 @@ function describe(result: BoothResult): string[] {
   const lines = [
     `  status      ${result.status}${result.reason ? ` (${result.reason}: ${result.detail})` : ''}`,
     `  answer      ${result.answer === null ? '—' : JSON.stringify(result.answer)}`,
-    `  confidence  ${result.confidence ?? '—'}`,
+    `  confidence  ${result.confidence === null ? '—' : numberText(result.confidence)}`,
   ];
   if (result.interpretations.length > 0) lines.push(`  readings    ${result.interpretations.join(' | ')}`);
   lines.push(`  attempts    ${result.nAttempts}`);

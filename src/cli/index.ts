@@ -8,6 +8,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { Command, CommanderError, Option } from 'commander';
 import { acheck } from '../api/acheck.js';
+import { numberText } from '../util/numbers.js';
 import { CONFIDENCE_SOURCES } from '../decide/agreement.js';
 import {
   calibrate,
@@ -202,8 +203,8 @@ export function program(): Command {
       }
       console.log(
         report.threshold
-          ? `threshold          ${report.threshold.value} reaches precision ${report.threshold.precision.toFixed(3)} (target ${report.targetPrecision}) and accepts ${(report.threshold.coverage * 100).toFixed(1)}% of answers`
-          : `threshold          none reaches precision ${report.targetPrecision}`,
+          ? `threshold          ${numberText(report.threshold.value)} reaches precision ${report.threshold.precision.toFixed(3)} (target ${numberText(report.targetPrecision)}) and accepts ${(report.threshold.coverage * 100).toFixed(1)}% of answers`
+          : `threshold          none reaches precision ${numberText(report.targetPrecision)}`,
       );
       if (bySource) printBySource(bySource);
       if (flags.svg) console.log(`reliability chart  ${flags.svg}`);
@@ -255,7 +256,7 @@ export function printBySource(bySource: SourceCalibrations): void {
   for (const source of CONFIDENCE_SOURCES) {
     const { accuracy, ece, brier, threshold } = bySource[source];
     const fitted = threshold
-      ? `${threshold.value.toFixed(3)} reaches precision ${threshold.precision.toFixed(3)} and accepts ${(threshold.coverage * 100).toFixed(1)}%`
+      ? `${numberText(threshold.value)} reaches precision ${threshold.precision.toFixed(3)} and accepts ${(threshold.coverage * 100).toFixed(1)}%`
       : 'none reaches the target';
     console.log(`${source.padEnd(12)}${accuracy.toFixed(3).padEnd(10)}${ece.toFixed(4).padEnd(8)}${brier.toFixed(4).padEnd(8)}${fitted}`);
   }

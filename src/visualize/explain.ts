@@ -4,6 +4,8 @@ import { type CallRetryPolicy, failedForGood } from '../decide/call-retries.js';
 import { UNCERTAIN } from '../decide/constants.js';
 import type { BoothResult } from '../results/result.js';
 import type { Usage } from '../decide/usage.js';
+import { numberText } from '../util/numbers.js';
+import { redactUrls } from '../util/urls.js';
 import { promptKindName } from './sequence.js';
 
 /**
@@ -12,7 +14,8 @@ import { promptKindName } from './sequence.js';
  * machine's gates, so the first failure named is the one that sent the run round again.
  */
 export function verdictOf(attempt: Attempt, settings: RunSettings | null): string {
-  if (attempt.callFailed) return `call failed: ${attempt.error ?? 'no reply'}`;
+  // URLs redacted, as Booth's adapters write their errors: a callFn of the caller's own may quote a key.
+  if (attempt.callFailed) return `call failed: ${attempt.error === null ? 'no reply' : redactUrls(attempt.error)}`;
   if (!attempt.parseOk) return `could not parse: ${attempt.error ?? 'no answer'}`;
   if (attempt.ambiguous) return 'ambiguous: returned at once';
   if (!attempt.passedValidation) {
@@ -20,11 +23,14 @@ export function verdictOf(attempt: Attempt, settings: RunSettings | null): strin
     return attempt.validationError ? `validator: ${attempt.validationError}` : 'validator: rejected, without a message';
   }
   const confidence = attempt.confidence ?? 0;
-  if (settings === null) return `confidence ${confidence}`;
+  if (settings === null) return `confidence ${numberText(confidence)}`;
   const validated = settings.validator ? 'validator passed, ' : '';
+  // Rounded, a confidence a hair below the threshold would read as equal to it: then both are shown whole.
+  const blurred = confidence !== settings.threshold && numberText(confidence) === numberText(settings.threshold);
+  const [shown, threshold] = [confidence, settings.threshold].map(blurred ? String : numberText);
   return confidence >= settings.threshold
-    ? `accepted (${validated}confidence ${confidence} ≥ ${settings.threshold})`
-    : `confidence ${confidence} below the threshold ${settings.threshold}`;
+    ? `accepted (${validated}confidence ${shown} ≥ ${threshold})`
+    : `confidence ${shown} below the threshold ${threshold}`;
 }
 
 /** An attempt's duration: milliseconds while they read easily, then seconds. */
@@ -55,9 +61,9 @@ function costText(usd: number): string {
 
 /** The settings a check ran with, as name and value, `none` for timers not set; the sampling when there was any. */
 export function settingsRows(settings: RunSettings): [string, string][] {
-  const ms = (value: number | null) => (value === null ? 'none' : `${value} ms`);
+  const ms = (value: number | null) => (value === null ? 'none' : `${numberText(value)} ms`);
   return [
-    ['threshold', String(settings.threshold)],
+    ['threshold', numberText(settings.threshold)],
     ['maxRetries', `${settings.maxRetries} (at most ${settings.maxRetries + 1} attempts)`],
     ['validator', settings.validator ? 'yes' : 'none'],
     ['timeoutMs', ms(settings.timeoutMs)],
@@ -77,7 +83,7 @@ export function settingsRows(settings: RunSettings): [string, string][] {
 function callRetriesText(policy: CallRetryPolicy | null): string {
   if (policy === null || policy.retries === 0) return 'none';
   const { retries, ...waits } = policy;
-  const given = Object.entries(waits).map(([name, value]) => `${name} ${value}`);
+  const given = Object.entries(waits).map(([name, value]: [string, number]) => `${name} ${numberText(value)}`);
   return `${retries} per attempt${given.length > 0 ? ` (${given.join(', ')})` : ''}`;
 }
 

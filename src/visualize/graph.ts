@@ -92,15 +92,20 @@ function guardName(guard: unknown): string {
 /**
  * How often the run moved along each edge, from the trace of states it entered. A state
  * that only routes (the checkpoint's `asking`) is left out of traces: a step with no edge
- * of its own went through such a state, and both its edges count.
+ * of its own went through such a state, and both its edges count. The run started in the
+ * initial state even when its trace does not name it (the checkpoint's begins after
+ * `asking`), so its first step counts as a move from there: n attempts are n moves out of
+ * `asking`, not n − 1.
  */
 export function edgeCounts(trace: readonly { readonly state: string }[], graph: MachineGraph): Map<string, number> {
   const counts = new Map<string, number>();
   const count = (from: string, to: string) => counts.set(edgeKey(from, to), (counts.get(edgeKey(from, to)) ?? 0) + 1);
   const edges = new Set(graph.edges.map((edge) => edgeKey(edge.from, edge.to)));
-  for (let i = 1; i < trace.length; i += 1) {
-    const from = trace[i - 1]!.state;
-    const to = trace[i]!.state;
+  const states = trace.map((step) => step.state);
+  if (states.length > 0 && states[0] !== graph.initial) states.unshift(graph.initial);
+  for (let i = 1; i < states.length; i += 1) {
+    const from = states[i - 1]!;
+    const to = states[i]!;
     const via = edges.has(edgeKey(from, to)) ? undefined : graph.states.find((s) => edges.has(edgeKey(from, s.name)) && edges.has(edgeKey(s.name, to)));
     if (via === undefined) {
       count(from, to);

@@ -1,11 +1,14 @@
 import { answerText } from '../util/values.js';
 import type { Cluster, ConfidenceSource } from '../decide/agreement.js';
 import type { Attempt, Sample } from '../decide/attempt.js';
+import type { CallTry } from '../decide/call-retries.js';
 import type { BoothResult } from '../results/result.js';
+import { numberText } from '../util/numbers.js';
+import { redactUrls } from '../util/urls.js';
 import { graphvizSvg, type Html, html, join } from './escape.js';
 import { durationText, nextStep, settingsRows, usageText, verdictOf } from './explain.js';
 import { retryReasons } from './retries.js';
-import { promptKindName, shareText } from './sequence.js';
+import { promptKindName, shareText, shownAnswer } from './sequence.js';
 
 const STYLE = html`
   :root { color-scheme: light; --ink: #1d2330; --muted: #5b6475; --line: #d9dde5; --red: #c0392b; --ok: #1e7b4a; --warn: #9a6a00; }
@@ -28,6 +31,8 @@ const STYLE = html`
   td.accepted { color: var(--ok); }
   td.ambiguous { color: var(--warn); }
   td.duration, td.tokens { white-space: nowrap; font-variant-numeric: tabular-nums; }
+  ol.tries { margin: 4px 0 0; padding: 0; list-style: none; color: var(--muted); }
+  ol.tries li.failed { color: var(--red); }
   pre { margin: 6px 0 0; padding: 8px; max-height: 320px; overflow: auto; white-space: pre-wrap; word-break: break-word; background: #f1f3f6; border-radius: 4px; font: 12px/1.45 ui-monospace, Menlo, Consolas, monospace; }
   details summary { cursor: pointer; color: var(--muted); }
   ol.trace { padding-left: 20px; columns: 3; }
@@ -44,8 +49,8 @@ export function renderHtml(result: BoothResult, svg: string): string {
   const answer = result.answer === null ? '—' : answerText(result.answer);
   const summary = [
     ['answer', answer],
-    ['confidence', result.confidence === null ? '—' : String(result.confidence)],
-    ...(result.agreement === null ? [] : [['agreement', String(result.agreement)]]),
+    ['confidence', result.confidence === null ? '—' : numberText(result.confidence)],
+    ...(result.agreement === null ? [] : [['agreement', numberText(result.agreement)]]),
     ['method', result.method],
     ['attempts', String(result.nAttempts)],
     ['duration', durationText(result.durationMs)],
@@ -108,11 +113,11 @@ function attemptsTable(result: BoothResult): Html {
     return html`<tr data-attempt="${i}">
 <td>${i}</td>
 <td>${a.answer === null ? '—' : answerText(a.answer)}${a.ambiguous ? AMBIGUOUS_MARK : ''}</td>
-<td>${a.confidence === null ? '—' : a.confidence}</td>
-<td class="why ${a.ambiguous ? 'ambiguous' : verdict.startsWith('accepted') ? 'accepted' : 'rejected'}">${verdict}</td>
+<td>${a.confidence === null ? '—' : numberText(a.confidence)}</td>
+<td class="why ${a.ambiguous ? 'ambiguous' : verdict.startsWith('accepted') ? 'accepted' : 'rejected'}">${verdict}${callTriesList(a)}</td>
 <td class="next">${nextStep(result, i)}</td>
 <td class="duration">${durationText(a.durationMs)}</td>
-${tokens ? html`<td class="tokens">${(a.usage ?? null) === null ? '—' : usageText(a.usage!)}</td>\n` : ''}<td>${rawReply(a.rawText)}</td>
+${tokens ? html`<td class="tokens">${(a.usage ?? null) === null ? '—' : usageText(a.usage!)}</td>\n` : ''}<td>${rawReply(a.callFailed ? redactUrls(a.rawText) : a.rawText)}</td>
 </tr>`;
   });
   return html`<h2>Attempts</h2>
@@ -123,6 +128,33 @@ ${tokens ? html`<td class="tokens">${(a.usage ?? null) === null ? '—' : usageT
 }
 
 const AMBIGUOUS_MARK = html` <small>(ambiguous)</small>`;
+
+/**
+ * Every call an attempt made, once one of several failed: why each failed and how long
+ * Booth waited before the next, so the diagram's `backingOff ×2` has its reasons beside it.
+ * A sampled attempt's calls are listed sample by sample. Nothing for a single call: the
+ * verdict already quotes its error.
+ */
+function callTriesList(attempt: Attempt<unknown>): Html | '' {
+  const calls =
+    attempt.samples === undefined
+      ? attempt.callTries.map((callTry, n) => ({ name: `try ${n + 1}`, callTry }))
+      : attempt.samples.flatMap((sample, s) => sample.callTries.map((callTry, n) => ({ name: `sample ${s}, try ${n + 1}`, callTry })));
+  if (calls.length < 2 || calls.every(({ callTry }) => callTry.error === null)) return '';
+  const items = calls.map(({ name, callTry }) => html`<li class="${callTry.error === null ? 'replied' : 'failed'}">${name} ${tryText(callTry)}</li>`);
+  return html`<ol class="tries">${items}</ol>`;
+}
+
+/**
+ * One call's outcome. Its error with URLs redacted, as Booth's adapters write theirs: a
+ * `callFn` of the caller's own may quote an endpoint with its key.
+ */
+function tryText(callTry: CallTry): string {
+  if (callTry.error === null) return 'replied';
+  const error = redactUrls(callTry.error);
+  if (callTry.permanent === true) return `failed for good: ${error}`;
+  return callTry.delayMs === null ? `failed: ${error}` : `failed: ${error}; then waited ${durationText(callTry.delayMs)}`;
+}
 
 /** A reply as the model wrote it, collapsed under its length. */
 function rawReply(text: string): Html {
@@ -159,7 +191,7 @@ function voteBlock(
       ? [['vote', 'none: no sample parsed']]
       : [
           ['agreement', share],
-          ['confidence', `${attempt.confidence ?? '—'} (${confidenceFrom})`],
+          ['confidence', `${attempt.confidence === null ? '—' : numberText(attempt.confidence)} (${confidenceFrom})`],
         ]),
     ...(attempt.agreeError ? [['agree failed', attempt.agreeError]] : []),
   ];
@@ -168,9 +200,9 @@ function voteBlock(
     return html`<tr data-sample="${s}"${cluster === 0 ? WINNER_CLASS : ''}>
 <td>${s}</td>
 <td class="answer">${sample.answer === null ? '—' : answerText(sample.answer)}${sample.ambiguous ? AMBIGUOUS_MARK : ''}</td>
-<td>${sample.confidence === null ? '—' : sample.confidence}</td>
+<td>${sample.confidence === null ? '—' : numberText(sample.confidence)}</td>
 <td class="${sample.parseOk ? 'accepted' : 'rejected'}">${sample.callFailed ? 'call failed' : sample.parseOk ? 'parsed' : 'unparseable'}</td>
-<td class="error">${sample.error ?? ''}</td>
+<td class="error">${sample.error === null ? '' : sample.callFailed ? redactUrls(sample.error) : sample.error}</td>
 <td class="cluster">${cluster === undefined ? '—' : clusterName(cluster)}</td>
 <td>${rawReply(sample.rawText)}</td>
 </tr>`;
@@ -182,21 +214,21 @@ function voteBlock(
 <thead><tr><th>sample</th><th>answer</th><th>confidence</th><th>reply</th><th>error</th><th>cluster</th><th>raw reply</th></tr></thead>
 <tbody>${join(sampleRows, html`\n`)}</tbody>
 </table>
-${clustersTable(clusters)}
+${clustersTable(clusters, samples)}
 </section>`;
 }
 
 const WINNER_CLASS = html` class="winner"`;
 
 /** The clusters, winner first; nothing when no sample parsed, as there was no vote. */
-function clustersTable(clusters: readonly Cluster<unknown>[]): Html | '' {
+function clustersTable(clusters: readonly Cluster<unknown>[], samples: readonly Sample<unknown>[]): Html | '' {
   if (clusters.length === 0) return '';
   const rows = clusters.map(
     (cluster, c) => html`<tr data-cluster="${c}"${c === 0 ? WINNER_CLASS : ''}>
 <td>${clusterName(c)}</td>
-<td class="answer">${answerText(cluster.answer)}</td>
+<td class="answer">${answerText(shownAnswer(cluster, samples))}</td>
 <td>${cluster.count}</td>
-<td>${cluster.meanConfidence}</td>
+<td>${numberText(cluster.meanConfidence)}</td>
 <td>${cluster.samples.join(', ')}</td>
 </tr>`,
   );

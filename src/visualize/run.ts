@@ -28,9 +28,14 @@ function graphOfResult(result: BoothResult): MachineGraph {
 }
 
 function pathOf(result: BoothResult): Path {
-  const counts = edgeCounts(result.trace, graphOfResult(result));
-  const visited = new Set(result.trace.map((step) => step.state));
-  if (counts.has(edgeKey('reconsidering', 'asking'))) visited.add('asking');
+  const graph = graphOfResult(result);
+  const counts = edgeCounts(result.trace, graph);
+  // Both ends of every edge taken, so the states the trace leaves out (`asking`) are filled too
+  // and the red path runs unbroken from the initial state.
+  const visited = new Set<string>(result.trace.map((step) => step.state));
+  for (const edge of graph.edges) {
+    if (counts.has(edgeKey(edge.from, edge.to))) visited.add(edge.from).add(edge.to);
+  }
   // Only the prompts tell which guard of reconsidering → asking each retry took.
   const retries = edgeKey('reconsidering', 'asking');
   return counts.has(retries) ? { counts, visited, labelCounts: new Map([[retries, retryGuardCounts(result.prompts)]]) } : { counts, visited };

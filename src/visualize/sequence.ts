@@ -3,6 +3,8 @@ import type { Cluster } from '../decide/agreement.js';
 import type { Attempt, Sample } from '../decide/attempt.js';
 import type { SentPrompt } from '../decide/prompts.js';
 import type { BoothResult } from '../results/result.js';
+import { numberText } from '../util/numbers.js';
+import { redactUrls } from '../util/urls.js';
 import { join, type Mermaid, mermaid } from './escape.js';
 
 const PROMPT_KINDS: Readonly<Record<SentPrompt['kind'], string>> = {
@@ -23,8 +25,31 @@ export function promptKindName(kind: SentPrompt['kind']): string {
 }
 
 /** A sampling attempt's clusters, winner first, as answer and size: `"Paris" ×2, "Lyon" ×1`. */
-export function tallyText(clusters: readonly Cluster<unknown>[], show: (answer: unknown) => string = answerText): string {
-  return clusters.map((c) => `${show(c.answer)} ×${c.count}`).join(', ');
+function tallyText(attempt: Attempt<unknown>, show: (answer: unknown) => string): string {
+  return (attempt.clusters ?? []).map((c) => `${show(shownAnswer(c, attempt.samples ?? []))} ×${c.count}`).join(', ');
+}
+
+/**
+ * The answer a cluster is shown by: the form most of its samples gave, the first given among
+ * equals. The cluster's own `answer` is its first sample's, which may be the rarer spelling:
+ * `"paris."` for a cluster that said `"Paris"` twice. Strings are counted as they are, other
+ * answers by their JSON, so a long answer is not copied to be counted.
+ */
+export function shownAnswer(cluster: Cluster<unknown>, samples: readonly Sample<unknown>[]): unknown {
+  // In the order first given, so the first of equals is met first.
+  const forms = new Map<unknown, { answer: unknown; count: number }>();
+  for (const index of cluster.samples) {
+    const sample = samples[index];
+    // A sample the cluster names but the attempt lacks (a tampered stored run) gives no form.
+    if (sample === undefined) continue;
+    const key = typeof sample.answer === 'string' ? sample.answer : answerText(sample.answer);
+    const form = forms.get(key) ?? { answer: sample.answer, count: 0 };
+    form.count += 1;
+    forms.set(key, form);
+  }
+  let shown = { answer: cluster.answer, count: 0 };
+  for (const form of forms.values()) if (form.count > shown.count) shown = form;
+  return shown.answer;
 }
 
 /**
@@ -74,9 +99,10 @@ function replyLine(reply: Reply): Mermaid {
 }
 
 function replyText(reply: Reply): string {
-  if (reply.callFailed) return `call failed: ${reply.error}`;
+  // URLs redacted, as on the page: a callFn of the caller's own may quote an endpoint with its key.
+  if (reply.callFailed) return `call failed: ${redactUrls(String(reply.error))}`;
   if (!reply.parseOk) return `unparseable: ${reply.error}`;
-  return `${answerHead(reply.answer)} at confidence ${reply.confidence}${reply.ambiguous ? ', ambiguous' : ''}`;
+  return `${answerHead(reply.answer)} at confidence ${numberText(reply.confidence!)}${reply.ambiguous ? ', ambiguous' : ''}`;
 }
 
 /**
@@ -87,7 +113,7 @@ function vote(attempt: Attempt<unknown>): Mermaid {
   const clusters = attempt.clusters ?? [];
   const share = shareText(clusters);
   if (share === null) return mermaid`no vote: no sample parsed`;
-  return mermaid`${label(`vote ${tallyText(clusters, answerHead)}`)}: agreement ${share}, confidence ${attempt.confidence}`;
+  return mermaid`${label(`vote ${tallyText(attempt, answerHead)}`)}: agreement ${share}, confidence ${numberText(attempt.confidence!)}`;
 }
 
 /** The states an attempt passed after its call, the gates' verdicts in order. */

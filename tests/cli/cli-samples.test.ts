@@ -282,8 +282,8 @@ describe('booth calibrate: the three confidence sources on one file', () => {
         'by confidence source (--confidence-from), recomputed from the samples of 4 results:',
         'source      accuracy  ECE     Brier   threshold',
         'self        0.500     0.5000  0.3150  none reaches the target',
-        'agreement   0.500     0.1667  0.1667  1.000 reaches precision 1.000 and accepts 25.0%',
-        'hybrid      0.500     0.3917  0.1969  0.800 reaches precision 1.000 and accepts 25.0%',
+        'agreement   0.500     0.1667  0.1667  1 reaches precision 1.000 and accepts 25.0%',
+        'hybrid      0.500     0.3917  0.1969  0.8 reaches precision 1.000 and accepts 25.0%',
       ].join('\n'),
     );
   }, 30_000);

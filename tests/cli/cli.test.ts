@@ -274,6 +274,23 @@ describe('booth calibrate', () => {
     expect(picture).toContain('self-reported confidence');
   }, 30_000);
 
+  it('prints the fitted threshold rounded, as a reader reads it; --json keeps it whole', async () => {
+    // A confidence with arithmetic's tail, as a vote's mean can leave one.
+    const noisy = [
+      { status: 'VERIFIED', confidence: 0.9499999999999998, correct: true },
+      { status: 'VERIFIED', confidence: 0.9499999999999998, correct: true },
+      { status: 'UNCERTAIN', confidence: 0.4, correct: false },
+    ];
+    const file = join(dir(), 'noisy.jsonl');
+    writeFileSync(file, noisy.map((r) => JSON.stringify(r)).join('\n'));
+    const run = await booth(['calibrate', file, '--target-precision', '0.9']);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain('threshold          0.95 reaches precision 1.000 (target 0.9) and accepts 66.7% of answers');
+    expect(run.stdout).not.toContain('0.9499999999999998');
+    const json = await booth(['calibrate', file, '--target-precision', '0.9', '--json']);
+    expect((JSON.parse(json.stdout) as { threshold: { value: number } }).threshold.value).toBe(0.9499999999999998);
+  }, 30_000);
+
   it('typed answers (batch --schema) match their expected value as JSON, whatever the order of the keys', async () => {
     const typed = [
       { status: 'VERIFIED', confidence: 0.9, answer: { city: 'Tokyo', population: 1 }, expected: { population: 1, city: 'Tokyo' } },

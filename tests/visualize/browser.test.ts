@@ -3,7 +3,7 @@ import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkpointMachine } from '../../machines/checkpoint/machine.js';
 import { acheck, check } from '../../src/index.js';
-import { machineToMermaid, toHtml, toMermaid, toSequence } from '../../src/visualize/index.js';
+import { machineGraph, machineToMermaid, toHtml, toMermaid, toSequence } from '../../src/visualize/index.js';
 import { envelope, scripted } from '../fixtures/helpers.js';
 import { available, launchChromium } from '../fixtures/chromium.js';
 
@@ -173,6 +173,51 @@ describe.runIf(available)('in a browser, offline', () => {
     expect(leaked).toEqual([]);
     expect(consoleErrors).toEqual([]);
   }, 30_000);
+
+  it('no two labels of the diagram overlap at 1 400 px, whichever path a run took', async () => {
+    const failing = () => Object.assign(new Error('500 Internal Server Error'), { status: 500 });
+    const runs = {
+      verified: check(scripted([envelope('Paris', 0.9)]).sync, 'q'),
+      repaired: check(scripted([envelope('Lyon', 0.3), envelope('Paris', 0.9)]).sync, 'q'),
+      sampled: check(scripted([envelope('Paris', 0.9), envelope('Lyon', 0.8), envelope('Paris', 0.9), ...Array(3).fill(envelope('Paris', 0.9))]).sync, 'q', { samples: 3 }),
+      callRetries: await acheck(scripted([{ throws: failing() }, { throws: failing() }, envelope('Paris', 0.9)]).async, 'q', {
+        callRetries: { retries: 3, minDelayMs: 1, maxDelayMs: 1 },
+      }),
+      uncertain: check(scripted([envelope('Lyon', 0.3), envelope('Lyon', 0.3)]).sync, 'q'),
+      validated: check(scripted(['junk', envelope('Lyon', 0.9), envelope('Paris', 0.4), envelope('Paris', 0.9)]).sync, 'q', {
+        maxRetries: 3,
+        validator: (answer) => (answer === 'Lyon' ? [false, 'Lyon is not a capital'] : true),
+      }),
+    };
+    expect(Object.values(runs).map((run) => run.status)).toEqual(['VERIFIED', 'REPAIRED', 'REPAIRED', 'VERIFIED', 'UNCERTAIN', 'REPAIRED']);
+    for (const [name, result] of Object.entries(runs)) {
+      const { page } = await open(await toHtml(result), `labels-${name}`);
+      // Every edge's and node's label as the browser lays it out: the box around all its lines.
+      const boxes = await page.locator('#diagram svg g.edge, #diagram svg g.node').evaluateAll((groups) =>
+        groups.flatMap((group) => {
+          const lines = [...group.querySelectorAll('text')];
+          if (lines.length === 0) return [];
+          const rects = lines.map((line) => (line as unknown as { getBoundingClientRect(): { x: number; y: number; width: number; height: number } }).getBoundingClientRect());
+          const x = Math.min(...rects.map((r) => r.x));
+          const y = Math.min(...rects.map((r) => r.y));
+          const width = Math.max(...rects.map((r) => r.x + r.width)) - x;
+          const height = Math.max(...rects.map((r) => r.y + r.height)) - y;
+          return [{ text: lines.map((line) => line.textContent).join(' / '), x, y, width, height }];
+        }),
+      );
+      // Every state, the note, and every edge but the unlabelled start arrow: none is left out.
+      const graph = machineGraph(checkpointMachine);
+      expect(boxes).toHaveLength(graph.states.length + 1 + graph.edges.length);
+      const overlaps: string[] = [];
+      boxes.forEach((a, i) => {
+        for (const b of boxes.slice(i + 1)) {
+          if (a.x < b.x + b.width && b.x < a.x + a.width && a.y < b.y + b.height && b.y < a.y + a.height) overlaps.push(`${a.text} ✕ ${b.text}`);
+        }
+      });
+      expect(overlaps, name).toEqual([]);
+      await page.close();
+    }
+  }, 60_000);
 
   it('Mermaid renders the sequence diagram of a sampled run', async () => {
     const model = scripted([envelope('Paris', 0.9), envelope('a;b#c"<d>', 0.8), { throws: new Error('503') }, ...Array(3).fill(envelope('Paris', 0.9))]);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { check } from '../../src/index.js';
+import { numberText } from '../../src/util/numbers.js';
 import { toHtml, toSequence } from '../../src/visualize/index.js';
 import { envelope, scripted } from '../fixtures/helpers.js';
 
@@ -42,7 +43,7 @@ describe('a sampled run, as a sequence diagram', () => {
       '  Model-->>Booth: #quot;Paris#quot; at confidence 0.95',
       '  Booth->>Model: attempt 1, disagreement retry, sample 2',
       '  Model-->>Booth: #quot;Paris#quot; at confidence 0.9',
-      `  Note over Booth: vote #quot;Paris#quot; ×3: agreement 3 of 3, confidence ${result.confidence}`,
+      `  Note over Booth: vote #quot;Paris#quot; ×3: agreement 3 of 3, confidence ${numberText(result.confidence!)}`,
       '  Note over Booth: sampling → agreementGate → ambiguityGate → confidenceGate → repaired',
       '  Booth-->>App: REPAIRED #quot;Paris#quot;',
       '',
@@ -125,7 +126,7 @@ describe('a sampled run, as an HTML trace', () => {
     expect(html).toContain('<h3>attempt 0: first prompt, 3 samples</h3>');
     expect(html).toContain('<h3>attempt 1: disagreement retry, 3 samples</h3>');
     expect(html).toContain('<span data-name="agreement">agreement <b>2 of 3</b></span><span data-name="confidence">confidence <b>0.6 (hybrid)</b></span>');
-    expect(html).toContain(`<span data-name="agreement">agreement <b>3 of 3</b></span><span data-name="confidence">confidence <b>${result.confidence} (hybrid)</b></span>`);
+    expect(html).toContain(`<span data-name="agreement">agreement <b>3 of 3</b></span><span data-name="confidence">confidence <b>${numberText(result.confidence!)} (hybrid)</b></span>`);
     expect(rows(html, '0', 'samples').map((cells) => cells.slice(0, 6))).toEqual([
       ['0', '&quot;Paris&quot;', '0.9', 'parsed', '', '1 (winner)'],
       ['1', '&quot;Lyon&quot;', '0.8', 'parsed', '', '2'],
@@ -136,9 +137,43 @@ describe('a sampled run, as an HTML trace', () => {
       ['1 (winner)', '&quot;Paris&quot;', '2', '0.9', '0, 2'],
       ['2', '&quot;Lyon&quot;', '1', '0.8', '1'],
     ]);
-    expect(rows(html, '1', 'clusters')).toEqual([['1 (winner)', '&quot;Paris&quot;', '3', String(result.confidence), '0, 1, 2']]);
+    expect(rows(html, '1', 'clusters')).toEqual([['1 (winner)', '&quot;Paris&quot;', '3', numberText(result.confidence!), '0, 1, 2']]);
     // The attempts table is the same as for one sample: one row per attempt, not per sample.
     expect(html.match(/<tr data-attempt=/g)).toHaveLength(2);
+  });
+
+  it('shows its figures rounded, where arithmetic left tails; the JSON keeps them whole', async () => {
+    // Paris at 0.9 and 0.8, Lyon at 0.7: Paris's mean is 0.8500000000000001, the agreement 2/3 and the confidence 0.5666666666666667.
+    const result = check(scripted([envelope('Paris', 0.9), envelope('Paris', 0.8), envelope('Lyon', 0.7)]).sync, 'q', { samples: 3, maxRetries: 0 });
+    expect([result.confidence, result.agreement, result.attempts[0]!.clusters![0]!.meanConfidence]).toEqual([0.5666666666666667, 2 / 3, 0.8500000000000001]);
+    const html = await toHtml(result);
+    expect(html).toContain('<span data-name="confidence">confidence <b>0.5667</b></span><span data-name="agreement">agreement <b>0.6667</b></span>');
+    expect(html).toContain('<span data-name="confidence">confidence <b>0.5667 (hybrid)</b></span>');
+    expect(rows(html, '0', 'clusters').map((cells) => cells[3])).toEqual(['0.85', '0.7']);
+    expect(html).toContain('<td class="why rejected">confidence 0.5667 below the threshold 0.7</td>');
+    expect(html).not.toMatch(/0\.8500000000000001|0\.5666666666666667|0\.6666666666666666/);
+    expect(toSequence(result)).toContain('agreement 2 of 3, confidence 0.5667\n');
+    expect(JSON.stringify(result)).toContain('"meanConfidence":0.8500000000000001');
+  });
+
+  it('shows a cluster by the form most of its samples gave, the first given among equals', async () => {
+    const result = check(scripted([envelope('paris.', 0.9), envelope('Paris', 0.9), envelope('Lyon', 0.8), envelope('Paris', 0.8)]).sync, 'q', {
+      samples: 4,
+      maxRetries: 0,
+    });
+    expect(result.attempts[0]!.clusters!.map((c) => c.answer)).toEqual(['paris.', 'Lyon']);
+    const html = await toHtml(result);
+    expect(rows(html, '0', 'clusters').map((cells) => cells.slice(1, 3))).toEqual([
+      ['&quot;Paris&quot;', '3'],
+      ['&quot;Lyon&quot;', '1'],
+    ]);
+    expect(toSequence(result)).toContain('vote #quot;Paris#quot; ×3, #quot;Lyon#quot; ×1:');
+    // Two forms twice each: the one given first.
+    const tied = check(scripted([envelope('Paris', 0.9), envelope('paris.', 0.9), envelope('paris.', 0.9), envelope('Paris', 0.9)]).sync, 'q', {
+      samples: 4,
+      maxRetries: 0,
+    });
+    expect(rows(await toHtml(tied), '0', 'clusters').map((cells) => cells[1])).toEqual(['&quot;Paris&quot;']);
   });
 
   it('names failed and unparsed samples, which join no cluster, and says when no sample voted', async () => {

@@ -138,15 +138,38 @@ describe('a single run, drawn', () => {
     const taken = [...source.matchAll(/"(\w+)" -> "(\w+)" \[label="([^"]*)"[^\]]*class="taken"/g)].map(
       ([, from, to, label]) => `${from}->${to} ${/×(\d+)/.exec(label ?? '')?.[1]}`,
     );
+    // The trace leaves out asking, which only routes: the run starts there, and a retry's step goes through it.
+    const states = ['asking', ...result.trace.map((step) => step.state)];
     const fromTrace = new Map<string, number>();
-    result.trace.slice(1).forEach((step, i) => {
-      // The trace leaves out asking, which only routes: a retry's step goes through it.
-      const from = result.trace[i]?.state;
-      const keys = from === 'reconsidering' ? [`${from}->asking`, `asking->${step.state}`] : [`${from}->${step.state}`];
+    states.slice(1).forEach((to, i) => {
+      const from = states[i];
+      const keys = from === 'reconsidering' ? [`${from}->asking`, `asking->${to}`] : [`${from}->${to}`];
       for (const key of keys) fromTrace.set(key, (fromTrace.get(key) ?? 0) + 1);
     });
     expect(taken.sort()).toEqual([...fromTrace].map(([key, n]) => `${key} ${n}`).sort());
     expect(taken).toContain('calling->parsing 2');
+    expect(taken).toContain('asking->calling 2');
+  });
+
+  it('the path starts in the initial state: asking → calling is taken once per attempt, asking is filled', () => {
+    const verified = check(scripted([envelope('Paris', 0.9)]).sync, 'q');
+    expect(verified.status).toBe('VERIFIED');
+    expect(toDot(verified)).toContain('"asking" -> "calling" [label="[else]\\n×1", color="#c0392b"');
+    expect(toDot(verified)).toMatch(/"asking" \[[^\]]*class="visited"/);
+    const flowchart = toMermaid(verified);
+    expect(flowchart).toContain('asking -->|"[else] ×1"| calling');
+    expect(flowchart).toMatch(/class asking,calling,/);
+    const links = flowchart.split('\n').filter((line) => line.includes('-->'));
+    const askingToCalling = links.findIndex((line) => line.startsWith('  asking -->|"[else]'));
+    expect(/linkStyle ([\d,]+) /.exec(flowchart)?.[1]?.split(',')).toContain(String(askingToCalling));
+    // Two and three attempts: two and three moves out of asking, not one and two.
+    const counts = [repaired(), check(scripted(['junk', 'junk', envelope('Paris', 0.9)]).sync, 'q', { maxRetries: 2 })].map(
+      (result) => /"asking" -> "calling" \[label="\[else\]\\n×(\d+)"/.exec(toDot(result))?.[1],
+    );
+    expect(counts).toEqual(['2', '3']);
+    // A sampled run leaves asking for sampling instead.
+    const sampled = check(scripted(Array(3).fill(envelope('Paris', 0.9))).sync, 'q', { samples: 3 });
+    expect(toMermaid(sampled)).toContain('asking -->|"[isSampling] ×1"| sampling');
   });
 
   it('toMermaid styles the taken links and the visited states', () => {
@@ -228,6 +251,35 @@ describe('a single run, drawn', () => {
     expect(html).toContain(`<span data-name="duration">duration <b>${durationText(result.durationMs)}</b></span>`);
   });
 
+  it('toHtml lists every call try of an attempt with its error, escaped and with URLs redacted', async () => {
+    const failing = () => Object.assign(new Error('POST http://user:sk-1@host/v1?key=sk-2 failed: 500 <b>Internal</b>'), { status: 500 });
+    const model = scripted([{ throws: failing() }, { throws: failing() }, envelope('Paris', 0.9)]);
+    const result = await acheck(model.async, 'q', { callRetries: { retries: 3, minDelayMs: 1, maxDelayMs: 1 } });
+    expect(result.attempts[0]!.callTries.map((t) => t.error === null)).toEqual([false, false, true]);
+    const html = await toHtml(result);
+    const shown = 'failed: POST http://***:***@host/v1?key=*** failed: 500 &lt;b&gt;Internal&lt;/b&gt;; then waited 1 ms';
+    expect(html).toContain(
+      `accepted (confidence 0.9 ≥ 0.7)<ol class="tries"><li class="failed">try 1 ${shown}</li><li class="failed">try 2 ${shown}</li><li class="replied">try 3 replied</li></ol></td>`,
+    );
+    // Every try failing: the verdict and the raw text redacted alike, so no key is on the page.
+    const spent = await acheck(scripted(Array(8).fill({ throws: failing() })).async, 'q', { callRetries: { retries: 3, minDelayMs: 1, maxDelayMs: 1 } });
+    const spentHtml = await toHtml(spent);
+    expect(spentHtml.match(/<li class="failed">/g)).toHaveLength(8);
+    expect(spentHtml).toContain('<li class="failed">try 4 failed: POST http://***:***@host/v1?key=*** failed: 500 &lt;b&gt;Internal&lt;/b&gt;</li></ol>');
+    expect(spentHtml).not.toContain('sk-');
+    expect(toSequence(spent)).toContain('Model--xBooth: call failed: POST http://***:***@host/v1?key=*** failed: 500 #lt;b#gt;Internal#lt;/b#gt;');
+    // A single failed call: the verdict quotes it, with no list.
+    expect(await toHtml(check(scripted([{ throws: failing() }, envelope('Paris', 0.9)]).sync, 'q'))).not.toContain('class="tries"');
+  });
+
+  it('toHtml lists the call tries of a sampled attempt sample by sample', async () => {
+    const model = scripted([envelope('Paris', 0.9), { throws: Object.assign(new Error('503'), { status: 503 }) }, envelope('Paris', 0.8)]);
+    const result = await acheck(model.async, 'q', { samples: 2, sampleConcurrency: 1, callRetries: { retries: 1, minDelayMs: 1, maxDelayMs: 1 } });
+    expect(await toHtml(result)).toContain(
+      '<ol class="tries"><li class="replied">sample 0, try 1 replied</li><li class="failed">sample 1, try 1 failed: 503; then waited 1 ms</li><li class="replied">sample 1, try 2 replied</li></ol>',
+    );
+  });
+
   it('toHtml shows no tokens, not zeros, when no call reported usage; the duration still', async () => {
     for (const result of [repaired(), checkWithEvidence('Sydney', ['Canberra is the capital.'], () => false)]) {
       const html = await toHtml(result);
@@ -255,6 +307,16 @@ describe('a run, explained', () => {
       'confidence 0.4 below the threshold 0.7',
       'accepted (validator passed, confidence 0.9 ≥ 0.7)',
     ]);
+  });
+
+  it('figures are rounded, but never so far that a confidence below the threshold reads as equal to it', () => {
+    const result = check(() => envelope('Paris', 0.9), 'q');
+    const attempt = result.attempts[0]!;
+    expect(verdictOf({ ...attempt, confidence: 0.8500000000000001 }, result.settings)).toBe('accepted (confidence 0.85 ≥ 0.7)');
+    expect(verdictOf({ ...attempt, confidence: 0.6999999999999998 }, result.settings)).toBe('confidence 0.6999999999999998 below the threshold 0.7');
+    expect(verdictOf({ ...attempt, confidence: 0.7000000000000001 }, result.settings)).toBe('accepted (confidence 0.7000000000000001 ≥ 0.7)');
+    expect(verdictOf({ ...attempt, confidence: 0.7 }, result.settings)).toBe('accepted (confidence 0.7 ≥ 0.7)');
+    expect(settingsRows({ ...result.settings!, threshold: 0.1 + 0.2 })[0]).toEqual(['threshold', '0.3']);
   });
 
   it('a failed call, an ambiguous question and a validator without a message are each named', () => {
@@ -339,8 +401,8 @@ describe('a run, explained', () => {
     const result = retriedThrice();
     expect(toDot(result)).toContain('"reconsidering" -> "asking" [label="[callFailed]\\n[parseFailed] ×1\\n[failedValidation] ×1\\n[isSplit]\\n[else] ×1"');
     expect(toMermaid(result)).toContain('reconsidering -->|"[callFailed] / [parseFailed] ×1 / [failedValidation] ×1 / [isSplit] / [else] ×1"| asking');
-    // A retry goes through asking, which the trace leaves out: its edge to calling counts too.
-    expect(toDot(result)).toContain('"asking" -> "calling" [label="[else]\\n×3"');
+    // Every attempt leaves asking, the first included, which the trace leaves out: four attempts, four moves.
+    expect(toDot(result)).toContain('"asking" -> "calling" [label="[else]\\n×4"');
     const twice = check(scripted(['junk', 'junk', envelope('Paris', 0.9)]).sync, 'q', { maxRetries: 2 });
     expect(toDot(twice)).toContain('[label="[callFailed]\\n[parseFailed] ×2\\n[failedValidation]\\n[isSplit]\\n[else]"');
     // The machine's own diagram has no counts.
