@@ -93,6 +93,18 @@ describe('the report model', () => {
     expect(reportModel(single, readResultLines(single, () => undefined), new Map()).traces[0]!.votes).toEqual([]);
   });
 
+  it("a cluster reads as the form most of its samples gave, and numbers as the trace page rounds them", () => {
+    // The cluster's own answer is its first sample's, "paris."; two of its three samples said "Paris".
+    const replies = [envelope('paris.', 0.9), envelope('Paris', 0.8), envelope('Paris', 0.7)];
+    const file = resultsFile([sampledLine('s1', { replies })]);
+    const [trace] = reportModel(file, readResultLines(file, () => undefined), new Map()).traces;
+    const [cluster] = trace!.votes[0]!.clusters;
+    expect(cluster!.slice(1, 4)).toEqual(['"Paris"', 3, '0.8']);
+    // The line itself keeps the mean whole: (0.9 + 0.8 + 0.7) / 3.
+    expect(JSON.parse(readFileSync(file, 'utf8')).attempts[0].clusters[0].meanConfidence).toBe(0.8000000000000002);
+    expect(trace!.pairs).toContainEqual(['confidence', '0.8']);
+  });
+
   it('skips a line that is not a result, naming the line and the field, never the value', () => {
     const [good, other] = reportLines(2);
     const bad = JSON.stringify({ ...(JSON.parse(other!) as object), confidence: '<b>high</b>' });

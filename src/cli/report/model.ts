@@ -3,11 +3,12 @@ import type { CheckpointOutput } from '../../../machines/checkpoint/types.js';
 import { resultOf } from '../../results/result-from.js';
 import type { BoothResult } from '../../results/result.js';
 import { checkOutput } from '../../results/stored.js';
+import { numberText } from '../../util/numbers.js';
 import { answerText, isPlainObject } from '../../util/values.js';
 import { durationText, nextStep, settingsRows, usageText, verdictOf } from '../../visualize/explain.js';
 import { retryReasons } from '../../visualize/retries.js';
 import { runDot } from '../../visualize/run.js';
-import { promptKindName, shareText } from '../../visualize/sequence.js';
+import { promptKindName, shareText, shownAnswer } from '../../visualize/sequence.js';
 import { CliFileError } from '../batch/input.js';
 import { type BatchSummary, percentile, summarize, type Tally, tallyOf } from '../batch/summary.js';
 import { batchSpentLines } from '../spent.js';
@@ -63,7 +64,7 @@ export interface VoteView {
   /** Per sample: `[#, answer, confidence, reply, error, cluster]`. */
   readonly samples: readonly (readonly [number, string, string, string, string, string])[];
   /** Per cluster, winner first: `[cluster, answer, count, mean confidence, samples]`. */
-  readonly clusters: readonly (readonly [string, string, number, number, string])[];
+  readonly clusters: readonly (readonly [string, string, number, string, string])[];
 }
 
 export interface ReportModel {
@@ -234,8 +235,8 @@ function traceView(result: BoothResult, hasPrompts: boolean, path: number, setti
     ['answer', result.answer === null ? '—' : answerText(result.answer)],
     ...(expected === undefined || expected === null ? [] : ([['expected', answerText(expected)]] satisfies [string, string][])),
     ...(correct === null ? [] : ([['correct', correct ? 'yes' : 'no']] satisfies [string, string][])),
-    ['confidence', result.confidence === null ? '—' : String(result.confidence)],
-    ...(result.agreement === null ? [] : ([['agreement', String(result.agreement)]] satisfies [string, string][])),
+    ['confidence', result.confidence === null ? '—' : numberText(result.confidence)],
+    ...(result.agreement === null ? [] : ([['agreement', numberText(result.agreement)]] satisfies [string, string][])),
     ['method', result.method],
     ['attempts', String(result.nAttempts)],
     ['duration', durationText(result.durationMs)],
@@ -254,7 +255,7 @@ function traceView(result: BoothResult, hasPrompts: boolean, path: number, setti
       return [
         i,
         a.answer === null ? '—' : answerText(a.answer),
-        a.confidence === null ? '—' : String(a.confidence),
+        a.confidence === null ? '—' : numberText(a.confidence),
         why,
         a.ambiguous ? 'ambiguous' : why.startsWith('accepted') ? 'accepted' : 'rejected',
         // Without the prompts, which retry followed is not known; that one did is.
@@ -292,7 +293,7 @@ function votesOf(result: BoothResult, hasPrompts: boolean): VoteView[] {
             ? ([['vote', 'none: no sample parsed']] as const)
             : ([
                 ['agreement', share],
-                ['confidence', `${attempt.confidence ?? '—'} (${settings.confidenceFrom})`],
+                ['confidence', `${attempt.confidence === null ? '—' : numberText(attempt.confidence)} (${settings.confidenceFrom})`],
               ] as const)),
           ...(attempt.agreeError ? ([['agree failed', attempt.agreeError]] as const) : []),
         ],
@@ -301,13 +302,13 @@ function votesOf(result: BoothResult, hasPrompts: boolean): VoteView[] {
           return [
             n,
             sample.answer === null ? '—' : answerText(sample.answer),
-            sample.confidence === null ? '—' : String(sample.confidence),
+            sample.confidence === null ? '—' : numberText(sample.confidence),
             sample.callFailed ? 'call failed' : sample.parseOk ? 'parsed' : 'unparseable',
             sample.error ?? '',
             cluster === undefined ? '—' : clusterName(cluster),
           ] as const;
         }),
-        clusters: clusters.map((cluster, c) => [clusterName(c), answerText(cluster.answer), cluster.count, cluster.meanConfidence, cluster.samples.join(', ')] as const),
+        clusters: clusters.map((cluster, c) => [clusterName(c), answerText(shownAnswer(cluster, attempt.samples ?? [])), cluster.count, numberText(cluster.meanConfidence), cluster.samples.join(', ')] as const),
       },
     ];
   });

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { numberText } from '../../util/numbers.js';
 import { countText, durationText } from '../../visualize/explain.js';
 import { graphvizSvg, type Html, html, scriptJson } from '../../visualize/escape.js';
 import type { Calibration } from '../calibrate.js';
@@ -293,7 +294,7 @@ function calibrationCard(c: Calibration): Html {
     (t) => html`<text x="${x(t)}" y="${(pad / 2 + size + 14).toFixed(1)}" text-anchor="middle">${t}</text><text x="${pad - 5}" y="${(Number(y(t)) + 4).toFixed(1)}" text-anchor="end">${t}</text>`,
   );
   const threshold = c.threshold
-    ? `threshold ${c.threshold.value} reaches precision ${c.threshold.precision.toFixed(3)} (target ${c.targetPrecision}) and accepts ${(c.threshold.coverage * 100).toFixed(1)}%`
+    ? `threshold ${numberText(c.threshold.value)} reaches precision ${c.threshold.precision.toFixed(3)} (target ${c.targetPrecision}) and accepts ${(c.threshold.coverage * 100).toFixed(1)}%`
     : `no threshold reaches precision ${c.targetPrecision}`;
   return html`<div class="card" id="calibration">
 <h3>Calibration: confidence against accuracy</h3>
