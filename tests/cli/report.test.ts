@@ -50,7 +50,7 @@ describe('the report model', () => {
     });
     expect(model.calibration?.count).toBe(12);
     expect(model.settings).toHaveLength(1);
-    expect(model.settings[0]?.slice(0, 2)).toEqual([
+    expect(model.settings[0]?.slice(3, 5)).toEqual([
       ['threshold', '0.7'],
       ['maxRetries', '1 (at most 2 attempts)'],
     ]);
@@ -103,6 +103,18 @@ describe('the report model', () => {
     // The line itself keeps the mean whole: (0.9 + 0.8 + 0.7) / 3.
     expect(JSON.parse(readFileSync(file, 'utf8')).attempts[0].clusters[0].meanConfidence).toBe(0.8000000000000002);
     expect(trace!.pairs).toContainEqual(['confidence', '0.8']);
+  });
+
+  it('names the model, endpoint and Booth the lines ran with, and tells runs of two models apart', () => {
+    const [line] = reportLines(1);
+    const other = JSON.stringify({ ...JSON.parse(line!), id: 'q1', run: { ...JSON.parse(line!).run, model: 'another-model' } });
+    const one = resultsFile([line!]);
+    const [rows] = reportModel(one, readResultLines(one, () => undefined), new Map()).settings;
+    expect(rows!.slice(0, 3)).toEqual([['model', 'm'], ['endpoint', '127.0.0.1:8080'], ['Booth', '0.1.0']]);
+    const two = resultsFile([line!, other]);
+    const mixed = reportModel(two, readResultLines(two, () => undefined), new Map());
+    expect(mixed.settings.map((r) => r![0])).toEqual([['model', 'm'], ['model', 'another-model']]);
+    expect(mixed.traces.map((t) => t.settings)).toEqual([0, 1]);
   });
 
   it('skips a line that is not a result, naming the line and the field, never the value', () => {

@@ -10,6 +10,7 @@ import { retryReasons } from '../../visualize/retries.js';
 import { runDot } from '../../visualize/run.js';
 import { promptKindName, shareText, shownAnswer } from '../../visualize/sequence.js';
 import { CliFileError } from '../batch/input.js';
+import type { RunRecord } from '../batch/run-record.js';
 import { type BatchSummary, percentile, summarize, type Tally, tallyOf } from '../batch/summary.js';
 import { batchSpentLines } from '../spent.js';
 import { type Calibration, calibrate, correctnessOf, type Labelled, labelOf } from '../calibrate.js';
@@ -200,12 +201,14 @@ export function reportModel(source: string, lines: readonly ReadLine[], question
       paths.set(dot, path);
       drawings.set(drawn, path);
     }
-    const ran = JSON.stringify(result.settings);
+    // Checked by checkOutput with the rest of the line: absent from a line written before batches recorded it.
+    const record = (row['run'] ?? null) as RunRecord | null;
+    const ran = JSON.stringify([result.settings, record]);
     let runSettings = settingsIndex.get(ran);
     if (runSettings === undefined) {
       runSettings = settings.length;
       settingsIndex.set(ran, runSettings);
-      settings.push(result.settings === null ? null : settingsRows(result.settings));
+      settings.push(result.settings === null ? null : [...runRows(record), ...settingsRows(result.settings)]);
     }
     traces.push(traceView(result, hasPrompts, path, runSettings, row['expected'], correct));
   }
@@ -226,6 +229,16 @@ export function reportModel(source: string, lines: readonly ReadLine[], question
     traces,
     paths: [...paths.keys()],
   };
+}
+
+/** What a line says it ran with besides its settings (`run`): the model, where, and which Booth; digests and sampling values are the rerun's business, not the reader's. */
+function runRows(record: RunRecord | null): [string, string][] {
+  if (record === null) return [];
+  return [
+    ['model', record.model],
+    ['endpoint', record.host],
+    ['Booth', record.booth],
+  ];
 }
 
 /** One run's trace as the trace page words it (`renderHtml`): its header, its attempts and why, its prompts and steps. */
