@@ -3,6 +3,7 @@ import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace-node';
 import { CommanderError } from 'commander';
 import type { TelemetryOptions } from '../telemetry/settings.js';
 import { isMissingPackage } from '../util/optional-peers.js';
+import { redactUrls, shownUrl } from '../util/urls.js';
 
 /** What `--otel` needs besides Booth: OpenTelemetry's API, its Node SDK and its OTLP/HTTP exporter. */
 export const OTEL_PACKAGES = ['@opentelemetry/api', '@opentelemetry/sdk-trace-node', '@opentelemetry/resources', '@opentelemetry/exporter-trace-otlp-http'] as const;
@@ -43,7 +44,8 @@ export async function startOtel(model: string, usage: number, warn: (message: st
   const failed = (reason: string) => {
     if (warned) return;
     warned = true;
-    warn(`--otel could not export the spans to ${endpoint}: ${reason}`);
+    // The endpoint may carry a key in its user part or query, as any URL Booth shows.
+    warn(`--otel could not export the spans to ${shownUrl(endpoint)}: ${redactUrls(reason)}`);
   };
   const exporter = new CollectorGate(new OTLPTraceExporter(configured === undefined ? { timeoutMillis: 5_000 } : {}), endpoint, (error) =>
     failed(`${reasonOf(error)}; the spans are dropped while nothing answers there (start the collector, or set OTEL_EXPORTER_OTLP_ENDPOINT)`),

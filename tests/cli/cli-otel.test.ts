@@ -85,6 +85,15 @@ describe('booth ask --otel', () => {
     expect(run.ms - plain.ms).toBeLessThan(1_500);
   }, 30_000);
 
+  it("the warning shows the collector's URL without its user, password or query", async () => {
+    const port = await closedPort();
+    const down = { ...env(), OTEL_EXPORTER_OTLP_ENDPOINT: `http://user:s3cretpw@127.0.0.1:${port}/v1/traces?api_key=SECRETKEY` };
+    server.provider.script.push({ text: envelope('Paris', 0.9) });
+    const run = await booth(['ask', 'Capital of France?', ...server.endpoint, '--otel'], undefined, down);
+    expect(run.stderr).toContain(`warning: --otel could not export the spans to http://***:***@127.0.0.1:${port}/v1/traces?api_key=***: connect ECONNREFUSED`);
+    expect(run.stderr).not.toMatch(/s3cretpw|SECRETKEY/);
+  }, 30_000);
+
   it('the collector is looked for as the command starts: one that refuses is said before the answer comes', async () => {
     const down = { ...env(), OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${await closedPort()}` };
     server.provider.script.push({ text: envelope('Paris', 0.9), delayMs: 3_000 });
