@@ -1,4 +1,3 @@
-import { writeFileSync } from 'node:fs';
 import { acheck } from '../api/acheck.js';
 import type { Sample } from '../decide/attempt.js';
 import type { AnswerSchema } from '../decide/schema.js';
@@ -6,6 +5,7 @@ import { askSpentLines } from './spent.js';
 import { numberText } from '../util/numbers.js';
 import { toHtml } from '../visualize/index.js';
 import { type EndpointFlags, OUTAGE } from './flags.js';
+import { writePage } from './batch/input.js';
 
 /** `booth ask`'s output: the answer, or why it was not accepted. */
 
@@ -13,7 +13,7 @@ import { type EndpointFlags, OUTAGE } from './flags.js';
 export async function printAnswer(result: Awaited<ReturnType<typeof acheck>>, flags: EndpointFlags & { json?: boolean; html?: string }, schema: AnswerSchema | undefined): Promise<void> {
   // A script can branch on the exit code alone: 0 accepted (VERIFIED, REPAIRED), 1 not, 3 no call returned.
   process.exitCode = result.status === 'VERIFIED' || result.status === 'REPAIRED' ? 0 : result.callFailed ? OUTAGE : 1;
-  if (flags.html) writeFileSync(flags.html, await toHtml(result));
+  if (flags.html) writePage('page', flags.html, await toHtml(result));
   if (flags.json) return console.log(JSON.stringify(result, null, 2));
   console.log(`status      ${result.status}`);
   // With --schema the answer may be any JSON value: shown as JSON, as `batch` writes it, so "42" is not 42.

@@ -3,7 +3,7 @@
  * handful of questions through check(), acheck() and checkWithEvidence(), so that every
  * status appears. `npm run demo` and `booth demo` run it.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Attempt } from '../decide/attempt.js';
 import { acheck } from '../api/acheck.js';
@@ -13,6 +13,7 @@ import type { BoothResult } from '../results/result.js';
 import { numberText } from '../util/numbers.js';
 import { envelope, scriptedModel, type ScriptStep } from '../testing/index.js';
 import { toHtml } from '../visualize/index.js';
+import { writePage } from './batch/input.js';
 
 interface Case {
   readonly title: string;
@@ -112,7 +113,7 @@ export async function runDemo(print: (line: string) => void, traceDir?: string):
     for (const line of describe(result)) print(line);
     if (traceDir) {
       const file = join(traceDir, `${index + 1}-${result.status.toLowerCase()}.html`);
-      writeFileSync(file, await toHtml(result));
+      writePage('page', file, await toHtml(result));
       print(`  html        ${file}`);
     }
   }

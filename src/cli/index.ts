@@ -4,7 +4,7 @@
  * file could not be read or written, or Redis could not be reached), 2 bad usage, 130
  * stopped by Ctrl-C.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { Command, CommanderError, Option } from 'commander';
 import { acheck } from '../api/acheck.js';
@@ -45,7 +45,7 @@ import {
 import { INTERRUPTED, localBatch, queuedBatch } from './batch/command.js';
 import { runRecord } from './batch/run-record.js';
 import { printAnswer } from './ask.js';
-import { checkWritable, CliFileError } from './batch/input.js';
+import { checkWritable, CliFileError, writePage } from './batch/input.js';
 import { ownVersion } from './version.js';
 import { writeReport } from './report/write.js';
 
@@ -192,7 +192,7 @@ export function program(): Command {
       if (labelled.length === 0) throw new CommanderError(1, 'booth.calibrate', `error: ${file} has no labelled results with a confidence`);
       const report = calibrate(labelled, flags.targetPrecision);
       const bySource = calibrateBySource(labelled, flags.targetPrecision);
-      if (flags.svg) writeFileSync(flags.svg, await reliabilitySvg(report, bySource));
+      if (flags.svg) writePage('chart', flags.svg, await reliabilitySvg(report, bySource));
       if (flags.json) return console.log(JSON.stringify({ ...report, bySource }, null, 2));
       console.log(`labelled results   ${report.count}`);
       console.log(`accuracy           ${report.accuracy.toFixed(3)}`);

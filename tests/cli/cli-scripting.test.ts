@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { envelope } from '../fixtures/helpers.js';
@@ -421,6 +421,16 @@ describe('booth: files it cannot use are named before any paid call', () => {
     const folder = await booth(['ask', 'q', ...server.endpoint, '--html', dir()]);
     expect(folder.code).toBe(1);
     expect(folder.stderr).toContain('Name a file, not a folder.');
+    expect(server.provider.received).toHaveLength(0);
+    // A link planted at the page's path would have the page written over the file it points at.
+    const victim = join(dir(), 'victim.txt');
+    writeFileSync(victim, 'keep me');
+    const linked = join(dir(), 'trace.html');
+    symlinkSync(victim, linked);
+    const link = await booth(['ask', 'q', ...server.endpoint, '--html', linked]);
+    expect(link.code).toBe(1);
+    expect(link.stderr).toContain(`error: cannot write the page ${linked} (--html): it is a symbolic link`);
+    expect(readFileSync(victim, 'utf8')).toBe('keep me');
     expect(server.provider.received).toHaveLength(0);
   }, 30_000);
 

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, linkSync, lstatSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readResultLines, reportModel } from '../../src/cli/report/model.js';
@@ -7,7 +7,7 @@ import { scriptJson } from '../../src/visualize/escape.js';
 import { runDot } from '../../src/visualize/run.js';
 import { envelope } from '../fixtures/helpers.js';
 import { batchFiles, booth, dir, resultsIn, useProvider } from '../fixtures/booth-process.js';
-import { reportLines, sampledLine } from '../fixtures/report-lines.js';
+import { reportLines, reportQuestions, sampledLine } from '../fixtures/report-lines.js';
 
 /** `booth report` and `booth batch --report`: what the page is computed from, and the command as a script sees it. */
 
@@ -197,6 +197,53 @@ describe('booth report', () => {
   }, 60_000);
 });
 
+describe('where a page is written', () => {
+  it('never over the results or questions it reads, by any path to them: exit 1, the file untouched', async () => {
+    const file = resultsFile(reportLines(3));
+    const before = readFileSync(file, 'utf8');
+    const onResults = await booth(['report', file, '-o', file]);
+    expect(onResults.code).toBe(1);
+    expect(onResults.stderr).toBe(`error: cannot write the report ${file}: it is ${file}, which this command reads; give the report a path of its own.\n`);
+    // A hard link is the same file by another name.
+    const alias = join(dir(), 'alias.html');
+    linkSync(file, alias);
+    const onAlias = await booth(['report', file, '-o', alias]);
+    expect(onAlias.code).toBe(1);
+    expect(onAlias.stderr).toContain('which this command reads');
+    const questions = join(dir(), 'questions.jsonl');
+    writeFileSync(questions, `${reportQuestions(3).join('\n')}\n`);
+    const onQuestions = await booth(['report', file, '--questions', questions, '-o', questions]);
+    expect(onQuestions.code).toBe(1);
+    expect(readFileSync(file, 'utf8')).toBe(before);
+    expect(readFileSync(questions, 'utf8')).toBe(`${reportQuestions(3).join('\n')}\n`);
+  }, 60_000);
+
+  it('never through a link planted at its path: the link and the file it points at are left as they were', async () => {
+    const folder = dir();
+    const victim = join(folder, 'victim.txt');
+    writeFileSync(victim, 'keep me');
+    const page = join(folder, 'report.html');
+    symlinkSync(victim, page);
+    const run = await booth(['report', resultsFile(reportLines(2)), '-o', page]);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain(`error: cannot write the report ${page}: it is a symbolic link, and Booth writes no page through a link`);
+    expect(readFileSync(victim, 'utf8')).toBe('keep me');
+    expect(lstatSync(page).isSymbolicLink()).toBe(true);
+  }, 60_000);
+
+  it('writes the page whole, in a new file renamed over the old one, and leaves no temporary file', async () => {
+    const folder = dir();
+    const page = join(folder, 'report.html');
+    writeFileSync(page, 'an older report');
+    const before = statSync(page).ino;
+    const run = await booth(['report', resultsFile(reportLines(2)), '-o', page]);
+    expect(run.code).toBe(0);
+    expect(readFileSync(page, 'utf8')).toMatch(/^<!doctype html>/i);
+    expect(statSync(page).ino).not.toBe(before);
+    expect(readdirSync(folder).filter((name) => name.endsWith('.tmp'))).toEqual([]);
+  }, 60_000);
+});
+
 describe('booth batch --report', () => {
   it('writes the report after the batch, each result with its question', async () => {
     server.provider.fallback = () => ({ text: envelope('Paris', 0.9) });
@@ -224,6 +271,16 @@ describe('booth batch --report', () => {
     const written = resultsIn(output).map((r) => String(r.id)).sort();
     expect(written).toHaveLength(2);
     expect(pageRows(readFileSync(page, 'utf8')).map((row) => row[0]).sort()).toEqual(written);
+  }, 60_000);
+
+  it('a report at the path of the output or the questions is refused before any call: exit 1', async () => {
+    const { input, output } = batchFiles(2);
+    for (const page of [output, input]) {
+      const run = await booth(['batch', input, '-o', output, ...server.endpoint, '--report', page]);
+      expect(run.code).toBe(1);
+      expect(run.stderr).toContain(`error: cannot write the report ${page}: it is ${page}, which this command reads`);
+    }
+    expect(server.provider.received).toHaveLength(0);
   }, 60_000);
 
   it('a report path that cannot be written is refused before any call: exit 1', async () => {

@@ -148,7 +148,7 @@ export function batchConsole(stoppedNow: string, stopping?: string) {
 }
 
 export async function localBatch(input: string, flags: BatchFlags): Promise<void> {
-  if (flags.report !== undefined) checkWritable('report', flags.report);
+  if (flags.report !== undefined) checkWritable('report', flags.report, [flags.output, input]);
   const schema = await schemaFrom(flags);
   const callFn = callFnFrom(flags);
   const run = runRecord(flags);
@@ -192,7 +192,7 @@ export async function localBatch(input: string, flags: BatchFlags): Promise<void
 
 /** `batch --queue`: the questions go to Redis, the workers check them, and this writes their lines. */
 export async function queuedBatch(input: string | null, target: RedisTarget, flags: BatchFlags & { name: string }): Promise<void> {
-  if (flags.report !== undefined) checkWritable('report', flags.report);
+  if (flags.report !== undefined) checkWritable('report', flags.report, [flags.output, input]);
   const libraries = await loadQueueLibraries('--queue', USAGE_ERROR);
   const release = lockOutput(flags.output);
   const client = await connectRedis(libraries, target, warn).catch((error: unknown) => {

@@ -1,4 +1,4 @@
-import { accessSync, closeSync, constants, existsSync, fstatSync, openSync, readFileSync, readSync, type Stats, statSync } from 'node:fs';
+import { accessSync, closeSync, constants, existsSync, fstatSync, lstatSync, openSync, readFileSync, readSync, type Stats, statSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { replaceFile } from '../../stores/atomic-file.js';
 import type { ConfidenceSource } from '../../decide/agreement.js';
@@ -64,25 +64,85 @@ const FILE_NAMES: Readonly<Record<FileRole, (path: string) => string>> = {
   system: (path) => `the system prompt file ${path} (--system-file)`,
   labelled: (path) => `the results file ${path}`,
   page: (path) => `the page ${path} (--html)`,
+  chart: (path) => `the chart ${path} (--svg)`,
   report: (path) => `the report ${path}`,
 };
 
 /**
- * Fails with a `CliFileError` unless `path` can be written: its folder exists and may be
- * written, and it is no folder itself. Asked before any paid call, so that a typo in the
+ * Fails with a `CliFileError` unless a page can be written at `path`: its folder exists and
+ * may be written, it is no folder and no link (see `writePage`), and it is none of the files
+ * in `readFrom`, which the command reads. Asked before any paid call, so that a typo in the
  * path does not cost the run.
  */
-export function checkWritable(role: FileRole, path: string): void {
+export function checkWritable(role: FileRole, path: string, readFrom: readonly (string | null | undefined)[] = []): void {
   try {
+    if (lstatOf(path)?.isSymbolicLink()) throw new Error(LINK_REFUSED);
     if (existsSync(path) && statSync(path).isDirectory()) throw Object.assign(new Error('illegal operation on a directory'), { code: 'EISDIR' });
     accessSync(dirname(resolve(path)), constants.W_OK);
+  } catch (error) {
+    throw new CliFileError(role, path, 'write', error);
+  }
+  checkNotRead(role, path, readFrom);
+}
+
+const LINK_REFUSED = 'it is a symbolic link, and Booth writes no page through a link (one planted in a shared folder could point at any file of yours); remove the link or give the path of the file itself';
+
+/** `lstat` of `path`, or null when nothing is there. */
+function lstatOf(path: string): Stats | null {
+  try {
+    return lstatSync(path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw error;
+  }
+}
+
+/**
+ * Fails with a `CliFileError` when `path` names one of the files the command reads (the
+ * results a report is made of, the questions): writing a page there would replace paid
+ * results with HTML. The same file is found by its path or, where it exists, by its device
+ * and inode, so a link or another spelling of the path does not hide it.
+ */
+export function checkNotRead(role: FileRole, path: string, readFrom: readonly (string | null | undefined)[]): void {
+  const target = identity(path);
+  for (const file of readFrom) {
+    if (file === null || file === undefined) continue;
+    const read = identity(file);
+    const same = resolve(file) === resolve(path) || (target !== null && read !== null && target === read);
+    if (same) throw new CliFileError(role, path, 'write', new Error(`it is ${file}, which this command reads; give the ${role} a path of its own`));
+  }
+}
+
+/** A file's device and inode, or null when it does not exist (yet). */
+function identity(path: string): string | null {
+  try {
+    const stats = statSync(path);
+    return `${stats.dev}:${stats.ino}`;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Writes a page (`--html`, `--svg`, a report) whole or not at all, never through a link: it
+ * is written to a new file beside `path`, opened exclusively, and renamed over it. A link
+ * at `path` is refused rather than followed or replaced: the user who made a link meant its
+ * target, and one planted in a shared folder points wherever its maker chose. A FIFO or a
+ * device named on purpose is written as it is.
+ */
+export function writePage(role: FileRole, path: string, text: string): void {
+  try {
+    const stats = lstatOf(path);
+    if (stats?.isSymbolicLink()) throw new Error(LINK_REFUSED);
+    if (stats !== null && !stats.isFile()) writeFileSync(path, text);
+    else replaceFile(path, text);
   } catch (error) {
     throw new CliFileError(role, path, 'write', error);
   }
 }
 
 /** What a file is to the command: it is named by its role in every message. */
-export type FileRole = 'questions' | 'results' | 'schema' | 'system' | 'labelled' | 'page' | 'report';
+export type FileRole = 'questions' | 'results' | 'schema' | 'system' | 'labelled' | 'page' | 'chart' | 'report';
 
 function fixFor(code: string | undefined, role: FileRole, path: string): string {
   const written = role === 'results' ? '; the lines already written are whole, and the same command goes on from them' : '';

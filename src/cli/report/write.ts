@@ -1,6 +1,5 @@
-import { writeFileSync } from 'node:fs';
 import { dotToSvg } from '../../visualize/index.js';
-import { checkWritable, CliFileError, readQuestions } from '../batch/input.js';
+import { checkWritable, readQuestions, writePage } from '../batch/input.js';
 import { readResultLines, reportModel } from './model.js';
 import { renderReport } from './page.js';
 
@@ -28,7 +27,7 @@ export interface ReportFiles {
 
 /** Writes the report of `files.results` to `files.page`; returns how many questions it holds. */
 export async function writeReport({ results, page, questions, warn }: ReportFiles): Promise<number> {
-  checkWritable('report', page);
+  checkWritable('report', page, [results, questions]);
   const lines = readResultLines(results, warn);
   if (lines.length === 0) throw new NoResultsError(results);
   // Only the question's text is read here: a line of the questions file it cannot use was
@@ -37,10 +36,6 @@ export async function writeReport({ results, page, questions, warn }: ReportFile
   const model = reportModel(results, lines, asked);
   const svgs: string[] = [];
   for (const dot of model.paths) svgs.push(await dotToSvg(dot));
-  try {
-    writeFileSync(page, renderReport(model, svgs));
-  } catch (error) {
-    throw new CliFileError('report', page, 'write', error);
-  }
+  writePage('report', page, renderReport(model, svgs));
   return lines.length;
 }
