@@ -149,13 +149,30 @@ export function labelOf(row: Readonly<Record<string, unknown>>): Labelled | null
   return { status, confidence, correct, bySource: confidenceBySource(row) ?? undefined };
 }
 
-/** Tries each reported confidence as the threshold, lowest first: the first that reaches the target wins. */
+/**
+ * Tries each reported confidence as the threshold, lowest first: the first that reaches the
+ * target wins. The answers a threshold accepts are those the next higher one accepts plus
+ * its own, so one sweep down the sorted confidences counts them all (filtering every result
+ * for each candidate was quadratic: 40 000 results took 109 s, in `booth report` too).
+ */
 function fitThreshold(results: readonly Labelled[], target: number): Calibration['threshold'] {
-  const candidates = [...new Set(results.map((r) => r.confidence))].sort((a, b) => a - b);
-  for (const value of candidates) {
-    const accepted = results.filter((r) => r.confidence >= value);
-    const precision = mean(accepted.map((r) => (r.correct ? 1 : 0)));
-    if (precision >= target) return { value, precision, coverage: accepted.length / results.length };
+  const sorted = [...results].sort((a, b) => b.confidence - a.confidence);
+  // Per distinct confidence, highest first: how many answers it accepts, and how many of them are correct.
+  const sweep: { value: number; accepted: number; correct: number }[] = [];
+  let accepted = 0;
+  let correct = 0;
+  for (let i = 0; i < sorted.length; ) {
+    const value = sorted[i]!.confidence;
+    for (; i < sorted.length && sorted[i]!.confidence === value; i += 1) {
+      accepted += 1;
+      if (sorted[i]!.correct) correct += 1;
+    }
+    sweep.push({ value, accepted, correct });
+  }
+  for (let k = sweep.length - 1; k >= 0; k -= 1) {
+    const candidate = sweep[k]!;
+    const precision = candidate.correct / candidate.accepted;
+    if (precision >= target) return { value: candidate.value, precision, coverage: candidate.accepted / results.length };
   }
   return null;
 }
