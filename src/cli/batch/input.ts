@@ -6,6 +6,7 @@ import type { CallRetryPolicy } from '../../decide/call-retries.js';
 import type { AnswerSchema } from '../../decide/schema.js';
 import type { TelemetryOptions } from '../../telemetry/settings.js';
 import type { JsonValue } from '../../reply/json-objects.js';
+import { isPlainObject } from '../../util/values.js';
 import { type Tally, tallyOf } from './summary.js';
 
 /** What a batch reads — its questions, the results of earlier runs, a schema file — each file checked before it is read. */
@@ -302,14 +303,21 @@ export function readEarlierResults(
   let redone = 0;
   for (const [index, line] of text.split('\n').entries()) {
     if (line.trim() === '') continue;
-    let row: Record<string, unknown>;
+    let parsed: unknown;
     try {
-      row = JSON.parse(line) as Record<string, unknown>;
+      parsed = JSON.parse(line);
     } catch {
       warn(`${file}:${index + 1}: an unfinished result line; its question is checked again`);
       dropped += 1;
       continue;
     }
+    // `null`, a number or an array is JSON but no line Booth writes: like a cut line, dropped, and its question (if any) checked again.
+    if (!isPlainObject(parsed)) {
+      warn(`${file}:${index + 1}: not a result line (not a JSON object); dropped`);
+      dropped += 1;
+      continue;
+    }
+    const row = parsed as Record<string, unknown>;
     const tally = tallyOf(row);
     if (retryFailed && tally?.everyCallFailed) {
       redone += 1;
