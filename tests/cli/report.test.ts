@@ -1,13 +1,13 @@
 import { existsSync, linkSync, lstatSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { readResultLines, reportModel } from '../../src/cli/report/model.js';
+import { MAX_DRAWN_PATHS, readResultLines, reportModel } from '../../src/cli/report/model.js';
 import { writeReport } from '../../src/cli/report/write.js';
 import { scriptJson } from '../../src/visualize/escape.js';
 import { runDot } from '../../src/visualize/run.js';
 import { envelope } from '../fixtures/helpers.js';
 import { batchFiles, booth, dir, resultsIn, useProvider } from '../fixtures/booth-process.js';
-import { reportLines, reportQuestions, sampledLine } from '../fixtures/report-lines.js';
+import { manyPathLines, reportLines, reportQuestions, sampledLine } from '../fixtures/report-lines.js';
 
 /** `booth report` and `booth batch --report`: what the page is computed from, and the command as a script sees it. */
 
@@ -63,11 +63,11 @@ describe('the report model', () => {
     expect(model.paths.length).toBeLessThan(8);
     expect(new Set(model.traces.map((t) => t.path)).size).toBe(model.paths.length);
     const lines = readResultLines(file, () => undefined);
-    model.traces.forEach((trace, i) => expect(model.paths[trace.path]).toBe(runDot(lines[i]!.result)));
+    model.traces.forEach((trace, i) => expect(model.paths[trace.path!]).toBe(runDot(lines[i]!.result)));
     const prompted = resultsFile(reportLines(16, { withPrompts: true }));
     const withPrompts = readResultLines(prompted, () => undefined);
     const drawn = reportModel(prompted, withPrompts, new Map());
-    drawn.traces.forEach((trace, i) => expect(drawn.paths[trace.path]).toBe(runDot(withPrompts[i]!.result)));
+    drawn.traces.forEach((trace, i) => expect(drawn.paths[trace.path!]).toBe(runDot(withPrompts[i]!.result)));
     // Without its prompts a line still says an attempt was followed by another.
     expect(model.traces[2]!.attempts[0]![5]).toBe('asked again (the line did not keep its prompts)');
     expect(model.traces[2]!.attempts[0]![3]).toBe('confidence 0.4 below the threshold 0.7');
@@ -115,6 +115,14 @@ describe('the report model', () => {
     const mixed = reportModel(two, readResultLines(two, () => undefined), new Map());
     expect(mixed.settings.map((r) => r![0])).toEqual([['model', 'm'], ['model', 'another-model']]);
     expect(mixed.traces.map((t) => t.settings)).toEqual([0, 1]);
+  });
+
+  it(`draws at most ${MAX_DRAWN_PATHS} distinct paths: a file of more leaves the rest undrawn, each trace saying so`, () => {
+    const lines = manyPathLines(MAX_DRAWN_PATHS + 5);
+    const file = resultsFile(lines);
+    const model = reportModel(file, readResultLines(file, () => undefined), new Map());
+    expect(model.paths).toHaveLength(MAX_DRAWN_PATHS);
+    expect(model.traces.map((t) => t.path)).toEqual([...Array.from({ length: MAX_DRAWN_PATHS }, (_, i) => i), ...Array(5).fill(null)]);
   });
 
   it('skips a line that is not a result, naming the line and the field, never the value', () => {

@@ -1,10 +1,11 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MAX_DRAWN_PATHS } from '../../src/cli/report/model.js';
 import { writeReport } from '../../src/cli/report/write.js';
 import { available, launchChromium } from '../fixtures/chromium.js';
 import { XSS_PAYLOADS } from '../fixtures/hostile-results.js';
-import { reportLines, reportQuestions, sampledLine } from '../fixtures/report-lines.js';
+import { manyPathLines, reportLines, reportQuestions, sampledLine } from '../fixtures/report-lines.js';
 
 /**
  * `booth report`'s page in Debian's Chromium: 10 000 questions load, filter, search and sort
@@ -149,6 +150,23 @@ describe.runIf(available)('the report page in a browser', () => {
     );
     expect(handlers).toEqual([]);
   }
+
+  it('a trace past the paths a report draws says it is not drawn and how to draw it', async () => {
+    const { url } = await report('many-paths', manyPathLines(MAX_DRAWN_PATHS + 1), null);
+    const opened = await open(url);
+    const { page } = opened;
+    await page.locator('#search').fill(`q${MAX_DRAWN_PATHS}`);
+    await page.locator('#rows tr[data-row]').first().click();
+    expect(await page.locator('#detail-diagram').textContent()).toBe(
+      `Not drawn: this file holds more distinct paths than a report draws (${MAX_DRAWN_PATHS}); toHtml(resultFrom(line)) from boothjs/visualize draws this one.`,
+    );
+    await page.keyboard.press('Escape');
+    await page.locator('#search').fill('q0');
+    await page.locator('#rows tr[data-row]').first().click();
+    expect(await page.locator('#detail-diagram svg').count()).toBe(1);
+    await expectInert(opened);
+    await page.close();
+  }, 120_000);
 
   it('a results file with markup in every field it may hold: nothing runs, nothing is fetched, every value reads as text', async () => {
     // `</script>` and `<!--` would end or bend the data's <script> if the JSON were written raw.

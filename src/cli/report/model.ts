@@ -46,8 +46,8 @@ export interface TraceView {
   readonly pairs: readonly (readonly [string, string])[];
   /** Which of the report's `settings` the run had: a batch's runs share them, so each is written once. */
   readonly settings: number;
-  /** Which of the report's path drawings is this run's. */
-  readonly path: number;
+  /** Which of the report's path drawings is this run's; null past `MAX_DRAWN_PATHS`. */
+  readonly path: number | null;
   /** Per attempt: `[#, answer, confidence, why, verdict kind, then, duration, tokens, raw reply]`. */
   readonly attempts: readonly (readonly [number, string, string, string, 'accepted' | 'rejected' | 'ambiguous', string, string, string | null, string])[];
   /** Per sampling attempt, its samples and how they voted; empty for a one-sample run. */
@@ -148,6 +148,14 @@ class LineRefused extends Error {
 }
 
 /**
+ * The most distinct paths a report draws. A batch's runs take a handful; a results file can
+ * hold as many as it has lines (each retry count is another path), and each drawing costs
+ * Graphviz ~30 ms and ~80 KB of page: 1 000 of them took 30 s and made a 79 MB page. Past
+ * this many, a trace says its path is not drawn and how to see it.
+ */
+export const MAX_DRAWN_PATHS = 200;
+
+/**
  * The report of `lines`. `questions`: the question asked, by id, for the table and its
  * search; a result line does not repeat it.
  */
@@ -195,7 +203,7 @@ export function reportModel(source: string, lines: readonly ReadLine[], question
     // a drawing, made once (drawing each of 10 000 runs took seconds). A test holds the two together.
     const drawn = JSON.stringify([result.trace.map((step) => step.state), result.prompts.map((prompt) => prompt.kind)]);
     let path = drawings.get(drawn);
-    if (path === undefined) {
+    if (path === undefined && drawings.size < MAX_DRAWN_PATHS) {
       const dot = runDot(result);
       path = paths.get(dot) ?? paths.size;
       paths.set(dot, path);
@@ -210,7 +218,7 @@ export function reportModel(source: string, lines: readonly ReadLine[], question
       settingsIndex.set(ran, runSettings);
       settings.push(result.settings === null ? null : [...runRows(record), ...settingsRows(result.settings)]);
     }
-    traces.push(traceView(result, hasPrompts, path, runSettings, row['expected'], correct));
+    traces.push(traceView(result, hasPrompts, path ?? null, runSettings, row['expected'], correct));
   }
   // As a batch's summary of the whole output: every line counts, none was checked by this command.
   const summary = summarize(tallies.length, tallies.length, 0, 0, false, tallies);
@@ -242,7 +250,7 @@ function runRows(record: RunRecord | null): [string, string][] {
 }
 
 /** One run's trace as the trace page words it (`renderHtml`): its header, its attempts and why, its prompts and steps. */
-function traceView(result: BoothResult, hasPrompts: boolean, path: number, settings: number, expected: unknown, correct: boolean | null): TraceView {
+function traceView(result: BoothResult, hasPrompts: boolean, path: number | null, settings: number, expected: unknown, correct: boolean | null): TraceView {
   const retried = hasPrompts ? retryReasons(result.prompts, result.method) : null;
   const pairs: [string, string][] = [
     ['answer', result.answer === null ? '—' : answerText(result.answer)],

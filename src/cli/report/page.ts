@@ -3,7 +3,7 @@ import { numberText } from '../../util/numbers.js';
 import { countText, durationText } from '../../visualize/explain.js';
 import { graphvizSvg, type Html, html, scriptJson } from '../../visualize/escape.js';
 import type { Calibration } from '../calibrate.js';
-import type { ReportModel } from './model.js';
+import { MAX_DRAWN_PATHS, type ReportModel } from './model.js';
 import { REPORT_SCRIPT } from './script.js';
 
 /**
@@ -103,7 +103,7 @@ ol.steps { columns: 3; padding-left: 22px; }
 /** The page of a report. */
 export function renderReport(model: ReportModel, svgs: readonly string[]): string {
   // The statuses start checked: the filter's set begins with every one.
-  const data = { rows: model.rows, statuses: Object.keys(model.summary.byStatus), settings: model.settings };
+  const data = { rows: model.rows, statuses: Object.keys(model.summary.byStatus), settings: model.settings, maxDrawn: MAX_DRAWN_PATHS };
   const script = REPORT_SCRIPT.text;
   const hash = createHash('sha256').update(script).digest('base64');
   const policy = `default-src 'none'; script-src 'sha256-${hash}'; style-src 'unsafe-inline'; img-src 'none'; base-uri 'none'; form-action 'none'`;

@@ -168,8 +168,9 @@ export const REPORT_SCRIPT = html`
     parts.push(element('h3', 'Path through the machine'));
     var figure = element('figure');
     figure.id = 'detail-diagram';
-    var drawing = byId('path-' + Number(t.path));
+    var drawing = t.path === null ? null : byId('path-' + Number(t.path));
     if (drawing !== null) figure.appendChild(drawing.content.cloneNode(true));
+    else figure.appendChild(element('p', 'Not drawn: this file holds more distinct paths than a report draws (' + data.maxDrawn + '); toHtml(resultFrom(line)) from boothjs/visualize draws this one.', 'muted small'));
     parts.push(figure);
     if (t.attempts.length > 0) {
       parts.push(element('h3', 'Attempts'));
