@@ -1,11 +1,10 @@
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
 import { checkpointMachine } from '../../machines/checkpoint/machine.js';
 import { acheck, check } from '../../src/index.js';
 import { machineGraph, machineToMermaid, toHtml, toMermaid, toSequence } from '../../src/visualize/index.js';
 import { envelope, scripted } from '../fixtures/helpers.js';
-import { available, launchChromium } from '../fixtures/chromium.js';
+import { available, useChromium } from '../fixtures/chromium.js';
 
 /**
  * The HTML trace in a real browser: Debian's Chromium, driven by playwright-core, with
@@ -16,22 +15,13 @@ import { available, launchChromium } from '../fixtures/chromium.js';
 const OUTPUT = new URL('../../test-output/', import.meta.url);
 
 describe.runIf(available)('in a browser, offline', () => {
-  let browser: Browser;
-
-  beforeAll(async () => {
-    browser = await launchChromium();
-    mkdirSync(OUTPUT, { recursive: true });
-  }, 30_000);
-
-  afterAll(async () => {
-    await browser?.close();
-  });
+  const browser = useChromium(OUTPUT);
 
   /** Opens a page of Booth's at 1 400 px, every request but file: and data: blocked and recorded. */
   async function open(html: string, name: string) {
     const file = new URL(`${name}.html`, OUTPUT);
     writeFileSync(file, html);
-    const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+    const page = await browser().newPage({ viewport: { width: 1400, height: 1000 } });
     const leaked: string[] = [];
     const consoleErrors: string[] = [];
     page.on('console', (message) => {
@@ -222,7 +212,7 @@ describe.runIf(available)('in a browser, offline', () => {
   it('Mermaid renders the sequence diagram of a sampled run', async () => {
     const model = scripted([envelope('Paris', 0.9), envelope('a;b#c"<d>', 0.8), { throws: new Error('503') }, ...Array(3).fill(envelope('Paris', 0.9))]);
     const source = toSequence(check(model.sync, 'q', { samples: 3 }));
-    const page = await browser.newPage();
+    const page = await browser().newPage();
     await page.setContent('<!doctype html><body></body>');
     await page.addScriptTag({ content: readFileSync(new URL('../../node_modules/mermaid/dist/mermaid.min.js', import.meta.url), 'utf8') });
     const svg = await page.evaluate(async (text) => {
@@ -239,7 +229,7 @@ describe.runIf(available)('in a browser, offline', () => {
   it('Mermaid renders every diagram Booth writes', async () => {
     const result = check(scripted(['junk', envelope('Paris', 0.9)]).sync, 'q');
     const diagrams = [machineToMermaid(checkpointMachine), toMermaid(result), toSequence(result)];
-    const page = await browser.newPage();
+    const page = await browser().newPage();
     await page.setContent('<!doctype html><body></body>');
     await page.addScriptTag({ content: readFileSync(new URL('../../node_modules/mermaid/dist/mermaid.min.js', import.meta.url), 'utf8') });
     const rendered = await page.evaluate(async (sources) => {

@@ -1,6 +1,6 @@
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readFileSync, writeFileSync } from 'node:fs';
+import type { Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
 import { createMachine } from 'xstate';
 import { check } from '../../src/index.js';
 import type { BoothResult } from '../../src/results/result.js';
@@ -11,7 +11,7 @@ import { sequence } from '../../src/visualize/sequence.js';
 import { everyFieldRuns } from '../fixtures/every-field-runs.js';
 import { hostileCopy, XSS_PAYLOADS } from '../fixtures/hostile-results.js';
 import { envelope, scripted } from '../fixtures/helpers.js';
-import { available, launchChromium } from '../fixtures/chromium.js';
+import { available, useChromium } from '../fixtures/chromium.js';
 
 /**
  * Booth's pages and pictures of runs whose every field holds markup, opened in Debian's
@@ -43,21 +43,12 @@ interface Opened {
 }
 
 describe.runIf(available)('hostile runs in a browser', () => {
-  let browser: Browser;
-
-  beforeAll(async () => {
-    browser = await launchChromium();
-    mkdirSync(OUTPUT, { recursive: true });
-  }, 30_000);
-
-  afterAll(async () => {
-    await browser?.close();
-  });
+  const browser = useChromium(OUTPUT);
 
   async function open(content: string, file: string): Promise<Opened> {
     const url = new URL(file, OUTPUT);
     writeFileSync(url, content);
-    const opened: Opened = { page: await browser.newPage(), requests: [], dialogs: [], errors: [] };
+    const opened: Opened = { page: await browser().newPage(), requests: [], dialogs: [], errors: [] };
     opened.page.on('dialog', (dialog) => {
       opened.dialogs.push(dialog.message());
       void dialog.dismiss();

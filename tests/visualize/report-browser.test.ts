@@ -1,9 +1,9 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { writeFileSync } from 'node:fs';
+import type { Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
 import { MAX_DRAWN_PATHS } from '../../src/cli/report/model.js';
 import { writeReport } from '../../src/cli/report/write.js';
-import { available, launchChromium } from '../fixtures/chromium.js';
+import { available, useChromium } from '../fixtures/chromium.js';
 import { XSS_PAYLOADS } from '../fixtures/hostile-results.js';
 import { manyPathLines, reportLines, reportQuestions, sampledLine } from '../fixtures/report-lines.js';
 
@@ -45,19 +45,10 @@ const timed = (page: Page, body: string) =>
   })()`);
 
 describe.runIf(available)('the report page in a browser', () => {
-  let browser: Browser;
-
-  beforeAll(async () => {
-    browser = await launchChromium();
-    mkdirSync(OUTPUT, { recursive: true });
-  }, 30_000);
-
-  afterAll(async () => {
-    await browser?.close();
-  });
+  const browser = useChromium(OUTPUT);
 
   async function open(url: URL): Promise<Opened> {
-    const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    const page = await browser().newPage({ viewport: { width: 1400, height: 900 } });
     const opened: Opened = { page, requests: [], dialogs: [], errors: [] };
     page.on('dialog', (dialog) => {
       opened.dialogs.push(dialog.message());
