@@ -4,6 +4,7 @@ import { acheck } from '../../api/acheck.js';
 import { retryAfterOf } from '../../decide/call-retries.js';
 import type { CheckpointStore } from '../../stores/store.js';
 import { untilNextMacrotask } from '../../util/macrotask.js';
+import { quotedText } from '../../util/values.js';
 import type { AsyncCallFn } from '../../decide/model-call.js';
 import { redisStore } from '../../stores/redis-store.js';
 import type { BatchCheckOptions } from '../batch/input.js';
@@ -326,13 +327,20 @@ async function joinRun(client: Redis, key: string, name: string, shared: Readonl
       `run ${name} has check flags in Redis that no worker wrote: ${key} ${problem}. If nothing else uses that key, stop the workers, delete it in Redis and start them again.`,
     );
   });
-  const differing = Object.keys({ ...run, ...shared }).filter((flag) => JSON.stringify(run[flag] ?? null) !== JSON.stringify(shared[flag] ?? null));
+  // Only this worker's flags are named: a key of the run's it does not know came from a newer Booth, or from
+  // whoever else writes to Redis, and is not printed, as a flag or otherwise.
+  const differing = Object.keys(shared).filter((flag) => JSON.stringify(Object.hasOwn(run, flag) ? run[flag] : null) !== JSON.stringify(shared[flag]));
+  // Unknown keys set to something other than "not given" mean checks this worker cannot make as the run's are made.
+  const unknown = Object.keys(run).filter((flag) => !Object.hasOwn(shared, flag) && run[flag] !== null).length;
   // Written by a Booth that did not know some flags, the run's settings lack them: not given is what they were.
-  if (differing.length === 0) return;
-  const show = (flags: Readonly<Record<string, unknown>>) => differing.map((flag) => `${flag} ${flags[flag] ?? '(not given)'}`).join(', ');
+  if (differing.length === 0 && unknown === 0) return;
+  // Values are Redis's: quoted, so no escape in them reaches the terminal.
+  const valueText = (value: JsonScalar | undefined) => (value === undefined || value === null ? '(not given)' : typeof value === 'string' ? quotedText(value) : String(value));
+  const show = (flags: Readonly<Record<string, JsonScalar>>) => differing.map((flag) => `${flag} ${valueText(Object.hasOwn(flags, flag) ? flags[flag] : undefined)}`).join(', ');
+  const others = unknown === 0 ? '' : `${differing.length === 0 ? '' : ' and '}${unknown} setting${unknown === 1 ? '' : 's'} this Booth does not know (written by a newer Booth, or not by Booth)`;
   throw new RunSettingsError(
-    `run ${name} is checked with ${show(run)}, as its first worker was started; this worker has ${show(shared)}. ` +
-      `Start it with the same flags, or give the batch another --name; if the first worker's were a mistake, stop the workers and delete ${key} in Redis.`,
+    `run ${name} is checked with ${show(run)}${others}, as its first worker was started; this worker has ${differing.length === 0 ? 'none of them' : show(shared)}. ` +
+      `Start it with the same flags (and the same Booth), or give the batch another --name; if the first worker's were a mistake, stop the workers and delete ${key} in Redis.`,
   );
 }
 
