@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { envelope } from '../fixtures/helpers.js';
 import { booth, dir, linesIn, resultsIn, spawnBooth, useProvider } from '../fixtures/booth-process.js';
 import { type RedisServer, startRedis } from '../fixtures/redis-server.js';
+import { jobIdOf } from '../../src/cli/queue/queue.js';
 
 // How fast a queued batch gets over a worker that dies, with the workers' default --lock-ms,
 // and what its progress line says meanwhile: real `booth worker` processes, one SIGKILLed, on a
@@ -138,4 +139,65 @@ describe('a worker that dies, with the default --lock-ms', () => {
     expect(resultsIn(output)).toHaveLength(2);
     await stopped([rescuer]);
   }, 120_000);
+});
+
+/** A `booth batch --queue` of `run` with no worker, once its progress bar is up; its output file is fresh. */
+async function waitingBatch(run: string, count: number): Promise<Worker> {
+  const batch = spawnBooth(['batch', questions(count), '--queue', redis.url, '--name', run, '-o', join(dir(), 'results.jsonl')]);
+  started.push(batch.child);
+  for (const deadline = Date.now() + 30_000; !batch.said().includes('booth batch |'); await sleep(20)) {
+    if (batch.child.exitCode !== null || Date.now() > deadline) throw new Error(`batch did not start: ${batch.said()}`);
+  }
+  return batch;
+}
+
+describe('booth:run:<run>:workers, the hash of worker lock timings, as Redis may hold it', () => {
+  it('200 000 entries: the waiting batch reads them every second without overflowing the stack', async () => {
+    const run = newRun();
+    const timing = JSON.stringify({ lockMs: 5000, renewMs: 1000, stalledMs: 1000 });
+    for (let start = 0; start < 200_000; start += 10_000) {
+      await client.hset(`booth:run:${run}:workers`, Object.fromEntries(Array.from({ length: 10_000 }, (_, i) => [`w${start + i}`, timing])));
+    }
+    const batch = await waitingBatch(run, 2);
+    // Several looks at the held questions, each reading the whole hash.
+    await sleep(4_000);
+    expect(batch.child.exitCode, batch.said()).toBeNull();
+    batch.child.kill('SIGINT');
+    const ended = await batch.done;
+    expect(ended.code, ended.stderr).toBe(130);
+    expect(ended.stderr).not.toContain('Maximum call stack');
+  }, 90_000);
+
+  it('a key that is not a hash: the waiting batch fails naming the key and the fix, not with Redis\'s bare WRONGTYPE', async () => {
+    const run = newRun();
+    const key = `booth:run:${run}:workers`;
+    await client.set(key, 'not a hash');
+    const batch = await booth(['batch', questions(1), '--queue', redis.url, '--name', run, '-o', join(dir(), 'results.jsonl')]);
+    expect(batch.code, batch.stderr).toBe(1);
+    expect(batch.stderr).toContain(`error: run ${run}: ${key} in Redis is not a hash of the run's workers`);
+    expect(batch.stderr).toContain('delete it in Redis and start the workers again');
+    expect(batch.stderr).not.toContain('WRONGTYPE');
+  }, 60_000);
+
+  it('timings no worker can have (Infinity from 1e999, over an hour) are passed over: the progress line never says "≤ Infinity s"', async () => {
+    const run = newRun();
+    await client.hset(
+      `booth:run:${run}:workers`,
+      'infinite',
+      '{"lockMs":1,"renewMs":1,"stalledMs":1e999}',
+      'two-hours',
+      JSON.stringify({ lockMs: 7_200_000, renewMs: 1_440_000, stalledMs: 1_440_000 }),
+    );
+    const batch = await waitingBatch(run, 2);
+    // One question active with no lock, as if its worker died and its lock lapsed.
+    const jobId = jobIdOf(0);
+    await client.lrem(`booth:queue:${run}:wait`, 0, jobId);
+    await client.lpush(`booth:queue:${run}:active`, jobId);
+    // With the default check interval (1 s) and a late timer's second, the question is soon no running worker's.
+    for (const deadline = Date.now() + 30_000; !batch.said().includes('no running worker re-queues it') && Date.now() < deadline; ) await sleep(100);
+    batch.child.kill('SIGINT');
+    const ended = await batch.done;
+    expect(ended.stderr).toContain('1 held by a worker that stopped answering, and no running worker re-queues it: start a booth worker');
+    expect(ended.stderr).not.toMatch(/Infinity|re-queued in ≤ \d{3,} s/);
+  }, 90_000);
 });

@@ -160,6 +160,28 @@ export function runKeys(name: string): RunKeys {
 export const DEFAULT_LOCK_MS = 5_000;
 
 /**
+ * The longest `--lock-ms`, and so the longest time of a LockTiming: an hour. A question held
+ * longer by a dead worker is no use to anyone, and a timing read from Redis beyond it (up to
+ * Infinity, as JSON's 1e999 reads) was not written by a worker, and is passed over.
+ */
+export const MAX_LOCK_MS = 3_600_000;
+
+/**
+ * `booth:run:N:workers` holding something other than a hash (WRONGTYPE): written by something
+ * other than Booth, as a foreign run settings key is, and refused the same way, naming the key
+ * and the fix. Not passed over: the key is the run's, and a foreign value there means something else
+ * writes into the run.
+ */
+export function workersKeyError(name: string, key: string): Error {
+  return new Error(
+    `run ${name}: ${key} in Redis is not a hash of the run's workers, so no worker can say it runs there: something other than Booth wrote it. If nothing else uses that key, delete it in Redis and start the workers again; or give the batch another --name.`,
+  );
+}
+
+/** Whether a Redis error is WRONGTYPE: a key holding another kind of value than the command's. */
+export const isWrongType = (error: unknown): boolean => error instanceof Error && /\bWRONGTYPE\b/.test(error.message);
+
+/**
  * How a worker holds its jobs, all from `--lock-ms`: BullMQ's lock lasts `lockMs` and is renewed
  * every `renewMs`, by a timer that runs while the check does, however long it takes; so only a
  * worker whose event loop stood still for `lockMs - renewMs` (4 s by default: a frozen VM, a
