@@ -168,6 +168,28 @@ describe('booth:run:<run>:workers, the hash of worker lock timings, as Redis may
     expect(ended.stderr).not.toContain('Maximum call stack');
   }, 90_000);
 
+  it('a SIGKILLed worker\'s entry, and entries no worker wrote, are removed by the next worker within four of their locks', async () => {
+    const run = newRun();
+    const key = `booth:run:${run}:workers`;
+    await client.hset(key, 'not-a-worker', 'null', 'infinite', '{"lockMs":1e999,"renewMs":1,"stalledMs":1,"at":1}');
+    const killed = await worker(run, 'killed', ['--lock-ms', '1000']);
+    const [killedId] = Object.keys(await client.hgetall(key));
+    expect(Object.keys(await client.hgetall(key))).toHaveLength(1);
+    killed.child.kill('SIGKILL');
+    await killed.done;
+    expect(Object.keys(await client.hgetall(key))).toEqual([killedId]);
+    const next = await worker(run, 'next', ['--lock-ms', '1000']);
+    // The killed worker's last rewrite was at most a lock before the kill: gone by four locks after it, and a rewrite later.
+    for (const deadline = Date.now() + 15_000; (await client.hexists(key, killedId as string)) === 1 && Date.now() < deadline; ) await sleep(200);
+    const left = await client.hgetall(key);
+    expect(Object.keys(left)).toHaveLength(1);
+    expect(Object.keys(left)).not.toContain(killedId);
+    expect(JSON.parse(Object.values(left)[0] as string)).toMatchObject({ lockMs: 1000, renewMs: 200, stalledMs: 200, at: expect.any(Number) });
+    await stopped([next]);
+    // A worker that stops says so itself.
+    expect(await client.exists(key)).toBe(0);
+  }, 90_000);
+
   it('a key that is not a hash: the waiting batch fails naming the key and the fix, not with Redis\'s bare WRONGTYPE', async () => {
     const run = newRun();
     const key = `booth:run:${run}:workers`;
@@ -178,6 +200,26 @@ describe('booth:run:<run>:workers, the hash of worker lock timings, as Redis may
     expect(batch.stderr).toContain('delete it in Redis and start the workers again');
     expect(batch.stderr).not.toContain('WRONGTYPE');
   }, 60_000);
+
+  it('a key that is not a hash: the worker exits 1 naming the key and the fix, and takes none of the jobs queued', async () => {
+    const run = newRun();
+    const key = `booth:run:${run}:workers`;
+    const queued = await waitingBatch(run, 1);
+    queued.child.kill('SIGINT');
+    expect((await queued.done).code).toBe(130);
+    await client.set(key, 'not a hash');
+    server.provider.received.length = 0;
+    const alone = spawnBooth(['worker', '--queue', redis.url, '--name', run, '--base-url', `${server.provider.url}/alone/v1`, '--model', 'test-model']);
+    started.push(alone.child);
+    const timer = setTimeout(() => alone.child.kill('SIGKILL'), 20_000);
+    const ended = await alone.done;
+    clearTimeout(timer);
+    expect(ended.signal, `still running after 20 s: ${ended.stderr}`).toBeNull();
+    expect(ended.code, ended.stderr).toBe(1);
+    expect(ended.stderr).toContain(`error: run ${run}: ${key} in Redis is not a hash of the run's workers`);
+    expect(server.provider.received).toHaveLength(0);
+    expect(await client.hlen(`booth:run:${run}:results`)).toBe(0);
+  }, 90_000);
 
   it('timings no worker can have (Infinity from 1e999, over an hour) are passed over: the progress line never says "≤ Infinity s"', async () => {
     const run = newRun();
