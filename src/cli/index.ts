@@ -21,7 +21,7 @@ import {
 } from './calibrate.js';
 import { runDemo } from './demo.js';
 import { startOtel } from './otel.js';
-import { connectRedis, DEFAULT_LOCK_MS, loadQueueLibraries, runName } from './queue/queue.js';
+import { connectRedis, DEFAULT_LOCK_MS, loadQueueLibraries, MAX_LOCK_MS, runName } from './queue/queue.js';
 import { RunSettingsError, startWorker } from './queue/worker.js';
 import {
   type BatchFlags,
@@ -124,7 +124,7 @@ export function program(): Command {
     .requiredOption('--name <run>', 'the run, as given to booth batch --name', runName)
     .option('--concurrency <n>', 'checks in flight at once in this worker', wholeNumber(1), 8)
     .option('--rate <n/s>', 'questions started per second by all the run\'s workers together (n/s, n/m or n/h)', rateLimit)
-    .option('--lock-ms <ms>', 'how long a question stays with a worker that stopped answering before another takes it (renewed every fifth of it)', wholeNumber(1_000), DEFAULT_LOCK_MS)
+    .option('--lock-ms <ms>', 'how long a question stays with a worker that stopped answering before another takes it (renewed every fifth of it)', wholeNumber(1_000, MAX_LOCK_MS), DEFAULT_LOCK_MS)
     .action(async (flags: WorkerFlags, command: Command) => {
       if (flags.queue === undefined && flags.queueEnv === undefined) usageError(command, "error: required option '--queue <url>' (or --queue-env <var>) not specified");
       const target = targetOf(command, flags);

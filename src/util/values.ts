@@ -126,3 +126,39 @@ const INHERITS_NOTHING: object = Object.freeze(Object.create(null) as object);
 export function blankRecord<T>(): Record<string, T> {
   return Object.create(INHERITS_NOTHING) as Record<string, T>;
 }
+
+/**
+ * Characters JSON.stringify lets through that a terminal acts on: the C1 controls (U+009B is a
+ * CSI, as ESC [ is), the bidi marks, embeddings, overrides and isolates that reorder what
+ * follows them on the line, and the line and paragraph separators.
+ */
+const TERMINAL_UNSAFE = /[\u0080-\u009f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+
+/** One code point (or lone surrogate) as quotedText writes it between the quotes. */
+const escapedChar = (char: string): string =>
+  JSON.stringify(char)
+    .slice(1, -1)
+    .replace(TERMINAL_UNSAFE, (unsafe) => `\\u${unsafe.charCodeAt(0).toString(16).padStart(4, '0')}`);
+
+/**
+ * A string from outside (Redis, a results file) as a message shows it: quoted, with every
+ * control character escaped as JSON escapes it and the TERMINAL_UNSAFE ones as `\uXXXX`, so
+ * nothing in it reaches the terminal as an escape or reorders the line; at most `max`
+ * characters in all, a longer one cut before the escape or code point that would pass it
+ * (never inside either: a surrogate pair stays whole) and ended with `…`.
+ */
+export function quotedText(text: string, max = 80): string {
+  const pieces: string[] = [];
+  let length = 2;
+  // Code point by code point, stopping at the cut: a long value costs no more than a short one.
+  for (const char of text) {
+    const piece = escapedChar(char);
+    pieces.push(piece);
+    length += piece.length;
+    if (length > max) {
+      while (length + '…'.length > max) length -= (pieces.pop() as string).length;
+      return `"${pieces.join('')}…"`;
+    }
+  }
+  return `"${pieces.join('')}"`;
+}

@@ -255,7 +255,7 @@ describe('the lines of a queued batch', () => {
       expect((await joined.done).code).toBe(0);
       expect(refused.code).toBe(2);
       expect(refused.stderr).toContain('run older is checked with --system (not given), --seed (not given), as its first worker was started;');
-      expect(refused.stderr).toMatch(/this worker has --system sha256:[0-9a-f]{64}, --seed 4\./);
+      expect(refused.stderr).toMatch(/this worker has --system "sha256:[0-9a-f]{64}", --seed 4\./);
       expect(refused.stderr).not.toContain('secret house rules');
     } finally {
       client.disconnect();

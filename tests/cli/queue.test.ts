@@ -411,6 +411,18 @@ describe('booth batch --queue with booth worker', () => {
     for (const w of await stopped([first])) expect(w.code).toBe(0);
   }, 60_000);
 
+  it('run settings in Redis holding terminal escapes and a key no Booth writes: the refusal quotes the values and names only known flags', async () => {
+    const run = newRun();
+    const hostile = '\u001b]0;pwned\u0007\u001b[2J\u009b31m\u202eEVIL';
+    await client.set(`booth:run:${run}:settings`, JSON.stringify({ '--model': hostile, '\u001b[32mfake-flag': 1 }));
+    const refused = await booth(['worker', '--queue', redis.url, '--name', run, ...server.endpoint]);
+    expect(refused.code, refused.stderr).toBe(2);
+    expect(refused.stderr).toContain(`error: run ${run} is checked with --model "\\u001b]0;pwned\\u0007\\u001b[2J\\u009b31m\\u202eEVIL", `);
+    expect(refused.stderr).toContain('and 1 setting this Booth does not know');
+    expect(refused.stderr).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/);
+    expect(refused.stderr).not.toContain('fake-flag');
+  }, 30_000);
+
   it('a question whose job fails is reported with its reason, and the batch ends with exit 1 once nothing else is left', async () => {
     server.provider.fallback = scriptedModel(5);
     const input = questions(3);

@@ -4,6 +4,7 @@ import { readBaseURL } from '../../adapters/openai-compatible.js';
 import type { ConfidenceSource } from '../../decide/agreement.js';
 import { checkLineRecord } from '../../results/stored.js';
 import { readSchemaText } from '../json-schema.js';
+import { quotedText } from '../../util/values.js';
 import { ownVersion } from '../version.js';
 
 /**
@@ -114,15 +115,15 @@ const COMPARED: ReadonlyArray<{ readonly name: string; readonly was: (line: Earl
 ];
 
 /**
- * A value as a message shows it: digests shortened, strings quoted and escaped and at most
- * 80 characters long (a model name read from a file may hold anything, at any length).
+ * A value as a message shows it: digests shortened, strings as quotedText shows them, at most
+ * 80 characters long (a model name read from a file may hold anything, at any length: terminal
+ * escapes and bidi overrides included).
  */
 function shown(value: Value, isPrivate: boolean): string {
   if (value === null) return 'none';
   if (isPrivate) return `${String(value).slice(0, 'sha256:'.length + 12)}…`;
   if (typeof value === 'number') return String(value);
-  const quoted = JSON.stringify(value);
-  return quoted.length > 80 ? `${quoted.slice(0, 78)}…"` : quoted;
+  return quotedText(value, 80);
 }
 
 /** A rerun into an output whose lines were made with other settings, refused before any call; the CLI makes it a usage error. */

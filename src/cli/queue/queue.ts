@@ -19,7 +19,9 @@ import type { JsonValue } from '../../reply/json-objects.js';
  * - `booth:run:N:finished`, a stream of job ids in the order their results were written,
  *   which the waiting batch reads from a cursor instead of scanning the results;
  * - `booth:run:N:settings`, the check flags the first worker was started with;
- * - `booth:run:N:workers`, a hash of BullMQ worker id → its LockTiming, while it runs;
+ * - `booth:run:N:workers`, a hash of BullMQ worker id → its LockTiming and when it last said it
+ *   runs (`at`, Redis's clock): rewritten by each worker every lock, and an entry left unrefreshed
+ *   (a worker SIGKILLed) is removed by the next worker's rewrite (see WORKER_ENTRY_STALE);
  * - `booth:run:N:checkpoint:<job id>`, each question's checkpoint while it is under way.
  */
 
@@ -158,6 +160,37 @@ export function runKeys(name: string): RunKeys {
  * BullMQ's defaults (a 30 s lock, looked for every 30 s) took up to a minute.
  */
 export const DEFAULT_LOCK_MS = 5_000;
+
+/**
+ * The longest `--lock-ms`, and so the longest time of a LockTiming: an hour. A question held
+ * longer by a dead worker is no use to anyone, and a timing read from Redis beyond it (up to
+ * Infinity, as JSON's 1e999 reads) was not written by a worker, and is passed over.
+ */
+export const MAX_LOCK_MS = 3_600_000;
+
+/**
+ * An entry of `booth:run:N:workers` is removed once it has gone this many of its worker's
+ * locks without being rewritten. It is needed only to judge that worker's locks and to bound
+ * the wait after they lapse: a dead worker's last rewrite came at most one lock before its
+ * death, its locks lapse at most one lock after it, and one stalled-job check (a fifth) plus a
+ * late timer (a second, as the batch allows) follows: four locks cover that, a lock being a second
+ * at least, and leave room for a rewrite that a loaded machine runs late.
+ */
+export const WORKER_ENTRY_STALE = 4;
+
+/**
+ * `booth:run:N:workers` holding something other than a hash (WRONGTYPE): written by something
+ * other than Booth, as a foreign run settings key is, and refused the same way, naming the key
+ * and the fix. Not passed over: no worker can write its entry there, so the run cannot go on.
+ */
+export function workersKeyError(name: string, key: string): Error {
+  return new Error(
+    `run ${name}: ${key} in Redis is not a hash of the run's workers, so no worker can say it runs there: something other than Booth wrote it. If nothing else uses that key, delete it in Redis and start the workers again; or give the batch another --name.`,
+  );
+}
+
+/** Whether a Redis error is WRONGTYPE: a key holding another kind of value than the command's. */
+export const isWrongType = (error: unknown): boolean => error instanceof Error && /\bWRONGTYPE\b/.test(error.message);
 
 /**
  * How a worker holds its jobs, all from `--lock-ms`: BullMQ's lock lasts `lockMs` and is renewed

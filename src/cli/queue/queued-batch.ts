@@ -5,7 +5,7 @@ import type { Redis } from 'ioredis';
 import { type BatchOutput, ResultLines } from '../batch/output.js';
 import { type BatchSummary, summarize } from '../batch/summary.js';
 import { type Question, readEarlierResults, readQuestions } from '../batch/input.js';
-import { DEFAULT_LOCK_MS, jobIdOf, type LockTiming, lockTiming, type QuestionJob, QUEUE_PREFIX, type QueueLibraries, runKeys } from './queue.js';
+import { DEFAULT_LOCK_MS, isWrongType, jobIdOf, type LockTiming, lockTiming, MAX_LOCK_MS, type QuestionJob, QUEUE_PREFIX, type QueueLibraries, runKeys, workersKeyError } from './queue.js';
 
 /**
  * `booth batch --queue`: puts one BullMQ job per question in Redis, then waits while the
@@ -250,16 +250,22 @@ class HeldJobs {
     const active = (await this.#client.lrange(`${base}active`, 0, -1)).filter((jobId) => waiting.has(jobId));
     const pipeline = this.#client.pipeline().hgetall(this.#workers);
     for (const jobId of active) pipeline.get(`${base}${jobId}:lock`).pttl(`${base}${jobId}:lock`);
-    const replies = ((await pipeline.exec()) ?? []).map(([error, value]) => {
+    const replies = ((await pipeline.exec()) ?? []).map(([error, value], index) => {
+      // As for a foreign run settings key (booth worker): the key and the fix, not Redis's bare error.
+      if (error && index === 0 && isWrongType(error)) throw workersKeyError(this.#name, this.#workers);
       if (error) throw error;
       return value;
     });
-    const timings = new Map(Object.entries(replies[0] as Record<string, string>).flatMap(([id, text]) => {
-      const timing = lockTimingOf(text);
-      return timing === null ? [] : [[id, timing] as const];
-    }));
+    const timings = new Map<string, LockTiming>();
     // A lapsed lock names no worker: the longest check interval of the run's workers bounds the wait.
-    const stalledMs = Math.max(lockTiming(DEFAULT_LOCK_MS).stalledMs, ...[...timings.values()].map((timing) => timing.stalledMs));
+    let stalledMs = lockTiming(DEFAULT_LOCK_MS).stalledMs;
+    // A loop, not Math.max(...spread): the hash's size is Redis's, and a spread of some 100 000 overflows the stack.
+    for (const [id, text] of Object.entries(replies[0] as Record<string, string>)) {
+      const timing = lockTimingOf(text);
+      if (timing === null) continue;
+      timings.set(id, timing);
+      stalledMs = Math.max(stalledMs, timing.stalledMs);
+    }
     const now = performance.now();
     let held = 0;
     let orphaned = 0;
@@ -293,7 +299,11 @@ class HeldJobs {
   }
 }
 
-/** A LockTiming as a worker wrote it; Redis is shared, so anything else is none. */
+/**
+ * A LockTiming as a worker wrote it; Redis is shared, so anything else is none: times a worker
+ * cannot have (more than MAX_LOCK_MS, up to the Infinity that `1e999` reads as) would put a
+ * wait of that long on the progress line.
+ */
 function lockTimingOf(text: string): LockTiming | null {
   let value: unknown;
   try {
@@ -302,6 +312,8 @@ function lockTimingOf(text: string): LockTiming | null {
     return null;
   }
   const timing = value as Partial<Record<keyof LockTiming, unknown>> | null;
-  const valid = typeof timing === 'object' && timing !== null && [timing.lockMs, timing.renewMs, timing.stalledMs].every((ms) => typeof ms === 'number' && ms > 0);
-  return valid ? (timing as LockTiming) : null;
+  if (typeof timing !== 'object' || timing === null) return null;
+  const { lockMs, renewMs, stalledMs } = timing;
+  const valid = [lockMs, renewMs, stalledMs].every((ms) => typeof ms === 'number' && Number.isFinite(ms) && ms > 0 && ms <= MAX_LOCK_MS);
+  return valid ? { lockMs: lockMs as number, renewMs: renewMs as number, stalledMs: stalledMs as number } : null;
 }

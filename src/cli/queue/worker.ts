@@ -4,12 +4,13 @@ import { acheck } from '../../api/acheck.js';
 import { retryAfterOf } from '../../decide/call-retries.js';
 import type { CheckpointStore } from '../../stores/store.js';
 import { untilNextMacrotask } from '../../util/macrotask.js';
+import { quotedText } from '../../util/values.js';
 import type { AsyncCallFn } from '../../decide/model-call.js';
 import { redisStore } from '../../stores/redis-store.js';
 import type { BatchCheckOptions } from '../batch/input.js';
 import { resultRow } from '../batch/output.js';
 import type { RunRecord } from '../batch/run-record.js';
-import { bullmqTiming, lockTiming, type QuestionJob, QUEUE_PREFIX, type QueueLibraries, runKeys } from './queue.js';
+import { bullmqTiming, isWrongType, type LockTiming, lockTiming, MAX_LOCK_MS, type QuestionJob, QUEUE_PREFIX, type QueueLibraries, runKeys, WORKER_ENTRY_STALE, workersKeyError } from './queue.js';
 
 /**
  * `booth worker`: takes the jobs of one run from BullMQ and checks each question with
@@ -210,10 +211,33 @@ export async function startWorker(settings: WorkerSettings): Promise<RunningWork
     // Here a stall costs at most the call in flight, and one dead machine can stall a job once
     // per restart: a few are allowed before the job is given up.
     maxStalledCount: 5,
+    // Started below, once the worker is in the run's hash: a failed write then leaves no job taken.
+    autorun: false,
   });
   // The batch reads a lock's worker from its token, and this, to tell a lock that is renewed from one left to lapse.
-  await client.hset(keys.workers, worker.id, JSON.stringify(timing));
-  const stopped = new Promise<void>((resolve) => worker.once('closed', () => resolve()));
+  try {
+    await sayRunning(client, keys.workers, worker.id, timing);
+  } catch (error) {
+    // Not yet running, the worker still holds connections that would keep the process alive after the error.
+    await worker.close(true);
+    throw isWrongType(error) ? workersKeyError(name, keys.workers) : error;
+  }
+  // Rewritten every lock, so that an entry no one rewrites is a dead worker's, which the next rewrite removes.
+  let toldRewrite = false;
+  const rewrite = setInterval(() => {
+    sayRunning(client, keys.workers, worker.id, timing).catch((error: unknown) => {
+      // Without Redis the client says so itself; a key overwritten since the start is said once: only the batch's note misses this worker.
+      if (!isWrongType(error) || toldRewrite) return;
+      toldRewrite = true;
+      settings.warn(workersKeyError(name, keys.workers).message);
+    });
+  }, timing.lockMs);
+  const stopped = new Promise<void>((resolve) =>
+    worker.once('closed', () => {
+      clearInterval(rewrite);
+      resolve();
+    }),
+  );
   worker.on('failed', (job, error) => {
     if (job && !(error instanceof Leaving)) settings.warn(`question ${JSON.stringify(job.data.id)} failed: ${error.message}`);
   });
@@ -225,17 +249,49 @@ export async function startWorker(settings: WorkerSettings): Promise<RunningWork
   worker.on('error', (error) => {
     if (!/ECONNREFUSED|Connection is closed|ECONNRESET|Missing lock|Missing key/.test(error.message)) settings.warn(`worker: ${error.message}`);
   });
+  // As BullMQ's autorun does: an error of its main loop is the worker's.
+  worker.run().catch((error: unknown) => worker.emit('error', error as Error));
   await worker.waitUntilReady();
   return {
     stopped,
     stop: async (now) => {
       if (now) for (const controller of inFlight.values()) controller.abort(new Leaving({ kind: 'stop' }));
       // Not awaited: without Redis it would wait for ever. Sent before the QUIT that ends the worker,
-      // it goes first; left behind, it names a worker whose locks are gone, misleading no one.
+      // it goes first; left behind, it names a worker whose locks are gone, misleading no one, until the
+      // next worker's rewrite removes it. No rewrite is sent after it.
+      clearInterval(rewrite);
       client.hdel(keys.workers, worker.id).catch(() => undefined);
       await worker.close();
     },
   };
+}
+
+/**
+ * Writes the worker's entry in the run's hash, its LockTiming and `at` (now, by Redis's clock:
+ * the workers' machines may disagree), and removes every entry not rewritten for
+ * WORKER_ENTRY_STALE of its own locks, or that no worker wrote: SIGKILLed workers leave theirs
+ * behind, and without this the hash of a long run would only grow. Pruned here rather than by
+ * a TTL on the hash, which any live worker would keep renewing for the dead ones' entries too;
+ * and by the workers rather than the batch, which need not be running. One script, so that the
+ * entries read are the entries pruned. An entry of an older Booth's worker, without `at`, goes
+ * too: the batch's note then misses that worker's held questions, which is all the entry is for.
+ */
+const SAY_RUNNING = `local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+local entries = redis.call('HGETALL', KEYS[1])
+for i = 1, #entries, 2 do
+  local ok, entry = pcall(cjson.decode, entries[i + 1])
+  local live = ok and type(entry) == 'table' and type(entry.at) == 'number' and type(entry.lockMs) == 'number'
+    and entry.lockMs > 0 and entry.lockMs <= tonumber(ARGV[4]) and math.abs(now - entry.at) <= tonumber(ARGV[3]) * entry.lockMs
+  if not live then redis.call('HDEL', KEYS[1], entries[i]) end
+end
+local timing = cjson.decode(ARGV[2])
+timing.at = now
+redis.call('HSET', KEYS[1], ARGV[1], cjson.encode(timing))
+return 1`;
+
+async function sayRunning(client: Redis, key: string, id: string, timing: LockTiming): Promise<void> {
+  await client.eval(SAY_RUNNING, 1, key, id, JSON.stringify(timing), WORKER_ENTRY_STALE, MAX_LOCK_MS);
 }
 
 /**
@@ -326,13 +382,20 @@ async function joinRun(client: Redis, key: string, name: string, shared: Readonl
       `run ${name} has check flags in Redis that no worker wrote: ${key} ${problem}. If nothing else uses that key, stop the workers, delete it in Redis and start them again.`,
     );
   });
-  const differing = Object.keys({ ...run, ...shared }).filter((flag) => JSON.stringify(run[flag] ?? null) !== JSON.stringify(shared[flag] ?? null));
+  // Only this worker's flags are named: a key of the run's it does not know came from a newer Booth, or from
+  // whoever else writes to Redis, and is not printed, as a flag or otherwise.
+  const differing = Object.keys(shared).filter((flag) => JSON.stringify(Object.hasOwn(run, flag) ? run[flag] : null) !== JSON.stringify(shared[flag]));
+  // Unknown keys set to something other than "not given" mean checks this worker cannot make as the run's are made.
+  const unknown = Object.keys(run).filter((flag) => !Object.hasOwn(shared, flag) && run[flag] !== null).length;
   // Written by a Booth that did not know some flags, the run's settings lack them: not given is what they were.
-  if (differing.length === 0) return;
-  const show = (flags: Readonly<Record<string, unknown>>) => differing.map((flag) => `${flag} ${flags[flag] ?? '(not given)'}`).join(', ');
+  if (differing.length === 0 && unknown === 0) return;
+  // Values are Redis's: quoted, so no escape in them reaches the terminal.
+  const valueText = (value: JsonScalar | undefined) => (value === undefined || value === null ? '(not given)' : typeof value === 'string' ? quotedText(value) : String(value));
+  const show = (flags: Readonly<Record<string, JsonScalar>>) => differing.map((flag) => `${flag} ${valueText(Object.hasOwn(flags, flag) ? flags[flag] : undefined)}`).join(', ');
+  const others = unknown === 0 ? '' : `${differing.length === 0 ? '' : ' and '}${unknown} setting${unknown === 1 ? '' : 's'} this Booth does not know (written by a newer Booth, or not by Booth)`;
   throw new RunSettingsError(
-    `run ${name} is checked with ${show(run)}, as its first worker was started; this worker has ${show(shared)}. ` +
-      `Start it with the same flags, or give the batch another --name; if the first worker's were a mistake, stop the workers and delete ${key} in Redis.`,
+    `run ${name} is checked with ${show(run)}${others}, as its first worker was started; this worker has ${differing.length === 0 ? 'none of them' : show(shared)}. ` +
+      `Start it with the same flags (and the same Booth), or give the batch another --name; if the first worker's were a mistake, stop the workers and delete ${key} in Redis.`,
   );
 }
 
