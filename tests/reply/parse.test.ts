@@ -1,5 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
-import { decimalString, EMPTY_REPLY_ERROR, MAX_DEPTH, NO_OBJECT_ERROR, parseReply, type Reading } from '../../src/reply/parse.js';
+import { decimalString, EMPTY_REPLY_ERROR, MAX_DEPTH, NO_OBJECT_ERROR, parseReply, type Reading, readObject } from '../../src/reply/parse.js';
+import type { JsonObject } from '../../src/reply/json-objects.js';
 import { envelope } from '../fixtures/helpers.js';
 
 function read(text: string): Reading {
@@ -423,6 +424,34 @@ describe('§4 rules', () => {
     const reading = read('{"answer": "x", "confidence": 0.9, "list": [1, {"a": 1}]}');
     expect(Object.isFrozen(reading.parsed)).toBe(true);
     expect(Object.isFrozen(reading.parsed['list'])).toBe(true);
+  });
+});
+
+/**
+ * readObject judges the object a parseFn returns. Its callers' tests (tests/api/) are not among
+ * the reader's mutation tests, so it is pinned here against parseReply of the same object's text.
+ */
+describe('readObject: an object from a parseFn is judged as a reply holding it would be', () => {
+  it('an object that breaks no rule reads as parseReply reads its JSON, frozen all through', () => {
+    const object = { answer: 'Paris', confidence: 0.9, ambiguous: 'false', source: { pages: [1, 2] } };
+    const reading = readObject(object);
+    expect(reading).toEqual(parseReply(JSON.stringify(object)));
+    expect(reading.ok && Object.isFrozen(reading.parsed['source'])).toBe(true);
+  });
+
+  it('an object that breaks a rule is rejected in the words a reply holding it gets', () => {
+    const broken: JsonObject[] = [{ answer: 'Paris', confidence: 2 }, { answer: 'Paris' }, { answer: ' ', confidence: 0.5 }];
+    for (const object of broken) {
+      expect(readObject(object)).toEqual({ ok: false, error: errorOf(JSON.stringify(object)) });
+    }
+  });
+
+  it('an object answer is rejected unless anyAnswer is given, as by parseReply', () => {
+    const object = { answer: { city: 'Paris' }, confidence: 0.9 };
+    expect(readObject(object)).toEqual({ ok: false, error: errorOf(JSON.stringify(object)) });
+    const reading = readObject(object, true);
+    expect(reading).toEqual(parseReply(JSON.stringify(object), true));
+    expect(reading.ok && reading.answer).toEqual({ city: 'Paris' });
   });
 });
 
