@@ -34,7 +34,7 @@ const ENTRIES = [
     code: [
       `import { acheck } from 'boothjs';`,
       `import { openAICompatible } from 'boothjs/adapters';`,
-      `globalThis.result = acheck(openAICompatible({ baseUrl: 'https://example.com/v1', model: 'm' }), 'q');`,
+      `globalThis.result = acheck(openAICompatible({ baseURL: 'https://example.com/v1', model: 'm' }), 'q');`,
     ].join('\n'),
   },
   {
