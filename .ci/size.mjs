@@ -85,9 +85,16 @@ async function bundle(entry, external, alias = {}) {
     console.error(`size: ${entry.name} does not bundle for the browser:\n  ${problems.join('\n  ')}`);
     process.exit(1);
   });
+  // What esbuild warns of, an app's bundler will warn its author of: shown, once, not failed on.
+  for (const { text, location } of built.warnings) {
+    const warning = `size: warning bundling ${entry.name}: ${text}${location ? ` (${location.file}:${location.line})` : ''}`;
+    if (!warned.has(warning)) console.error(warning);
+    warned.add(warning);
+  }
   const [output] = built.outputFiles;
   return { minified: output.contents.length, gzip: gzipSync(output.contents, { level: 9 }).length, metafile: built.metafile };
 }
+const warned = new Set();
 
 const bytes = (n) => `${n.toLocaleString('en-US')} B`;
 const row = (label, { minified, gzip }, sign = '') =>
