@@ -11,7 +11,6 @@ import { envelope, scriptedModel } from 'boothjs/testing';
 import { toSvg } from 'boothjs/visualize';
 
 const QUESTION = 'What is the capital of France?';
-const THRESHOLD = 0.7;
 
 // Stands in for a model behind `fetch`: swap `model.async` for `openAICompatible({ … })` from
 // 'boothjs/adapters' to ask a real one.
@@ -29,16 +28,17 @@ const show = (id: string, text: string) => {
 
 async function main(): Promise<void> {
   show('question', QUESTION);
-  const result = await acheck(model.async, QUESTION, { threshold: THRESHOLD });
+  const result = await acheck(model.async, QUESTION, { threshold: 0.7 });
 
   show('status', result.status);
   show('answer', result.answer === null ? '—' : String(result.answer));
   show('confidence', result.confidence === null ? '—' : String(result.confidence));
+  // Every attempt but the last made the run ask again; the last ended it.
   element('attempts').replaceChildren(
-    ...result.attempts.map((attempt) => {
+    ...result.attempts.map((attempt, i) => {
       const item = document.createElement('li');
-      const accepted = attempt.confidence !== null && attempt.confidence >= THRESHOLD;
-      item.textContent = `${String(attempt.answer)} at confidence ${String(attempt.confidence)}: ${accepted ? 'accepted' : `below ${THRESHOLD}, asked again`}`;
+      const then = i < result.attempts.length - 1 ? 'asked again' : result.status;
+      item.textContent = `${String(attempt.answer)}, confidence ${String(attempt.confidence)} → ${then}`;
       return item;
     }),
   );

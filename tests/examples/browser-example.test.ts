@@ -72,8 +72,8 @@ describe.runIf(available)('the browser example', () => {
     expect(await page.locator('#answer').textContent()).toBe('Paris');
     expect(await page.locator('#confidence').textContent()).toBe('0.9');
     expect(await page.locator('#attempts li').allTextContents()).toEqual([
-      'Lyon at confidence 0.3: below 0.7, asked again',
-      'Paris at confidence 0.9: accepted',
+      'Lyon, confidence 0.3 → asked again',
+      'Paris, confidence 0.9 → REPAIRED',
     ]);
     expect(await page.locator('#path').textContent()).toBe(
       'calling → parsing → ambiguityGate → confidenceGate → reconsidering → calling → parsing → ambiguityGate → confidenceGate → repaired',
