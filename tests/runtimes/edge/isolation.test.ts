@@ -19,6 +19,11 @@ describe('the edge run', () => {
     }
   });
 
+  it('refuses code made from strings, as the Edge Runtime does, so a Booth module using eval would fail here', () => {
+    expect(() => new Function('return 1')).toThrow(EvalError);
+    expect(() => (0, eval)('1')).toThrow(EvalError);
+  });
+
   it('evaluates Booth and XState in the edge VM\'s own realm, not in Node\'s', () => {
     // @edge-runtime/vm keeps Node's Object under this symbol, to make instanceof work across the two realms.
     const nodeObject = global[Symbol.for('node:Object')] as ObjectConstructor | undefined;
