@@ -4,7 +4,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../../.."
 node22=tests/runtimes/node22/node_modules/.bin/node
 if [ ! -x "$node22" ]; then
-  echo "Node 22 is not installed here: run npm ci --prefix tests/runtimes/node22 (linux x64 or arm64)." >&2
+  echo "Node 22 is not installed here: run bash tests/runtimes/install.sh (linux x64 or arm64)." >&2
   exit 1
 fi
 echo "Node $("$node22" --version) from $node22"
