@@ -1,4 +1,4 @@
-import type { AnyStateMachine } from 'xstate';
+import { and, type AnyStateMachine, not, or } from 'xstate';
 
 /**
  * The drawable shape of a machine, read from its own state nodes: every state, and every
@@ -73,14 +73,27 @@ function eventName(type: string): string {
   return type;
 }
 
+/**
+ * XState's `and`, `or` and `not` guards, known by the evaluator each one carries: a bundler
+ * renames the functions themselves (`and2`, `t`), so their names say nothing once bundled.
+ */
+const evaluator = (guard: unknown): unknown => (guard as { check?: unknown }).check;
+const COMBINATORS = new Map<unknown, string>([
+  [evaluator(and([])), 'and'],
+  [evaluator(or([])), 'or'],
+  [evaluator(not(() => true)), 'not'],
+]);
+
 /** Names a guard as the machine spells it: `canRetry`, `parseFailed and canRetry`, `not isAmbiguous`. */
 function guardName(guard: unknown): string {
   if (typeof guard === 'string') return guard;
   if (typeof guard === 'function') {
     const inner = ((guard as { guards?: unknown[] }).guards ?? []).map(guardName);
-    const name = (guard as { name: string }).name;
-    if (name === 'not') return `not ${inner.join(', ')}`;
-    if (name === 'and' || name === 'or') return inner.join(` ${name} `);
+    const { name } = guard as { name: string };
+    // A machine made with another copy of XState carries another evaluator: its name still says, unbundled.
+    const kind = COMBINATORS.get(evaluator(guard)) ?? (['and', 'or', 'not'].includes(name) ? name : undefined);
+    if (kind === 'not') return `not ${inner.join(', ')}`;
+    if (kind === 'and' || kind === 'or') return inner.join(` ${kind} `);
     return name || 'inline guard';
   }
   if (typeof guard === 'object' && guard !== null && typeof (guard as { type?: unknown }).type === 'string') {
