@@ -20,6 +20,7 @@ export default defineConfig([
       adapters: 'src/adapters/index.ts',
       testing: 'src/testing/index.ts',
       redis: 'src/stores/redis-store.ts',
+      node: 'src/stores/node.ts',
     },
     format: ['esm', 'cjs'],
     // Standard Schema's spec is types only, and its authors invite copying them: they go into

@@ -21,12 +21,31 @@ const LAYERS = [
   ['entries', '^src/(index\\.ts|cli/)'], // the package's front and the `booth` command
 ];
 
+/** The files of the `boothjs/node` entry: the file store and what only it uses. */
+const NODE_ONLY = '^src/stores/(node|file-store|atomic-file)[.]ts$';
+
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
   forbidden: [
     { name: 'no-cycle', severity: 'error', comment: 'An import cycle, type-only imports included.', from: {}, to: { circular: true } },
     // A relative import that leads nowhere (the optional peers, such as vega-lite, may be absent).
     { name: 'no-unresolvable', severity: 'error', from: {}, to: { couldNotResolve: true, path: '^[.]' } },
+    // Everything but the command and boothjs/node runs in browsers, edge runtimes and Workers
+    // (see docs/runtimes.md): no Node built-in, and no import of the Node-only files that use them.
+    {
+      name: 'portable-imports-no-node',
+      severity: 'error',
+      comment: 'Only src/cli/ and the boothjs/node entry (its file store) may use Node built-ins; the rest runs wherever JavaScript runs.',
+      from: { path: '^(src|machines)/', pathNot: [NODE_ONLY, '^src/cli/'] },
+      to: { dependencyTypes: ['core'] },
+    },
+    {
+      name: 'portable-stays-off-node-files',
+      severity: 'error',
+      comment: 'A portable module that imports a Node-only one would carry its Node built-ins along.',
+      from: { path: '^(src|machines)/', pathNot: [NODE_ONLY, '^src/cli/'] },
+      to: { path: NODE_ONLY },
+    },
     // The top layer has nothing above it to forbid.
     ...LAYERS.slice(0, -1).map(([name, path], index) => ({
       name: `${name}-imports-downward`,

@@ -81,4 +81,16 @@ describe('the import rules', () => {
     expect(output).toContain('decide-imports-downward: src/decide/prompts.ts → src/engine/stepper.ts');
     expect(output).not.toContain('src/engine/run.ts →');
   });
+
+  it('refuse a Node built-in, or the file store that uses them, outside the command and boothjs/node', () => {
+    const dir = tree({ 'src/stores/file-store.ts': [], 'src/stores/memory-store.ts': [], 'src/api/check.ts': ['src/stores/file-store.ts'], 'src/cli/index.ts': ['src/stores/file-store.ts'] });
+    const fs = "import { readFileSync } from 'node:fs';\nexport const read = readFileSync;\n";
+    for (const file of ['src/stores/file-store.ts', 'src/stores/memory-store.ts', 'src/cli/index.ts']) writeFileSync(join(dir, file), `${fs}export type T = 1;\n`);
+    const { status, output } = cruise(dir);
+    expect(status).not.toBe(0);
+    expect(output).toContain('portable-imports-no-node: src/stores/memory-store.ts → fs');
+    expect(output).toContain('portable-stays-off-node-files: src/api/check.ts → src/stores/file-store.ts');
+    expect(output).not.toContain('src/stores/file-store.ts →');
+    expect(output).not.toContain('src/cli/index.ts →');
+  });
 });

@@ -1,6 +1,7 @@
 // A user's project, type-checked against the packed package with `skipLibCheck: false` and
 // the lowest xstate the peer range allows: Booth's .d.ts must hold up in both.
-import { acheck, type AnswerSchema, check, checkWithEvidence, fileStore, resultFrom, type BoothResult, type Status, type TelemetryOptions, type Usage } from 'boothjs';
+import { acheck, type AnswerSchema, check, checkWithEvidence, resultFrom, type BoothResult, type Status, type TelemetryOptions, type Usage } from 'boothjs';
+import { fileStore } from 'boothjs/node';
 import { fromAISDK, openAICompatible } from 'boothjs/adapters';
 import { checkpointMachine, type CheckpointOutput, modelActor } from 'boothjs/machine';
 import { type RedisClientLike, redisStore } from 'boothjs/redis';

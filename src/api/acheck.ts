@@ -50,7 +50,7 @@ async function runAcheck(callFn: AsyncCallFn, prompt: string, settings: CheckSet
   signal?.throwIfAborted();
   const resumed =
     checkpoint && saved !== undefined && saved !== null
-      ? readCheckpoint(saved, checkpoint.key, checkpoint.store.locate?.(checkpoint.key) ?? null, prompt, settings)
+      ? await readCheckpoint(saved, checkpoint.key, checkpoint.store.locate?.(checkpoint.key) ?? null, prompt, settings)
       : undefined;
   // Booth abandons a lone call only when it can time out: only then is it given a signal of
   // Booth's own, and only then can the machine move on while it is in flight. Without a

@@ -205,13 +205,13 @@ function withoutAgree(snapshot: Snapshot<unknown>): Snapshot<unknown> {
  * checkpoint, for this key, this prompt and these options. Anything else is an error
  * naming the key and where it is kept — never a silent fresh start.
  */
-export function readCheckpoint(
+export async function readCheckpoint(
   saved: unknown,
   key: string,
   location: string | null,
   prompt: string,
   settings: CheckSettings,
-): Snapshot<unknown> {
+): Promise<Snapshot<unknown>> {
   const fail = (problem: string): never => {
     throw new CheckpointError(key, location, problem);
   };
@@ -262,7 +262,7 @@ export function readCheckpoint(
     if (saved !== given) {
       // These are the caller's texts, and this message reaches logs and spans: a digest tells two apart without quoting either.
       const differs = PRIVATE_SETTINGS.includes(name)
-        ? `its ${name} (${privately(stored, saved)}) is not this call's (${privately(value ?? null, given)})`
+        ? `its ${name} (${await privately(stored, saved)}) is not this call's (${await privately(value ?? null, given)})`
         : `its ${name} is ${saved}, this call's is ${given}`;
       fail(`belongs to a different run: ${differs}.`);
     }
@@ -367,9 +367,9 @@ function checkSlots({ slots, calls, settings }: CheckpointContext, fail: (proble
 /** The settings a run saved before sampling and conversations existed did not write, as it ran: one sample, no system prompt, no turns. */
 const SETTINGS_BEFORE = Object.freeze({ samples: 1, confidenceFrom: 'self', system: null, messages: Object.freeze([]) });
 /** A private setting as a message names it: by digest, or as "none" when there is none (a digest of "null" would say there was one). */
-function privately(value: unknown, json: string): string {
+async function privately(value: unknown, json: string): Promise<string> {
   if (value === null || (Array.isArray(value) && value.length === 0)) return 'none';
-  return `sha-256 ${digest(typeof value === 'string' ? value : json)}…`;
+  return `sha-256 ${await digest(typeof value === 'string' ? value : json)}…`;
 }
 
 /** Settings holding the caller's own text, which a message names only by digest. */

@@ -1,5 +1,3 @@
-import { createHash } from 'node:crypto';
-
 /**
  * Durable checks: `acheck(…, { checkpoint, key })` saves the machine's snapshot after
  * every finished attempt and resumes from it, so a crash repeats at most the call that
@@ -44,9 +42,13 @@ export class CheckpointError extends Error {
   }
 }
 
-/** The first 8 hex digits of the SHA-256 of `text`: names a prompt in a message without quoting it. */
-export function digest(text: string): string {
-  return createHash('sha256').update(text).digest('hex').slice(0, 8);
+/**
+ * The first 8 hex digits of the SHA-256 of `text`: names a prompt in a message without quoting it.
+ * Web Crypto, so that it runs in every runtime Booth does; its digest is asynchronous.
+ */
+export async function digest(text: string): Promise<string> {
+  const hash = new Uint8Array(await globalThis.crypto.subtle.digest('SHA-256', new TextEncoder().encode(text)));
+  return Array.from(hash.subarray(0, 4), (byte) => byte.toString(16).padStart(2, '0')).join('');
 }
 
 /**

@@ -1,4 +1,3 @@
-import { createRequire } from 'node:module';
 import type * as OpenTelemetry from '@opentelemetry/api';
 import { CheckpointError } from '../stores/store.js';
 import { isMissingPackage } from '../util/optional-peers.js';
@@ -13,6 +12,9 @@ import { describeValue, isPlainObject } from '../util/values.js';
  *
  * `@opentelemetry/api` is an optional peer dependency, loaded (synchronously, since
  * `check()` is) the first time a check asks for telemetry: a check without it loads nothing.
+ * Booth imports no Node built-in to load it: it asks the runtime for Node's `require` where the
+ * runtime hands out built-in modules (Node 20.16+, Deno, Bun), and elsewhere — browsers, edge
+ * runtimes, Workers, where a bundler must see the import — takes the module as `telemetry.api`.
  * This file reads the `telemetry` option; run-telemetry.ts keeps a run's spans.
  */
 
@@ -40,6 +42,24 @@ export interface TelemetryOptions {
   readonly functionId?: string | null | undefined;
   /** More attributes for every Booth span, such as `gen_ai.request.model`. */
   readonly attributes?: TelemetryAttributes | null | undefined;
+  /**
+   * The `@opentelemetry/api` module (`import * as api from '@opentelemetry/api'`). Needed only
+   * where Booth cannot load it itself: browsers, edge runtimes, Workers, Node before 20.16.
+   */
+  readonly api?: TelemetryApi | null | undefined;
+}
+
+/** The parts of `@opentelemetry/api` Booth uses; the module itself is one. */
+export interface TelemetryApi {
+  readonly trace: {
+    getTracer(name: string): unknown;
+    setSpan(context: never, span: never): unknown;
+    wrapSpanContext(spanContext: never): unknown;
+  };
+  readonly context: { active(): unknown; with(context: never, fn: never): unknown };
+  readonly diag: { error(message: string, ...args: never[]): void };
+  readonly SpanStatusCode: { readonly ERROR: number };
+  readonly INVALID_SPAN_CONTEXT: object;
 }
 
 type Api = typeof OpenTelemetry;
@@ -56,14 +76,14 @@ export interface TelemetrySettings {
   readonly common: Attributes;
 }
 
-const TELEMETRY_KEYS = ['tracer', 'recordPrompts', 'recordReplies', 'functionId', 'attributes'];
+const TELEMETRY_KEYS = ['tracer', 'recordPrompts', 'recordReplies', 'functionId', 'attributes', 'api'];
 
 /** The `telemetry` option, checked; null when off. Loads `@opentelemetry/api` when on. */
 export function readTelemetry(value: unknown): TelemetrySettings | null {
   if (value === undefined || value === null || value === false) return null;
   if (value !== true && !isPlainObject(value)) {
     throw new TypeError(
-      `Expected \`telemetry\` to be true, false or { tracer?, recordPrompts?, recordReplies?, functionId?, attributes? }, got ${describeValue(value)}.`,
+      `Expected \`telemetry\` to be true, false or { tracer?, recordPrompts?, recordReplies?, functionId?, attributes?, api? }, got ${describeValue(value)}.`,
     );
   }
   const given = (value === true ? {} : value) as Record<string, unknown>;
@@ -72,7 +92,7 @@ export function readTelemetry(value: unknown): TelemetrySettings | null {
       throw new TypeError(`Unknown key \`${key}\` in \`telemetry\`; the keys are ${TELEMETRY_KEYS.map((k) => `\`${k}\``).join(', ')}.`);
     }
   }
-  const { tracer, recordPrompts, recordReplies, functionId, attributes } = given;
+  const { tracer, recordPrompts, recordReplies, functionId, attributes, api: givenApi } = given;
   if (tracer !== undefined && tracer !== null && typeof (tracer as { startSpan?: unknown }).startSpan !== 'function') {
     throw new TypeError(`Expected \`telemetry.tracer\` to be an OpenTelemetry Tracer (with startSpan), got ${describeValue(tracer)}.`);
   }
@@ -86,7 +106,7 @@ export function readTelemetry(value: unknown): TelemetrySettings | null {
   }
   const common: Attributes = { ...readAttributes(attributes) };
   if (typeof functionId === 'string') common['booth.function_id'] = functionId;
-  const api = openTelemetryApi();
+  const api = givenApi === undefined || givenApi === null ? openTelemetryApi() : readApi(givenApi);
   return {
     api,
     tracer: (tracer as OpenTelemetry.Tracer | null | undefined) ?? api.trace.getTracer('boothjs'),
@@ -119,17 +139,51 @@ function sameKind(items: readonly unknown[]): boolean {
   return kinds.size <= 1 && [...kinds].every((kind) => kind === 'string' || kind === 'number' || kind === 'boolean');
 }
 
+/** `telemetry.api`, checked for what Booth calls on it. */
+function readApi(value: unknown): Api {
+  const api = value as Partial<Record<'trace' | 'context' | 'diag', Record<string, unknown>>> | null;
+  const ok =
+    typeof api === 'object' &&
+    api !== null &&
+    ['getTracer', 'setSpan', 'wrapSpanContext'].every((name) => typeof api.trace?.[name] === 'function') &&
+    ['active', 'with'].every((name) => typeof api.context?.[name] === 'function') &&
+    typeof api.diag?.['error'] === 'function';
+  if (!ok) {
+    throw new TypeError(`Expected \`telemetry.api\` to be the @opentelemetry/api module (import * as api from '@opentelemetry/api'), got ${describeValue(value)}.`);
+  }
+  return value as Api;
+}
+
 let loaded: Api | undefined;
 
 function openTelemetryApi(): Api {
   if (loaded) return loaded;
+  const require = nodeRequire();
+  if (require === null) {
+    throw new Error(
+      "`telemetry` cannot load @opentelemetry/api in this runtime: pass the module as `telemetry.api` (import * as api from '@opentelemetry/api').",
+    );
+  }
   try {
-    loaded = createRequire(import.meta.url)('@opentelemetry/api') as Api;
+    loaded = require('@opentelemetry/api') as Api;
   } catch (error) {
     if (!isMissingPackage(error, '@opentelemetry/api')) throw error;
     throw new Error('`telemetry` needs the package @opentelemetry/api (1.9 or later), an optional peer dependency of boothjs: npm install @opentelemetry/api');
   }
   return loaded;
+}
+
+/**
+ * Node's `require`, from the runtime rather than an import of `node:module`: a bundle for a
+ * browser or a Worker then holds no Node built-in, and a runtime without one (or without a
+ * module URL, as in Workers) says so with null instead of failing when Booth is loaded.
+ */
+function nodeRequire(): ((id: string) => unknown) | null {
+  const process = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process;
+  const from: unknown = import.meta.url;
+  if (typeof process?.getBuiltinModule !== 'function' || typeof from !== 'string') return null;
+  const module = process.getBuiltinModule('node:module') as { createRequire?: (from: string) => (id: string) => unknown } | undefined;
+  return typeof module?.createRequire === 'function' ? module.createRequire(from) : null;
 }
 
 /** The `booth.check` span of a check that failed on its arguments: it starts and ends in error. */

@@ -253,7 +253,7 @@ describe('usage: what the calls consumed, as callFn reports it', () => {
     }
   });
 
-  it('a checkpoint saved before usage was counted resumes with usage null for its attempts', () => {
+  it('a checkpoint saved before usage was counted resumes with usage null for its attempts', async () => {
     const settings = readCheckArguments('acheck', async () => '', 'q', { maxRetries: 1 });
     const run = new CheckpointRun('q', settings);
     run.send({ type: 'model.replied', reply: envelope('Lyon', 0.1) });
@@ -262,7 +262,7 @@ describe('usage: what the calls consumed, as callFn reports it', () => {
     const { context } = saved.snapshot;
     delete context['usage'];
     for (const attempt of [context['draft'], ...(context['attempts'] as object[])] as Array<Record<string, unknown>>) delete attempt['usage'];
-    const resumed = new CheckpointRun('q', settings, readCheckpoint(saved, 'k', null, 'q', settings));
+    const resumed = new CheckpointRun('q', settings, await readCheckpoint(saved, 'k', null, 'q', settings));
     resumed.send({ type: 'model.replied', reply: envelope('Paris', 0.9) });
     const done = resumed.next();
     const attempts = done.kind === 'report' ? [done.attempt] : [];

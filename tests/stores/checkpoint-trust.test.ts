@@ -2,7 +2,8 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
-import { acheck, type Checkpoint, check, fileStore, memoryStore } from '../../src/index.js';
+import { acheck, type Checkpoint, check, memoryStore } from '../../src/index.js';
+import { fileStore } from '../../src/stores/node.js';
 import { envelope } from '../fixtures/helpers.js';
 import { forgedVerdict, QUESTION, refusedWithoutACall, resumesToRepaired, savedAfterFirstAttempt, withValueAt } from '../fixtures/forged-runs.js';
 

@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createHash } from 'node:crypto';
 import { describe, expect, it, vi } from 'vitest';
-import { acheck, CheckpointError, fileStore, memoryStore } from '../../src/index.js';
+import { acheck, CheckpointError, memoryStore } from '../../src/index.js';
+import { fileStore } from '../../src/stores/node.js';
 import { decided } from '../fixtures/helpers.js';
 import { interrupt, scriptedCall, storeContract, uninterrupted } from '../fixtures/store-contract.js';
 

@@ -1,9 +1,10 @@
+import * as openTelemetry from '@opentelemetry/api';
 import { context, DiagLogLevel, diag, SpanStatusCode, trace } from '@opentelemetry/api';
 import { InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import { createRequire } from 'node:module';
 import { afterAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import { acheck, type CallInfo, check, checkWithEvidence, memoryStore } from '../../src/index.js';
+import { acheck, type CallInfo, check, checkWithEvidence, memoryStore, type TelemetryApi } from '../../src/index.js';
 import { forceEngine } from '../../src/engine/engines.js';
 import { envelope } from '../fixtures/helpers.js';
 
@@ -586,10 +587,10 @@ describe('telemetry: what is recorded, and when', () => {
 
   it('a wrong telemetry option is a TypeError naming it, the value and what is expected', () => {
     expect(() => check(() => PARIS, 'q', { telemetry: 'yes' as never })).toThrow(
-      'Expected `telemetry` to be true, false or { tracer?, recordPrompts?, recordReplies?, functionId?, attributes? }, got "yes".',
+      'Expected `telemetry` to be true, false or { tracer?, recordPrompts?, recordReplies?, functionId?, attributes?, api? }, got "yes".',
     );
     expect(() => check(() => PARIS, 'q', { telemetry: { recordPrompt: true } as never })).toThrow(
-      'Unknown key `recordPrompt` in `telemetry`; the keys are `tracer`, `recordPrompts`, `recordReplies`, `functionId`, `attributes`.',
+      'Unknown key `recordPrompt` in `telemetry`; the keys are `tracer`, `recordPrompts`, `recordReplies`, `functionId`, `attributes`, `api`.',
     );
     expect(() => check(() => PARIS, 'q', { telemetry: new Map() as never })).toThrow('Expected `telemetry` to be true, false or {');
     expect(() => check(() => PARIS, 'q', { telemetry: { tracer: {} as never } })).toThrow('Expected `telemetry.tracer` to be an OpenTelemetry Tracer (with startSpan), got an object.');
@@ -681,6 +682,34 @@ describe('telemetry without @opentelemetry/api', () => {
           new Error('`telemetry` needs the package @opentelemetry/api (1.9 or later), an optional peer dependency of boothjs: npm install @opentelemetry/api'),
         );
       });
+    }
+  });
+
+  it('the module passed as telemetry.api is used as it is, with nothing loaded; anything else there is a TypeError', async () => {
+    const api: TelemetryApi = openTelemetry;
+    await without(new Error("Cannot find module '@opentelemetry/api'"), (read) => {
+      expect(read({ api })).toMatchObject({ api: openTelemetry });
+      for (const wrong of [{}, { trace: openTelemetry.trace }, 'api']) {
+        expect(() => read({ api: wrong })).toThrow(TypeError);
+        expect(() => read({ api: wrong })).toThrow(/^Expected `telemetry.api` to be the @opentelemetry\/api module \(import \* as api from '@opentelemetry\/api'\), got /);
+      }
+    });
+  });
+
+  it('a runtime that does not hand out its built-in modules (a browser, a Worker) is told to pass telemetry.api', async () => {
+    const process = globalThis.process as { getBuiltinModule?: unknown };
+    const getBuiltinModule = process.getBuiltinModule;
+    process.getBuiltinModule = undefined;
+    try {
+      vi.resetModules();
+      const { readTelemetry } = await import('../../src/telemetry/settings.js');
+      expect(readTelemetry(false)).toBeNull();
+      expect(() => readTelemetry(true)).toThrow(
+        new Error("`telemetry` cannot load @opentelemetry/api in this runtime: pass the module as `telemetry.api` (import * as api from '@opentelemetry/api')."),
+      );
+      expect(readTelemetry({ api: openTelemetry })).toMatchObject({ api: openTelemetry });
+    } finally {
+      process.getBuiltinModule = getBuiltinModule;
     }
   });
 
