@@ -1,6 +1,7 @@
+import { acheck, check, memoryStore } from 'boothjs';
 import { ProviderError, openAICompatible } from 'boothjs/adapters';
 import { type CheckpointOutput, checkpointMachine, modelActor } from 'boothjs/machine';
-import { envelope } from 'boothjs/testing';
+import { envelope, scriptedModel } from 'boothjs/testing';
 import { toHtml, toMermaid } from 'boothjs/visualize';
 import { createActor, toPromise } from 'xstate';
 import { describe, expect, it } from 'vitest';
@@ -27,6 +28,23 @@ async function withFetch<T>(standIn: typeof fetch, run: () => Promise<T>): Promi
     globalThis.fetch = real;
   }
 }
+
+describe('check and acheck', () => {
+  it('check() reconsiders a low-confidence answer', () => {
+    const model = scriptedModel([envelope('Lyon', 0.2), envelope('Paris', 0.9)]);
+    const result = check(model.sync, 'Capital of France?');
+    expect(result.status).toBe('REPAIRED');
+    expect(result.unwrap()).toBe('Paris');
+  });
+
+  it('acheck() keeps a durable run in a memoryStore', async () => {
+    const model = scriptedModel([envelope('Paris', 0.9)]);
+    const store = memoryStore();
+    const result = await acheck(model.async, 'Capital of France?', { checkpoint: store, key: 'france' });
+    expect(result.status).toBe('VERIFIED');
+    expect(model.prompts).toHaveLength(1);
+  });
+});
 
 describe('the checkpoint machine', () => {
   it('reconsiders a low-confidence answer and accepts the confident one', async () => {
