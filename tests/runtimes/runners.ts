@@ -11,9 +11,11 @@ import type { Results } from './harness.js';
 
 /**
  * Runs the bundle of tests/runtimes/bundle.ts in one runtime each: Deno, Bun, workerd and
- * Chromium. The first three come from tests/runtimes/package.json (`npm ci --prefix
- * tests/runtimes`), kept apart so that their binaries do not shadow the project's; Chromium is
- * Debian's. Each runner writes its small entry beside the bundle, in `dir`.
+ * Chromium. The first three come from tests/runtimes/binaries/package.json (`npm ci --prefix
+ * tests/runtimes/binaries`): apart, so that their binaries do not shadow the project's, and in
+ * a folder of their own, so that no package.json comes between tests/runtimes and the
+ * project's, whose name lets the tests there import 'boothjs'. Chromium is Debian's. Each
+ * runner writes its small entry beside the bundle, in `dir`.
  */
 
 export interface Outcome {
@@ -33,7 +35,7 @@ export function summary(outcome: Outcome): string {
   return `${runtime} ${version}: ${results.passed.length} passed, ${results.failed.length} failed${skipped} (${seconds.toFixed(1)} s)`;
 }
 
-const BIN = join(dirname(fileURLToPath(import.meta.url)), 'node_modules', '.bin');
+const BIN = join(dirname(fileURLToPath(import.meta.url)), 'binaries', 'node_modules', '.bin');
 /** Ample for the portable tests; a runtime that hangs is killed rather than hanging CI. */
 const TIMEOUT_MS = 120_000;
 /** Prefixes the one line of stdout that holds the results, whatever else the tests print. */
@@ -43,14 +45,14 @@ const CLI_ENTRY = `import { run } from './${BUNDLE}';\nconsole.log(${JSON.string
 
 const run = promisify(execFile);
 
-/** Where `npm ci --prefix tests/runtimes` puts a runtime's binary. */
+/** Where `npm ci --prefix tests/runtimes/binaries` puts a runtime's binary. */
 export function binaryPath(name: string): string {
   return join(BIN, name);
 }
 
 function binary(name: string): string {
   const path = binaryPath(name);
-  if (!existsSync(path)) throw new Error(`${path} is missing: run npm ci --prefix tests/runtimes`);
+  if (!existsSync(path)) throw new Error(`${path} is missing: run npm ci --prefix tests/runtimes/binaries`);
   return path;
 }
 

@@ -13,7 +13,7 @@ import { binaryPath, RUNNERS, summary } from './runners.js';
  * The same tests/portable files that vitest runs in Node, run from one bundle of the built
  * package in Deno, Bun, Cloudflare's workerd and Chromium: each runtime must run every test
  * vitest finds there, by name, and pass it. Elsewhere than CI a runtime that is not installed
- * (`npm ci --prefix tests/runtimes`, Debian's chromium) is skipped; in CI it fails.
+ * (`npm ci --prefix tests/runtimes/binaries`, Debian's chromium) is skipped; in CI it fails.
  */
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -60,7 +60,7 @@ describe('the portable tests in other runtimes', () => {
   for (const [name, runner] of Object.entries(RUNNERS)) {
     it.skipIf(!installed[name] && !process.env['CI'])(`${name} runs every one of them and fails none but its known failures`, async () => {
       const outcome = await runner(dir);
-      // The line and its seconds in the test's output, as `tsx tests/runtimes/run.ts` prints it.
+      // The line and its seconds in the test's output, as `npm run test:runtimes` prints it.
       console.log(summary(outcome));
       const { passed, failed, skipped } = outcome.results;
       const known = KNOWN_FAILURES[name] ?? {};
