@@ -11,6 +11,8 @@ import { ASYMMETRIC_MATCHERS_OBJECT, chai, customMatchers, type ExpectStatic, Je
 chai.use(JestExtend);
 chai.use(JestChaiExpect);
 chai.use(JestAsymmetricMatchers);
+// The report is the message alone, with no diff below it as vitest prints: values are shown up to 1000 characters, not chai's 40.
+chai.config.truncateThreshold = 1000;
 
 // Its own function, as in vitest, so that `extend` adds to it rather than to chai's `expect`.
 export const expect = ((value: unknown, message?: string) => chai.expect(value, message)) as ExpectStatic;
