@@ -11,8 +11,8 @@ import type { Results } from './harness.js';
 
 /**
  * Runs the bundle of tests/runtimes/bundle.ts in one runtime each: Deno, Bun, workerd and
- * Chromium. The first three come from tests/runtimes/binaries/package.json (`npm ci --prefix
- * tests/runtimes/binaries`): apart, so that their binaries do not shadow the project's, and in
+ * Chromium. The first three come from tests/runtimes/binaries/package.json (installed by
+ * tests/runtimes/install.sh): apart, so that their binaries do not shadow the project's, and in
  * a folder of their own, so that no package.json comes between tests/runtimes and the
  * project's, whose name lets the tests there import 'boothjs'. Chromium is Debian's. Each
  * runner writes its small entry beside the bundle, in `dir`.
@@ -45,14 +45,14 @@ const CLI_ENTRY = `import { run } from './${BUNDLE}';\nconsole.log(${JSON.string
 
 const run = promisify(execFile);
 
-/** Where `npm ci --prefix tests/runtimes/binaries` puts a runtime's binary. */
+/** Where tests/runtimes/install.sh puts a runtime's binary. */
 export function binaryPath(name: string): string {
   return join(BIN, name);
 }
 
 function binary(name: string): string {
   const path = binaryPath(name);
-  if (!existsSync(path)) throw new Error(`${path} is missing: run npm ci --prefix tests/runtimes/binaries`);
+  if (!existsSync(path)) throw new Error(`${path} is missing: run bash tests/runtimes/install.sh`);
   return path;
 }
 

@@ -13,16 +13,11 @@ import { binaryPath, RUNNERS, summary } from './runners.js';
  * The same tests/portable files that vitest runs in Node, run from one bundle of the built
  * package in Deno, Bun, Cloudflare's workerd and Chromium: each runtime must run every test
  * vitest finds there, by name, and pass it. Elsewhere than CI a runtime that is not installed
- * (`npm ci --prefix tests/runtimes/binaries`, Debian's chromium) is skipped; in CI it fails.
+ * (`bash tests/runtimes/install.sh`, which `npm test` runs; Debian's chromium) is skipped; in CI it fails.
  */
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
-/**
- * Booth's own failures, each test's name with a part of its error. These fail and nothing else
- * does: a new failure fails this file, and so does one of these once it passes, so that it is
- * taken off the list.
- */
 const VISUALIZE = 'visualize.test.ts > pictures of';
 /**
  * In any bundle, whatever the runtime. src/visualize/graph.ts:81-83 (guardName) knows XState's
@@ -39,6 +34,11 @@ const BUNDLED: Readonly<Record<string, string>> = {
  * WebAssembly from bytes at run time, which workerd refuses as code generation.
  */
 const WASM_REFUSED = 'Wasm code generation disallowed by embedder';
+/**
+ * Booth's own failures, each test's name with a part of its error. These fail and nothing else
+ * does: a new failure fails this file, and so does one of these once it passes, so that it is
+ * taken off the list.
+ */
 const KNOWN_FAILURES: Readonly<Record<string, Readonly<Record<string, string>>>> = {
   deno: BUNDLED,
   bun: BUNDLED,
