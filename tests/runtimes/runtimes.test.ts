@@ -20,36 +20,23 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
 const VISUALIZE = 'visualize.test.ts > pictures of';
 /**
- * In any bundle, whatever the runtime. src/visualize/graph.ts:81-83 (guardName) knows XState's
- * and()/or()/not() guards by their function's `name`, which a bundler changes: esbuild renames
- * XState's `and` to `and2` here (and a Vite production build minifies it to `t`), so combined
- * guards are drawn as `[and2]`.
- */
-const BUNDLED: Readonly<Record<string, string>> = {
-  [`${VISUALIZE} the machine > machineToMermaid() and machineGraph() have every state, the finals marked`]:
-    "to contain 'confidenceGate --> verified : [isConfident and isFirstAttempt]'",
-};
-/**
- * src/visualize/index.ts:33-36 (dotToSvg, under toSvg and toHtml): @viz-js/viz compiles Graphviz's
- * WebAssembly from bytes at run time, which workerd refuses as code generation.
+ * src/visualize/index.ts (dotToSvg, under toSvg and toHtml): @viz-js/viz compiles Graphviz's
+ * WebAssembly from bytes at run time, which workerd refuses as code generation. docs/runtimes.md
+ * says so: in a Worker, draw with toMermaid, toDot or toSequence.
  */
 const WASM_REFUSED = 'Wasm code generation disallowed by embedder';
 /**
- * Booth's own failures, each test's name with a part of its error. These fail and nothing else
+ * Booth's own failures, each test's name with a part of its error: what a runtime cannot do. These fail and nothing else
  * does: a new failure fails this file, and so does one of these once it passes, so that it is
  * taken off the list.
  */
 const KNOWN_FAILURES: Readonly<Record<string, Readonly<Record<string, string>>>> = {
-  deno: BUNDLED,
-  bun: BUNDLED,
   workerd: {
-    ...BUNDLED,
     [`${VISUALIZE} a run > toHtml() is one self-contained page with the status, the answer and the diagram as <svg>`]: WASM_REFUSED,
     [`${VISUALIZE} a run > toHtml() escapes what the model wrote`]: WASM_REFUSED,
     [`${VISUALIZE} a run > toDot() and toSvg() draw the same run as Graphviz`]: WASM_REFUSED,
     [`${VISUALIZE} a run > a parent workflow's output draws as the result does`]: WASM_REFUSED,
   },
-  chromium: BUNDLED,
 };
 
 const installed: Readonly<Record<string, boolean>> = {

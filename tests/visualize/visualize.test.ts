@@ -1,4 +1,5 @@
 import { describe, expect, expectTypeOf, it } from 'vitest';
+import { and, not, or, setup } from 'xstate';
 import { z } from 'zod';
 import { checkpointMachine } from '../../machines/checkpoint/machine.js';
 import { evidenceMachine } from '../../machines/evidence.js';
@@ -89,6 +90,19 @@ describe('machine graphs', () => {
       'error: validate',
     ]);
     expect(labels('calling', 'calling')).toEqual(['model.timedOut', 'booth.resumed', 'done: callModel', 'error: callModel']);
+  });
+
+  it("name XState's and/or/not guards by what they are, not by a function name a bundler renames", () => {
+    const renamed = <T extends object>(guard: T, name: string): T => Object.defineProperty(guard, 'name', { value: name });
+    const machine = setup({ guards: { a: () => true, b: () => false } }).createMachine({
+      initial: 'start',
+      states: {
+        start: { on: { go: [{ target: 'one', guard: renamed(and(['a', renamed(not('b'), 't')]), 'and2') }, { target: 'two', guard: renamed(or(['a', 'b']), 'e') }] } },
+        one: {},
+        two: {},
+      },
+    });
+    expect(machineGraph(machine).edges.flatMap((edge) => edge.labels)).toEqual(['go [a and not b]', 'go [a or b]']);
   });
 
   it('draw what the machine does in any state as a note: usage reports and resumes', () => {
