@@ -38,3 +38,22 @@ for (const [name, r] of [['esm', redis], ['cjs', redisCjs]]) {
   if (store.locate('k') !== 'redis key smoke:k' || (await store.load('k')) !== undefined) throw new Error(`${name} redis build is broken`);
 }
 console.log('smoke: esm and cjs redis entry points load and make a store');
+
+// boothjs/node (the file store) loads from both builds and runs a durable check; boothjs no longer has it.
+const { mkdtempSync, rmSync } = await import('node:fs');
+const { tmpdir } = await import('node:os');
+const { join } = await import('node:path');
+const node = await import('../dist/node.js');
+const nodeCjs = require('../dist/node.cjs');
+for (const [name, n] of [['esm', node], ['cjs', nodeCjs]]) {
+  const dir = mkdtempSync(join(tmpdir(), 'booth-smoke-'));
+  try {
+    const store = n.fileStore(dir);
+    const result = await esm.acheck(testing.scriptedModel([testing.envelope('4', 0.9)]).async, 'q', { checkpoint: store, key: 'k' });
+    if (result.answer !== '4' || store.locate('k') !== join(dir, 'k.json')) throw new Error(`${name} node build is broken`);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+if ('fileStore' in esm || 'fileStore' in cjs) throw new Error('fileStore belongs to boothjs/node, not boothjs');
+console.log('smoke: esm and cjs node entry points load and run a durable check with a file store');
