@@ -2,12 +2,13 @@ import { defineConfig } from 'tsup';
 
 // Dependencies and peers stay imports, never bundled: the optional peers (vega, vega-lite, ajv, ajv-formats,
 // ioredis, bullmq, @opentelemetry/*) must be absent at run time without breaking anything, and are loaded only
-// when an option or a flag asks for them. `shims` gives the CommonJS build the `import.meta.url`
-// that telemetry resolves @opentelemetry/api from.
+// when an option or a flag asks for them. No shims: tsup's shim for `import.meta.url` in the CommonJS build reads
+// `__filename` as the module loads, which fails wherever a bundler took the CommonJS build for a browser or a
+// Worker; telemetry, the one reader of it, falls back to `__filename` itself, when it loads its API.
 const shared = {
   target: 'node20' as const,
   external: ['xstate', '@viz-js/viz', 'commander', 'cli-progress', 'vega', 'vega-lite', 'ajv', 'ajv-formats', 'ioredis', 'bullmq', /^@opentelemetry\//],
-  shims: true,
+  shims: false,
 };
 
 export default defineConfig([
@@ -23,6 +24,10 @@ export default defineConfig([
       node: 'src/stores/node.ts',
     },
     format: ['esm', 'cjs'],
+    // CommonJS has no import.meta: there telemetry reads `__filename` instead (see above).
+    esbuildOptions(options, { format }) {
+      if (format === 'cjs') options.define = { ...options.define, 'import.meta.url': 'undefined' };
+    },
     // Standard Schema's spec is types only, and its authors invite copying them: they go into
     // Booth's .d.ts, so an install does not need the package.
     dts: { resolve: ['@standard-schema/spec'] },

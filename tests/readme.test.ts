@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import * as machines from '../machines/index.js';
 import * as booth from '../src/index.js';
 import * as adapters from '../src/adapters/index.js';
+import * as node from '../src/stores/node.js';
 import * as redis from '../src/stores/redis-store.js';
 import * as testing from '../src/testing/index.js';
 import * as visualize from '../src/visualize/index.js';
@@ -57,7 +58,7 @@ describe('README', () => {
 
 describe('README and docs/', () => {
   it('document every runtime export', () => {
-    const modules = [booth, machines, visualize, adapters, testing, redis];
+    const modules = [booth, machines, visualize, adapters, testing, redis, node];
     for (const name of modules.flatMap((module) => Object.keys(module))) {
       expect(everything, name).toContain(`\`${name}\``);
     }

@@ -244,7 +244,7 @@ function checkpointOption(store: unknown, key: unknown): CheckSettings['checkpoi
   const methods = ['load', 'save', 'delete'] as const;
   if (typeof store !== 'object' || store === null || methods.some((m) => typeof (store as Record<string, unknown>)[m] !== 'function')) {
     throw new TypeError(
-      `Expected \`checkpoint\` to be a store with load(key), save(key, checkpoint) and delete(key), such as memoryStore() or fileStore(dir), got ${describeValue(store)}.`,
+      `Expected \`checkpoint\` to be a store with load(key), save(key, checkpoint) and delete(key), such as memoryStore() or fileStore(dir) from boothjs/node, got ${describeValue(store)}.`,
     );
   }
   if (typeof key !== 'string' || key === '') {

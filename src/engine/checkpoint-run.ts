@@ -369,7 +369,8 @@ const SETTINGS_BEFORE = Object.freeze({ samples: 1, confidenceFrom: 'self', syst
 /** A private setting as a message names it: by digest, or as "none" when there is none (a digest of "null" would say there was one). */
 async function privately(value: unknown, json: string): Promise<string> {
   if (value === null || (Array.isArray(value) && value.length === 0)) return 'none';
-  return `sha-256 ${await digest(typeof value === 'string' ? value : json)}…`;
+  const hex = await digest(typeof value === 'string' ? value : json);
+  return hex === null ? 'a text not shown' : `sha-256 ${hex}…`;
 }
 
 /** Settings holding the caller's own text, which a message names only by digest. */

@@ -44,10 +44,14 @@ export class CheckpointError extends Error {
 
 /**
  * The first 8 hex digits of the SHA-256 of `text`: names a prompt in a message without quoting it.
- * Web Crypto, so that it runs in every runtime Booth does; its digest is asynchronous.
+ * Web Crypto, so that it runs in every runtime Booth does; its digest is asynchronous. Null where
+ * Web Crypto has no digest (a page that is not a secure context).
  */
-export async function digest(text: string): Promise<string> {
-  const hash = new Uint8Array(await globalThis.crypto.subtle.digest('SHA-256', new TextEncoder().encode(text)));
+export async function digest(text: string): Promise<string | null> {
+  // A page served over plain HTTP has no crypto.subtle: the message then names no digest, and is still a CheckpointError.
+  const subtle = globalThis.crypto?.subtle;
+  if (subtle === undefined) return null;
+  const hash = new Uint8Array(await subtle.digest('SHA-256', new TextEncoder().encode(text)));
   return Array.from(hash.subarray(0, 4), (byte) => byte.toString(16).padStart(2, '0')).join('');
 }
 

@@ -147,9 +147,14 @@ function readApi(value: unknown): Api {
     api !== null &&
     ['getTracer', 'setSpan', 'wrapSpanContext'].every((name) => typeof api.trace?.[name] === 'function') &&
     ['active', 'with'].every((name) => typeof api.context?.[name] === 'function') &&
-    typeof api.diag?.['error'] === 'function';
+    typeof api.diag?.['error'] === 'function' &&
+    typeof (value as { SpanStatusCode?: { ERROR?: unknown } }).SpanStatusCode?.ERROR === 'number' &&
+    typeof (value as { INVALID_SPAN_CONTEXT?: unknown }).INVALID_SPAN_CONTEXT === 'object';
+  // The module's default export has trace, context and diag but not SpanStatusCode: errors would go unrecorded.
   if (!ok) {
-    throw new TypeError(`Expected \`telemetry.api\` to be the @opentelemetry/api module (import * as api from '@opentelemetry/api'), got ${describeValue(value)}.`);
+    throw new TypeError(
+      `Expected \`telemetry.api\` to be the @opentelemetry/api module as a namespace (import * as api from '@opentelemetry/api', not its default export), got ${describeValue(value)}.`,
+    );
   }
   return value as Api;
 }
@@ -161,7 +166,7 @@ function openTelemetryApi(): Api {
   const require = nodeRequire();
   if (require === null) {
     throw new Error(
-      "`telemetry` cannot load @opentelemetry/api in this runtime: pass the module as `telemetry.api` (import * as api from '@opentelemetry/api').",
+      "`telemetry` cannot load @opentelemetry/api in this runtime (a browser, an edge runtime, a Worker, Node before 20.16): pass the module as `telemetry.api` (import * as api from '@opentelemetry/api').",
     );
   }
   try {
@@ -180,10 +185,15 @@ function openTelemetryApi(): Api {
  */
 function nodeRequire(): ((id: string) => unknown) | null {
   const process = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process;
-  const from: unknown = import.meta.url;
+  // The ES module build has its URL; the CommonJS build, where import.meta is empty, its file name.
+  const from: unknown = import.meta.url ?? (typeof __filename === 'string' ? __filename : undefined);
   if (typeof process?.getBuiltinModule !== 'function' || typeof from !== 'string') return null;
-  const module = process.getBuiltinModule('node:module') as { createRequire?: (from: string) => (id: string) => unknown } | undefined;
-  return typeof module?.createRequire === 'function' ? module.createRequire(from) : null;
+  try {
+    const module = process.getBuiltinModule('node:module') as { createRequire?: (from: string) => (id: string) => unknown } | undefined;
+    return typeof module?.createRequire === 'function' ? module.createRequire(from) : null;
+  } catch {
+    return null;
+  }
 }
 
 /** The `booth.check` span of a check that failed on its arguments: it starts and ends in error. */

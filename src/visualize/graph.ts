@@ -78,11 +78,15 @@ function eventName(type: string): string {
  * renames the functions themselves (`and2`, `t`), so their names say nothing once bundled.
  */
 const evaluator = (guard: unknown): unknown => (guard as { check?: unknown }).check;
-const COMBINATORS = new Map<unknown, string>([
-  [evaluator(and([])), 'and'],
-  [evaluator(or([])), 'or'],
-  [evaluator(not(() => true)), 'not'],
-]);
+const COMBINATORS = new Map<unknown, string>(
+  (
+    [
+      [evaluator(and([])), 'and'],
+      [evaluator(or([])), 'or'],
+      [evaluator(not(() => true)), 'not'],
+    ] as const
+  ).filter(([check]) => typeof check === 'function'),
+);
 
 /** Names a guard as the machine spells it: `canRetry`, `parseFailed and canRetry`, `not isAmbiguous`. */
 function guardName(guard: unknown): string {

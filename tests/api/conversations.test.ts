@@ -306,6 +306,17 @@ describe('a saved run is resumed only with its own conversation', () => {
       expect((error as Error).message).toMatch(new RegExp(`belongs to a different run: its ${name} \\(${saved}\\) is not this call's \\(${given}\\)\\.$`));
       expect((error as Error).message).not.toMatch(/SECRET|OTHER/);
     }
+    // A page that is not a secure context has no crypto.subtle: still a CheckpointError, naming no digest.
+    const subtle = Object.getOwnPropertyDescriptor(globalThis.crypto, 'subtle');
+    Object.defineProperty(globalThis.crypto, 'subtle', { value: undefined, configurable: true });
+    try {
+      const error = await acheck(async () => envelope('a', 0.9), 'q', { checkpoint: store, key: 'k', system: 'OTHER-SYSTEM' }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(CheckpointError);
+      expect((error as Error).message).toMatch(/belongs to a different run: its system \(a text not shown\) is not this call's \(a text not shown\)\.$/);
+    } finally {
+      if (subtle) Object.defineProperty(globalThis.crypto, 'subtle', subtle);
+      else delete (globalThis.crypto as { subtle?: unknown }).subtle;
+    }
     const resumed = await acheck(async () => envelope('a', 0.9), 'q', { checkpoint: store, key: 'k', system: 'SECRET-SYSTEM' });
     expect(resumed.status).toBe('VERIFIED');
   });

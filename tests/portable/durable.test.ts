@@ -97,8 +97,9 @@ describe('durable checks with memoryStore', () => {
       calls += 1;
       return envelope('Paris', 0.9);
     };
+    // Each prompt is named by the first 8 hex digits of its SHA-256 (Web Crypto here), never quoted.
     await expect(acheck(model, 'another question', { checkpoint: store, key: 'k', maxRetries: 2 })).rejects.toThrow(
-      'Booth checkpoint for key "k" belongs to a different run: its prompt',
+      'Booth checkpoint for key "k" belongs to a different run: its prompt (sha-256 11b93293…) is not this call\'s (sha-256 a7048e6f…).',
     );
     await expect(acheck(model, QUESTION, { checkpoint: store, key: 'k', maxRetries: 5 })).rejects.toThrow(CheckpointError);
     expect(calls).toBe(0);

@@ -4,7 +4,7 @@ import { createActor } from 'xstate';
 import { check } from 'boothjs';
 import { checkpointMachine } from 'boothjs/machine';
 import { envelope, scriptedModel } from 'boothjs/testing';
-import { machineGraph, machineToMermaid, toDot, toHtml, toMermaid, toSequence, toSvg } from 'boothjs/visualize';
+import { dotToSvg, machineGraph, machineToDot, machineToMermaid, machineToSvg, toDot, toHtml, toMermaid, toSequence, toSvg } from 'boothjs/visualize';
 
 const repaired = () => check(scriptedModel([envelope('Lyon', 0.3), envelope('Paris', 0.9)]).sync, 'Capital of France?');
 
@@ -46,13 +46,21 @@ describe('pictures of a run', () => {
     expect(sequence).toContain('REPAIRED');
   });
 
-  it('toDot() and toSvg() draw the same run as Graphviz', async () => {
+  it('toDot() and machineToDot() write Graphviz source, with no Graphviz needed', () => {
     const dot = toDot(repaired());
     expect(dot.startsWith('digraph')).toBe(true);
     expect(dot).toContain('reconsidering');
+    const machine = machineToDot(checkpointMachine);
+    expect(machine.startsWith('digraph')).toBe(true);
+    expect(machine).toContain('confidenceGate');
+  });
+
+  it('toSvg(), machineToSvg() and dotToSvg() draw with Graphviz', async () => {
     const svg = await toSvg(repaired());
     expect(svg).toContain('<svg');
     expect(svg).toContain('reconsidering');
+    expect(await machineToSvg(checkpointMachine)).toContain('confidenceGate');
+    expect(await dotToSvg('digraph { a -> b }')).toContain('<svg');
   });
 
   it('a parent workflow\'s output draws as the result does', async () => {

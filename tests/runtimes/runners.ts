@@ -169,7 +169,13 @@ function listeningPort(control: NodeJS.ReadableStream): Promise<number> {
     control.on('data', (chunk: Buffer) => {
       buffered += chunk.toString();
       for (const line of buffered.split('\n').slice(0, -1)) {
-        const event = JSON.parse(line) as { event?: string; socket?: string; port?: number };
+        let event: { event?: string; socket?: string; port?: number };
+        try {
+          event = JSON.parse(line) as typeof event;
+        } catch {
+          // Not an event line: a throw here would escape the stream's handler and end the test worker.
+          continue;
+        }
         if (event.event === 'listen' && event.socket === 'http' && typeof event.port === 'number') resolve(event.port);
       }
       buffered = buffered.slice(buffered.lastIndexOf('\n') + 1);

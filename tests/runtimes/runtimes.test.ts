@@ -34,7 +34,7 @@ const KNOWN_FAILURES: Readonly<Record<string, Readonly<Record<string, string>>>>
   workerd: {
     [`${VISUALIZE} a run > toHtml() is one self-contained page with the status, the answer and the diagram as <svg>`]: WASM_REFUSED,
     [`${VISUALIZE} a run > toHtml() escapes what the model wrote`]: WASM_REFUSED,
-    [`${VISUALIZE} a run > toDot() and toSvg() draw the same run as Graphviz`]: WASM_REFUSED,
+    [`${VISUALIZE} a run > toSvg(), machineToSvg() and dotToSvg() draw with Graphviz`]: WASM_REFUSED,
     [`${VISUALIZE} a run > a parent workflow's output draws as the result does`]: WASM_REFUSED,
   },
 };

@@ -689,9 +689,12 @@ describe('telemetry without @opentelemetry/api', () => {
     const api: TelemetryApi = openTelemetry;
     await without(new Error("Cannot find module '@opentelemetry/api'"), (read) => {
       expect(read({ api })).toMatchObject({ api: openTelemetry });
-      for (const wrong of [{}, { trace: openTelemetry.trace }, 'api']) {
+      // The default export has trace, context and diag, but not SpanStatusCode: failed checks would lose their error status.
+      for (const wrong of [{}, { trace: openTelemetry.trace }, 'api', openTelemetry.default]) {
         expect(() => read({ api: wrong })).toThrow(TypeError);
-        expect(() => read({ api: wrong })).toThrow(/^Expected `telemetry.api` to be the @opentelemetry\/api module \(import \* as api from '@opentelemetry\/api'\), got /);
+        expect(() => read({ api: wrong })).toThrow(
+          /^Expected `telemetry.api` to be the @opentelemetry\/api module as a namespace \(import \* as api from '@opentelemetry\/api', not its default export\), got /,
+        );
       }
     });
   });
@@ -705,7 +708,9 @@ describe('telemetry without @opentelemetry/api', () => {
       const { readTelemetry } = await import('../../src/telemetry/settings.js');
       expect(readTelemetry(false)).toBeNull();
       expect(() => readTelemetry(true)).toThrow(
-        new Error("`telemetry` cannot load @opentelemetry/api in this runtime: pass the module as `telemetry.api` (import * as api from '@opentelemetry/api')."),
+        new Error(
+          "`telemetry` cannot load @opentelemetry/api in this runtime (a browser, an edge runtime, a Worker, Node before 20.16): pass the module as `telemetry.api` (import * as api from '@opentelemetry/api').",
+        ),
       );
       expect(readTelemetry({ api: openTelemetry })).toMatchObject({ api: openTelemetry });
     } finally {
