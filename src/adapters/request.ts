@@ -89,7 +89,7 @@ export function readSampleSettings(options: { temperature?: unknown; sampleTempe
 }
 
 /** The temperature and seed of one call: a sample's differ from the other samples'. `seeded`: whether the provider takes a seed. */
-export function sampling(settings: SampleSettings, info: CallInfo, seeded = true): { temperature?: number; seed?: number } {
+export function sampling(settings: SampleSettings, info: Pick<CallInfo, 'sample'>, seeded = true): { temperature?: number; seed?: number } {
   const { sample } = info;
   const fields: { temperature?: number; seed?: number } = {};
   if (sample !== undefined) fields.temperature = settings.sampleTemperature;

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { DEFAULT_SAMPLE_TEMPERATURE } from '../../adapters/request.js';
+import { readSampleSettings, sampling } from '../../adapters/request.js';
 import { readBaseURL } from '../../adapters/openai-compatible.js';
 import type { ConfidenceSource } from '../../decide/agreement.js';
 import { checkLineRecord } from '../../results/stored.js';
@@ -54,22 +54,22 @@ export interface RecordedFlags {
 export const sha256 = (text: string): string => `sha256:${createHash('sha256').update(text).digest('hex')}`;
 
 /**
- * The record of a run with these flags. The temperature and seed are the ones sent, as the
- * adapter sends them: with samples every call is a sample's (`--sample-temperature`, default
- * 1, and seeds from 0), without them `--temperature` and `--seed` as given; so flags that
- * send the same requests make the same record. The schema counts by its JSON, not its path
+ * The record of a run with these flags. The temperature and seed are the ones the adapter
+ * sends, by its own rule: with samples every call is a sample's (`--sample-temperature`,
+ * default 1, and seeds from 0; sample 0's are recorded), without them `--temperature` and
+ * `--seed` as given; so flags that send the same requests make the same record. The schema counts by its JSON, not its path
  * or white space.
  */
 export function runRecord(flags: RecordedFlags): RunRecord {
-  const sampling = flags.samples > 1;
+  const sent = sampling(readSampleSettings(flags), flags.samples > 1 ? { sample: 0 } : {});
   return {
     booth: ownVersion(),
     model: flags.model,
     host: readBaseURL(flags.baseUrl).host,
     schema: flags.schema === undefined ? null : sha256(JSON.stringify(JSON.parse(readSchemaText(flags.schema)))),
     system: flags.system === undefined ? null : sha256(flags.system),
-    temperature: sampling ? (flags.sampleTemperature ?? DEFAULT_SAMPLE_TEMPERATURE) : (flags.temperature ?? null),
-    seed: sampling ? (flags.seed ?? 0) : (flags.seed ?? null),
+    temperature: sent.temperature ?? null,
+    seed: sent.seed ?? null,
   };
 }
 
