@@ -1,7 +1,7 @@
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { openAICompatible } from '../adapters/index.js';
 import { readBaseURL } from '../adapters/openai-compatible.js';
-import { CONFIDENCE_SOURCES, type ConfidenceSource } from '../decide/agreement.js';
+import { CONFIDENCE_SOURCES, type ConfidenceSource, confidenceSourceFor } from '../decide/agreement.js';
 import { MAX_SAMPLES } from '../options/read-options.js';
 import type { AnswerSchema } from '../decide/schema.js';
 import { CliFileError, readRegularFile } from './batch/input.js';
@@ -244,8 +244,7 @@ export function sharedFlags(flags: EndpointFlags): Record<string, string | numbe
     '--timeout-ms': flags.timeoutMs ?? null,
     '--call-retries': flags.callRetries,
     '--samples': flags.samples,
-    // As acheck decides it: hybrid by default when sampling, the model's own confidence otherwise.
-    '--confidence-from': flags.confidenceFrom ?? (flags.samples > 1 ? 'hybrid' : 'self'),
+    '--confidence-from': confidenceSourceFor(flags.samples, flags.confidenceFrom),
     '--schema': flags.schema === undefined ? null : JSON.stringify(JSON.parse(readSchemaText(flags.schema))),
     '--system': flags.system === undefined ? null : sha256(flags.system),
     '--temperature': flags.temperature ?? null,

@@ -12,6 +12,11 @@ export type ConfidenceSource = 'self' | 'agreement' | 'hybrid';
 
 export const CONFIDENCE_SOURCES: readonly ConfidenceSource[] = ['self', 'agreement', 'hybrid'];
 
+/** The confidence a run uses: the one asked for, else the vote's and the model's together when sampling, the model's own otherwise. */
+export function confidenceSourceFor(samples: number, given: ConfidenceSource | undefined): ConfidenceSource {
+  return given ?? (samples > 1 ? 'hybrid' : 'self');
+}
+
 /** When two answers count as the same: strings without a schema, the model's JSON values with one. */
 export type AgreeFn<A = string> = (a: A, b: A) => boolean;
 

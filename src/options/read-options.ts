@@ -1,4 +1,4 @@
-import { type AgreeFn, CONFIDENCE_SOURCES, type ConfidenceSource } from '../decide/agreement.js';
+import { type AgreeFn, CONFIDENCE_SOURCES, type ConfidenceSource, confidenceSourceFor } from '../decide/agreement.js';
 import type { CallRetryPolicy } from '../decide/call-retries.js';
 import { DEFAULT_MAX_RETRIES } from '../decide/constants.js';
 import type { ChatTurn } from '../decide/prompts.js';
@@ -44,7 +44,7 @@ export function samplingOptions(given: Record<string, unknown>) {
       `\`confidenceFrom: '${String(source)}'\` needs several samples to vote, but \`samples\` is 1; set \`samples\` to 2 or more (5 is common), or leave \`confidenceFrom\` out.`,
     );
   }
-  const confidenceFrom = (source ?? (samples > 1 ? 'hybrid' : 'self')) as ConfidenceSource;
+  const confidenceFrom = confidenceSourceFor(samples, source as ConfidenceSource | undefined);
   return { samples, agree: agree as AgreeFn<unknown> | null, confidenceFrom };
 }
 

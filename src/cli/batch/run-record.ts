@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { readSampleSettings, sampling } from '../../adapters/request.js';
 import { readBaseURL } from '../../adapters/openai-compatible.js';
-import type { ConfidenceSource } from '../../decide/agreement.js';
+import { type ConfidenceSource, confidenceSourceFor } from '../../decide/agreement.js';
 import { checkLineRecord } from '../../results/stored.js';
 import { readSchemaText } from '../json-schema.js';
 import { quotedText } from '../../util/values.js';
@@ -158,8 +158,7 @@ export class RerunCheck {
       threshold: flags.threshold,
       maxRetries: flags.maxRetries,
       samples: flags.samples,
-      // As acheck decides it: hybrid by default when sampling, the model's own confidence otherwise.
-      confidenceFrom: flags.confidenceFrom ?? (flags.samples > 1 ? 'hybrid' : 'self'),
+      confidenceFrom: confidenceSourceFor(flags.samples, flags.confidenceFrom),
     };
     this.#rerunChanged = rerunChanged;
   }
