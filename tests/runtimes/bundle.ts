@@ -1,5 +1,5 @@
 import { readFileSync, readdirSync } from 'node:fs';
-import { builtinModules } from 'node:module';
+import { isBuiltin } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build, type Message, type Plugin } from 'esbuild';
@@ -53,18 +53,12 @@ const plainMessages: Plugin = {
   },
 };
 
-const NODE_BUILTINS = new Set(builtinModules);
-
-function isNodeBuiltin(specifier: string): boolean {
-  return specifier.startsWith('node:') || NODE_BUILTINS.has(specifier.split('/')[0] ?? specifier);
-}
-
 /** esbuild's own words for each error, where it was, and first, which Node built-ins were imported. */
 function buildFailure(errors: readonly Message[]): Error {
   const builtins = new Set<string>();
   const lines = errors.map((error) => {
     const unresolved = /^Could not resolve "(.+)"$/.exec(error.text)?.[1];
-    if (unresolved !== undefined && isNodeBuiltin(unresolved)) builtins.add(unresolved);
+    if (unresolved !== undefined && isBuiltin(unresolved)) builtins.add(unresolved);
     const where = error.location ? `${error.location.file}:${error.location.line}: ` : '';
     return `  ${where}${error.text}`;
   });

@@ -1,4 +1,4 @@
-import { builtinModules } from 'node:module';
+import { isBuiltin } from 'node:module';
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -33,12 +33,11 @@ globalThis.adapter = openAICompatible({ baseURL: 'http://127.0.0.1:1/v1', model:
 
 /** Notes each import of a Node built-in that the build resolves, by whom. */
 function noNodeBuiltins(said: string[]): Plugin {
-  const builtins = new Set(builtinModules);
   return {
     name: 'no-node-builtins',
     enforce: 'pre',
     resolveId(source, importer) {
-      if (source.startsWith('node:') || builtins.has(source)) said.push(`${importer ?? '?'} imports ${source}`);
+      if (isBuiltin(source)) said.push(`${importer ?? '?'} imports ${source}`);
       return null;
     },
   };
