@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { available, useChromium } from '../fixtures/chromium.js';
+import { available, useChromium, watchPage } from '../fixtures/chromium.js';
 
 /**
  * examples/browser, as its README runs it: built by its build script against the built
@@ -50,18 +50,7 @@ describe.runIf(available)('the browser example', () => {
 
   it('runs acheck() through a confidence retry and shows the status, the answer and the path drawn as SVG', async () => {
     const page = await browser().newPage({ viewport: { width: 1200, height: 900 } });
-    const errors: string[] = [];
-    const leaked: string[] = [];
-    page.on('console', (message) => {
-      if (message.type() === 'error') errors.push(message.text());
-    });
-    page.on('pageerror', (error) => errors.push(error.message));
-    await page.route('**/*', (route) => {
-      const url = route.request().url();
-      if (url.startsWith(`${origin}/`)) return route.continue();
-      leaked.push(url);
-      return route.abort();
-    });
+    const { errors, requests: leaked } = await watchPage(page, (url) => url.startsWith(`${origin}/`));
 
     await page.goto(`${origin}/`);
     await page.waitForSelector('body:not([data-state="running"])', { timeout: 30_000 });

@@ -4,7 +4,7 @@ import { checkpointMachine } from '../../machines/checkpoint/machine.js';
 import { acheck, check } from '../../src/index.js';
 import { machineGraph, machineToMermaid, toHtml, toMermaid, toSequence } from '../../src/visualize/index.js';
 import { envelope, scripted } from '../fixtures/helpers.js';
-import { available, useChromium } from '../fixtures/chromium.js';
+import { available, useChromium, watchPage } from '../fixtures/chromium.js';
 
 /**
  * The HTML trace in a real browser: Debian's Chromium, driven by playwright-core, with
@@ -22,18 +22,7 @@ describe.runIf(available)('in a browser, offline', () => {
     const file = new URL(`${name}.html`, OUTPUT);
     writeFileSync(file, html);
     const page = await browser().newPage({ viewport: { width: 1400, height: 1000 } });
-    const leaked: string[] = [];
-    const consoleErrors: string[] = [];
-    page.on('console', (message) => {
-      if (message.type() === 'error') consoleErrors.push(message.text());
-    });
-    page.on('pageerror', (error) => consoleErrors.push(error.message));
-    await page.route('**/*', (route) => {
-      const url = route.request().url();
-      if (url.startsWith('file:') || url.startsWith('data:')) return route.continue();
-      leaked.push(url);
-      return route.abort();
-    });
+    const { errors: consoleErrors, requests: leaked } = await watchPage(page, (url) => url.startsWith('file:') || url.startsWith('data:'));
     await page.goto(file.href);
     return { page, leaked, consoleErrors };
   }

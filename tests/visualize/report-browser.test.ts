@@ -3,7 +3,7 @@ import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { MAX_DRAWN_PATHS } from '../../src/cli/report/model.js';
 import { writeReport } from '../../src/cli/report/write.js';
-import { available, useChromium } from '../fixtures/chromium.js';
+import { available, useChromium, watchPage } from '../fixtures/chromium.js';
 import { XSS_PAYLOADS } from '../fixtures/hostile-results.js';
 import { manyPathLines, reportLines, reportQuestions, sampledLine } from '../fixtures/report-lines.js';
 
@@ -49,21 +49,8 @@ describe.runIf(available)('the report page in a browser', () => {
 
   async function open(url: URL): Promise<Opened> {
     const page = await browser().newPage({ viewport: { width: 1400, height: 900 } });
-    const opened: Opened = { page, requests: [], dialogs: [], errors: [] };
-    page.on('dialog', (dialog) => {
-      opened.dialogs.push(dialog.message());
-      void dialog.dismiss();
-    });
-    page.on('pageerror', (error) => opened.errors.push(error.message));
-    // A CSP refusal is reported on the console: a page whose own script were refused would show an empty table.
-    page.on('console', (message) => {
-      if (message.type() === 'error') opened.errors.push(message.text());
-    });
-    await page.route('**/*', (route) => {
-      if (route.request().url() === url.href) return route.continue();
-      opened.requests.push(route.request().url());
-      return route.abort();
-    });
+    // A CSP refusal is reported on the console, which the watch records: a page whose own script were refused would show an empty table.
+    const opened: Opened = { page, ...(await watchPage(page, (requested) => requested === url.href)) };
     await page.goto(url.href, { waitUntil: 'load' });
     return opened;
   }
