@@ -1,5 +1,7 @@
 export { acheck } from './api/acheck.js';
 export { check } from './api/check.js';
+export { clarify, type ClarifyOptions, type TypedClarifyOptions } from './api/clarify.js';
+export type { ClarificationChoice } from './decide/clarification.js';
 export { resultFrom } from './results/result-from.js';
 export { type Checkpoint, CheckpointError, type CheckpointStore } from './stores/store.js';
 export { memoryStore } from './stores/memory-store.js';
@@ -9,8 +11,10 @@ export { checkWithEvidence, type CompareFn } from './api/evidence.js';
 export {
   AMBIGUOUS,
   BLOCKED,
+  CLARIFICATION_MARKER,
   COMPARE_FAILED,
   CONFIDENCE_RETRY_MARKER,
+  DEFAULT_MAX_CLARIFICATIONS,
   DEFAULT_MAX_RETRIES,
   DEFAULT_THRESHOLD,
   DISAGREEMENT_RETRY_MARKER,
@@ -47,7 +51,7 @@ export type { AgreeFn, Cluster, ConfidenceSource } from './decide/agreement.js';
 export type { Validator } from './decide/validation.js';
 export type { Usage, UsageReport } from './decide/usage.js';
 export type { TelemetryApi, TelemetryAttributes, TelemetryOptions, TelemetryTracer } from './telemetry/settings.js';
-export { type ChatMessage, type ChatTurn, INSTRUCTIONS, type SentPrompt } from './decide/prompts.js';
+export { type ChatMessage, type ChatTurn, type Clarification, INSTRUCTIONS, type SentPrompt } from './decide/prompts.js';
 export type { AsyncCallFn, CallFn, CallInfo } from './decide/model-call.js';
 export type { AsyncCheckOptions, CheckOptions, EvidenceOptions, TypedAsyncCheckOptions, TypedCheckOptions } from './api/options.js';
 export type { Inspector } from './engine/machine-run.js';

@@ -65,6 +65,8 @@ export function contextOf(checked: MachineInput, machine: AnyStateMachine): Chec
     messages: checked.messages,
     instructions: checked.instructions,
     parseFn: checked.parseFn === null ? null : () => checked.parseFn!,
+    awaitClarification: checked.awaitClarification,
+    maxClarifications: checked.maxClarifications,
   });
   return {
     settings,
@@ -84,6 +86,7 @@ export function contextOf(checked: MachineInput, machine: AnyStateMachine): Chec
     attempts: [],
     trace: [],
     status: null,
+    clarifications: [],
   };
 }
 
@@ -123,5 +126,6 @@ export function checkpointOutput(context: CheckpointContext): CheckpointOutput<u
     trace,
     usage: addUsage(totalUsage(attempts.map((attempt) => attempt.usage)), context.lateUsage),
     durationMs: attempts.reduce((sum, attempt) => sum + attempt.durationMs, 0),
+    clarifications: context.clarifications,
   };
 }

@@ -11,7 +11,7 @@ import {
 } from '../../src/decide/attempt.js';
 import { appending, cancelling, cancellingBy, CHILD, raising, schedule, update } from '../effects.js';
 import { backoffDelay, type CallTry, retryAfterOf } from '../../src/decide/call-retries.js';
-import { type PreviousAttempt, type RetryKind, retryPrompt } from '../../src/decide/prompts.js';
+import { clarifiedQuestion, firstPrompt, type PreviousAttempt, type RetryKind, retryPrompt } from '../../src/decide/prompts.js';
 import { schemaFailure, schemaThrew, verdictFromResult } from '../../src/decide/schema.js';
 import { verdictFromReturn, verdictFromThrow } from '../../src/decide/validation.js';
 import { defaultAgree } from '../../src/decide/agreement.js';
@@ -19,7 +19,7 @@ import { keyArrived, votedAttempt, type VoteSettings } from '../../src/decide/sa
 import type { SampleSlot } from './types.js';
 import { describeThrown } from '../../src/util/values.js';
 import { addUsage, type Usage } from '../../src/decide/usage.js';
-import { BACKOFF, CALL_TIMEOUT, sampleTimeoutId, sampleTimer, type TimerName, timers } from './timers.js';
+import { BACKOFF, CALL_TIMEOUT, DEADLINE, sampleTimeoutId, sampleTimer, type TimerName, timers } from './timers.js';
 import type { CheckpointContext, CheckpointEvent, CheckpointSettings, CheckpointState, CheckpointStatus, TraceStep } from './types.js';
 import type { SampleParams } from './types.js';
 
@@ -239,6 +239,29 @@ export const checkpointEffects = {
     prompts: appended(context.prompts, Object.freeze({ kind, text: nextPrompt(context, kind) })),
   })),
   conclude: update((context: CheckpointContext, { status }: { status: CheckpointStatus }) => ({ attempts: withDraft(context), status })),
+  // The attempt was committed on the way in: an ambiguous one before the run waits, or ends.
+  settle: update((_: CheckpointContext, { status }: { status: CheckpointStatus }) => ({ status })),
+  endDeadline: cancelling(DEADLINE),
+  /**
+   * The person said what the question means: a new round begins, asked with the clarified
+   * question, with retries and a deadline of its own (a person may take days to answer).
+   */
+  clarify: update((context: CheckpointContext, { chosen, rephrased }: { chosen: string | null; rephrased: string | null }) => {
+    const { settings, draft } = context;
+    const clarification = Object.freeze({ question: settings.prompt, readings: draft.interpretations, chosen, rephrased, attempt: context.attempt + 1 });
+    const prompt = clarifiedQuestion(settings.prompt, clarification);
+    const now = Date.now();
+    return {
+      settings: Object.freeze({ ...settings, prompt, deadlineAt: settings.deadlineMs === null ? null : now + settings.deadlineMs }),
+      clarifications: appended(context.clarifications, clarification),
+      status: null,
+      attempt: context.attempt + 1,
+      startedAt: now,
+      tries: [],
+      usage: null,
+      prompts: appended(context.prompts, Object.freeze({ kind: 'clarification' as const, text: firstPrompt(prompt, settings.answerFormat, settings.instructions) })),
+    };
+  }),
 } as const;
 
 /**

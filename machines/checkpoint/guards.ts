@@ -7,12 +7,16 @@ import type { CheckpointContext, CheckpointEvent } from './types.js';
 
 /** Every question the checkpoint machine asks before it moves. */
 
+/** The first attempt of the round under way: 0, or the first asked after the latest clarification. */
+const roundStart = ({ clarifications }: CheckpointContext) => (clarifications.length === 0 ? 0 : clarifications[clarifications.length - 1]!.attempt);
+
 const timeLeft = ({ settings }: CheckpointContext) => settings.deadlineAt === null || Date.now() < settings.deadlineAt;
 
 type GuardArgs = { readonly context: CheckpointContext };
 /** Every decision the machine makes, as a question about its context (or the event's payload). */
 export const guards = {
-  canRetry: ({ context }: GuardArgs) => context.attempt < context.settings.maxRetries && timeLeft(context),
+  // Retries are counted per round: a clarified question gets its own.
+  canRetry: ({ context }: GuardArgs) => context.attempt - roundStart(context) < context.settings.maxRetries && timeLeft(context),
   canRetryCall: ({ context }: GuardArgs, { error }: { error: unknown }) => {
     const policy = context.settings.callRetries;
     return policy !== null && context.tries.length < policy.retries && isTransient(error) && timeLeft(context);
@@ -28,7 +32,13 @@ export const guards = {
   failedValidation: ({ context }: GuardArgs) => !context.awaitingVerdict && !context.draft.passedValidation,
   // Asked only of a draft that parsed, which has a confidence.
   isConfident: ({ context }: GuardArgs) => context.draft.confidence! >= context.settings.threshold,
-  isFirstAttempt: ({ context }: GuardArgs) => context.attempt === 0,
+  isFirstAttempt: ({ context }: GuardArgs) => context.attempt === roundStart(context),
+  canAwaitClarification: ({ context }: GuardArgs) => context.settings.awaitClarification && context.clarifications.length < context.settings.maxClarifications,
+  // A reading the model did not offer (a parent's typo, a forged event) leaves the run waiting.
+  isOfferedReading: ({ context }: GuardArgs, { reading }: { reading: unknown }) =>
+    typeof reading === 'string' && context.clarifications.length < context.settings.maxClarifications && context.draft.interpretations.includes(reading),
+  isRephrasing: ({ context }: GuardArgs, { question }: { question: unknown }) =>
+    typeof question === 'string' && question.trim() !== '' && context.clarifications.length < context.settings.maxClarifications,
   callFailed: ({ context }: GuardArgs) => context.draft.callFailed,
   isSampling: ({ context }: GuardArgs) => context.settings.samples > 1,
   allSampled: ({ context }: GuardArgs) => context.slots.every((slot) => slot.state === 'done'),

@@ -19,6 +19,8 @@ import { allOf } from './guards.js';
  * returns an ambiguous question at once; `schemaGate`, entered only when there is a
  * schema, turns the answer into the schema's output or fails it with the schema's issues;
  * `validationGate`, entered only when there is a validator, waits for its verdict;
+ * with `awaitClarification`, an ambiguous question waits in `awaitingClarification` for the
+ * person who asked to choose a reading or rephrase it, then a new round asks again;
  * `confidenceGate` accepts a confident answer. A
  * rejected attempt goes to `reconsidering`, which picks the retry prompt, or to
  * `uncertain` when no attempts (or no time) remain.
@@ -31,6 +33,7 @@ import { allOf } from './guards.js';
 
 const enter = (state: CheckpointState) => ({ type: 'enter', params: { state } }) as const;
 const conclude = (status: CheckpointStatus) => ({ type: 'conclude', params: { status } }) as const;
+const settle = (status: CheckpointStatus) => ({ type: 'settle', params: { status } }) as const;
 const retryWith = (kind: RetryKind) => ({ type: 'prepareRetry', params: { kind } }) as const;
 // Spawned actors' done and error events are not part of the machine's typed events.
 const outputOf = (event: EventObject): unknown => (event as DoneActorEvent).output;
@@ -193,7 +196,8 @@ export const checkpointMachine = checkpointSetup.createMachine({
     ambiguityGate: {
       entry: enter('ambiguityGate'),
       always: [
-        { guard: 'isAmbiguous', target: 'ambiguous' },
+        { guard: allOf(['isAmbiguous', 'canAwaitClarification']), target: 'awaitingClarification', actions: 'commitAttempt' },
+        { guard: 'isAmbiguous', target: 'ambiguous', actions: 'commitAttempt' },
         { guard: 'hasSchema', target: 'schemaGate' },
         { guard: 'hasValidator', target: 'validationGate' },
         { target: 'confidenceGate' },
@@ -241,6 +245,25 @@ export const checkpointMachine = checkpointSetup.createMachine({
         { target: 'uncertain' },
       ],
     },
+    // Rests here until the person who asked answers, for as long as that takes: a store keeps it so.
+    awaitingClarification: {
+      entry: [enter('awaitingClarification'), settle(AMBIGUOUS), 'endDeadline'],
+      on: {
+        'clarify.chose': {
+          guard: { type: 'isOfferedReading', params: ({ event }) => ({ reading: event.reading }) },
+          target: 'asking',
+          actions: [{ type: 'clarify', params: ({ event }) => ({ chosen: event.reading, rephrased: null }) }, arm('deadline')],
+        },
+        'clarify.rephrased': {
+          guard: { type: 'isRephrasing', params: ({ event }) => ({ question: event.question }) },
+          target: 'asking',
+          actions: [{ type: 'clarify', params: ({ event }) => ({ chosen: null, rephrased: event.question }) }, arm('deadline')],
+        },
+        'clarify.cancelled': { target: 'ambiguous' },
+        // Nothing runs while a person decides: no clock to restart, no deadline to arm.
+        'booth.resumed': {},
+      },
+    },
     reconsidering: {
       entry: [enter('reconsidering'), 'commitAttempt'],
       always: [
@@ -253,7 +276,7 @@ export const checkpointMachine = checkpointSetup.createMachine({
     },
     verified: { type: 'final', entry: [enter('verified'), conclude(VERIFIED)] },
     repaired: { type: 'final', entry: [enter('repaired'), conclude(REPAIRED)] },
-    ambiguous: { type: 'final', entry: [enter('ambiguous'), conclude(AMBIGUOUS)] },
+    ambiguous: { type: 'final', entry: [enter('ambiguous'), settle(AMBIGUOUS)] },
     uncertain: { type: 'final', entry: [enter('uncertain'), conclude(UNCERTAIN)] },
   },
   // Declared with a string answer, the common case, so a workflow without a schema reads it typed.

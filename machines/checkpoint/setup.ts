@@ -113,5 +113,8 @@ export const checkpointSetup = setup({
     commitAttempt: assign(({ context }) => checkpointEffects.commitAttempt.run(context, undefined)),
     prepareRetry: assign(({ context }, params: { kind: RetryKind }) => checkpointEffects.prepareRetry.run(context, params)),
     conclude: assign(({ context }, params: { status: CheckpointStatus }) => checkpointEffects.conclude.run(context, params)),
+    settle: assign(({ context }, params: { status: CheckpointStatus }) => checkpointEffects.settle.run(context, params)),
+    endDeadline: cancel(checkpointEffects.endDeadline.id),
+    clarify: assign(({ context }, params: { chosen: string | null; rephrased: string | null }) => checkpointEffects.clarify.run(context, params)),
   },
 });

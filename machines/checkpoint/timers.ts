@@ -8,13 +8,14 @@ import type { CheckpointContext, CheckpointEvent } from './types.js';
 export const CALL_TIMEOUT = 'callTimeout';
 // Stryker disable next-line StringLiteral: a timer id is a name, not a behaviour
 export const BACKOFF = 'backoff';
+// Stryker disable next-line StringLiteral: a timer id is a name, not a behaviour
+export const DEADLINE = 'deadline';
 
 export const timers = {
   callTimeout: ({ settings }: CheckpointContext): Timer<CheckpointEvent> | null =>
     settings.timeoutMs === null ? null : { id: CALL_TIMEOUT, delay: settings.timeoutMs, event: { type: 'model.timedOut' } },
   deadline: ({ settings }: CheckpointContext): Timer<CheckpointEvent> | null =>
-    // Stryker disable next-line StringLiteral: a timer id is a name, not a behaviour
-    settings.deadlineAt === null ? null : { id: 'deadline', delay: Math.max(0, settings.deadlineAt - Date.now()), event: { type: 'run.deadline' } },
+    settings.deadlineAt === null ? null : { id: DEADLINE, delay: Math.max(0, settings.deadlineAt - Date.now()), event: { type: 'run.deadline' } },
   backoff: ({ backoffMs }: CheckpointContext): Timer<CheckpointEvent> | null => ({ id: BACKOFF, delay: backoffMs, event: { type: 'backoff.elapsed' } }),
 };
 

@@ -2,7 +2,7 @@ import type { Attempt } from '../../src/decide/attempt.js';
 import type { CallRetryPolicy, CallTry } from '../../src/decide/call-retries.js';
 import { AMBIGUOUS, REPAIRED, UNCERTAIN, VERIFIED } from '../../src/decide/constants.js';
 import type { JsonObject } from '../../src/reply/json-objects.js';
-import type { ChatMessage, ChatTurn, SentPrompt } from '../../src/decide/prompts.js';
+import type { ChatMessage, ChatTurn, Clarification, SentPrompt } from '../../src/decide/prompts.js';
 import type { ParseFn } from '../../src/reply/parse.js';
 import type { AnswerFormat, AnswerSchema, JsonSchema } from '../../src/decide/schema.js';
 import type { Validator } from '../../src/decide/validation.js';
@@ -19,6 +19,7 @@ export type CheckpointState =
   | 'backingOff'
   | 'parsing'
   | 'ambiguityGate'
+  | 'awaitingClarification'
   | 'schemaGate'
   | 'validationGate'
   | 'confidenceGate'
@@ -104,6 +105,14 @@ export interface CheckpointInput {
   readonly instructions?: string | ((defaults: string) => string) | null;
   /** Reads the model's text into the envelope object instead of Booth's reader; a throw is a parse failure. */
   readonly parseFn?: ParseFn | null;
+  /**
+   * When the question is AMBIGUOUS, wait in `awaitingClarification` for the person who asked
+   * (a `clarify.chose`, `clarify.rephrased` or `clarify.cancelled` event) instead of ending.
+   * Default false: AMBIGUOUS is returned at once.
+   */
+  readonly awaitClarification?: boolean;
+  /** How many times the question may be clarified before AMBIGUOUS stands, from 0 to 10. Default 2. */
+  readonly maxClarifications?: number;
 }
 
 /** What a run was asked to do; set once when it starts. */
@@ -138,6 +147,8 @@ export interface CheckpointSettings {
   readonly instructions: string;
   /** A custom reader, kept as a function as `agree` is. */
   readonly parseFn: (() => ParseFn) | null;
+  readonly awaitClarification: boolean;
+  readonly maxClarifications: number;
 }
 
 /**
@@ -174,7 +185,10 @@ export interface CheckpointContext {
   /** Finished attempts, frozen, in order. */
   readonly attempts: readonly Attempt<unknown>[];
   readonly trace: readonly TraceStep[];
+  /** AMBIGUOUS while the run waits for a clarification, as when it ends so. */
   readonly status: CheckpointStatus | null;
+  /** What the person who asked said, each time the question was clarified, in order. */
+  readonly clarifications: readonly Clarification[];
 }
 
 /** What a run was asked to do, as plain data: results and traces show it. */
@@ -216,6 +230,8 @@ export interface CheckpointOutput<TAnswer = string> {
   readonly usage: Usage | null;
   /** The attempts' `durationMs` summed: the time the run spent deciding, which a resumed run keeps. */
   readonly durationMs: number;
+  /** Each clarification of the question, in order: its rounds' attempts follow one another in `attempts`. */
+  readonly clarifications: readonly Clarification[];
 }
 
 /**
@@ -237,6 +253,12 @@ export type CheckpointEvent =
   | { readonly type: 'sample.failed'; readonly sample: number; readonly call: number; readonly error: unknown }
   /** At any time: what a call of attempt `attempt` consumed, as its callFn reported it. */
   | { readonly type: 'model.usage'; readonly usage: Usage; readonly attempt: number }
+  /** While `awaitingClarification`: the person chose one of the readings offered (its exact text). */
+  | { readonly type: 'clarify.chose'; readonly reading: string }
+  /** While `awaitingClarification`: the person asked the question again in their own words. */
+  | { readonly type: 'clarify.rephrased'; readonly question: string }
+  /** While `awaitingClarification`: nobody will clarify; the run ends AMBIGUOUS. */
+  | { readonly type: 'clarify.cancelled' }
   /** Sent once after a persisted snapshot is restored: it re-arms the timers, which do not persist, and restarts the attempt's clock. */
   | { readonly type: 'booth.resumed' }
   /** Raised by the machine itself, after `timeoutMs` in `calling`, at the deadline, and when a backoff ends. */

@@ -8,6 +8,7 @@ import { nextMacrotask } from '../util/macrotask.js';
 import { RunTelemetry } from '../telemetry/run-telemetry.js';
 import type { CheckResult, TypedCheckResult } from '../results/result.js';
 import { isThenable } from '../util/values.js';
+import type { Snapshot } from 'xstate';
 
 /**
  * The asynchronous `check()`: `callFn` may return the text or a Promise of it, and
@@ -43,15 +44,28 @@ export function acheck(callFn: AsyncCallFn, prompt: string, options?: object | n
   return telemetry.aroundAsync(() => runAcheck(callFn, prompt, settings, telemetry));
 }
 
-async function runAcheck(callFn: AsyncCallFn, prompt: string, settings: CheckSettings, telemetry: RunTelemetry | null): Promise<CheckResult<unknown, unknown>> {
+/** A result waiting for the person who asked, as a run of the machine, and their answer: what `clarify()` continues. */
+export interface Continuation {
+  readonly snapshot: Snapshot<unknown>;
+  readonly choice: unknown;
+}
+
+export async function runAcheck(
+  callFn: AsyncCallFn,
+  prompt: string,
+  settings: CheckSettings,
+  telemetry: RunTelemetry | null,
+  continued: Continuation | null = null,
+): Promise<CheckResult<unknown, unknown>> {
   const { signal, checkpoint } = settings;
   signal?.throwIfAborted();
   const saved = checkpoint ? await checkpoint.store.load(checkpoint.key) : undefined;
   signal?.throwIfAborted();
   const resumed =
-    checkpoint && saved !== undefined && saved !== null
+    continued?.snapshot ??
+    (checkpoint && saved !== undefined && saved !== null
       ? await readCheckpoint(saved, checkpoint.key, checkpoint.store.locate?.(checkpoint.key) ?? null, prompt, settings)
-      : undefined;
+      : undefined);
   // Booth abandons a lone call only when it can time out: only then is it given a signal of
   // Booth's own, and only then can the machine move on while it is in flight. Without a
   // timeout or deadline no controller is made and no change is waited for during the call: a
@@ -59,6 +73,13 @@ async function runAcheck(callFn: AsyncCallFn, prompt: string, settings: CheckSet
   // good ends the vote.
   const abandons = settings.timeoutMs !== null || settings.deadlineMs !== null;
   const run = new CheckpointRun(prompt, settings, resumed, telemetry);
+  if (continued) run.clarify(continued.choice, 'choice');
+  else if (settings.clarification !== null && !run.clarify(settings.clarification, 'clarification')) {
+    run.stop();
+    throw new TypeError(
+      `\`clarification\` was given, but no run waits for one under key ${JSON.stringify(checkpoint!.key)}: it ended, was never ambiguous, or was started without \`awaitClarification\`. Continue a result you hold with clarify(result, choice, callFn).`,
+    );
+  }
   // Sample calls run side by side: each settles into the machine by itself, if it still waits for it.
   // Made for the first sample: a lone call has nothing to abort.
   let samplesInFlight: Map<number, AbortController> | null = null;
@@ -112,6 +133,9 @@ async function runAcheck(callFn: AsyncCallFn, prompt: string, settings: CheckSet
           if (checkpoint) await checkpoint.store.save(checkpoint.key, run.checkpoint(checkpoint.key));
           break;
         }
+        case 'awaiting':
+          // The store keeps the run, waiting: a later acheck() with its key and the person's `clarification` goes on.
+          return resultOf(need.output);
         case 'done':
           if (checkpoint) await checkpoint.store.delete(checkpoint.key);
           return resultOf(need.output);

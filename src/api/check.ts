@@ -66,6 +66,7 @@ function runCheck(callFn: CallFn, prompt: string, settings: CheckSettings, telem
         }
         case 'wait':
           throw new Error('Booth internal error: a synchronous run has nothing to wait for');
+        case 'awaiting':
         case 'done':
           return resultOf(need.output);
       }

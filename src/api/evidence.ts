@@ -71,6 +71,7 @@ function compareEvidence<E>(
           settings: null,
           usage: null,
           durationMs: performance.now() - started,
+          clarifications: [],
         });
       }
       if (snapshot.value !== 'comparing') {

@@ -9,7 +9,8 @@ import { type ChatTurn, instructions } from '../decide/prompts.js';
 import type { ParseFn } from '../reply/parse.js';
 import { readTelemetry, rejectedCheck, type TelemetryOptions, type TelemetrySettings } from '../telemetry/settings.js';
 import type { Validator } from '../decide/validation.js';
-import { ASYNC_ONLY_KEYS, concurrency, conversationOptions, optionalFunction, readPrompt, readShape, retries, samplingOptions, timers, unitInterval } from '../options/read-options.js';
+import type { ClarificationChoice } from '../decide/clarification.js';
+import { ASYNC_ONLY_KEYS, clarificationOptions, concurrency, conversationOptions, optionalFunction, readPrompt, readShape, retries, samplingOptions, timers, unitInterval } from '../options/read-options.js';
 import type { CheckSettings } from '../engine/settings.js';
 import type { Inspector } from '../engine/machine-run.js';
 import { describeValue, isAsyncFunction } from '../util/values.js';
@@ -81,6 +82,11 @@ export interface CheckOptions<T = string> {
    * one Booth finds; a throw is a parse failure with its message, and earns a parse retry.
    */
   parseFn?: ParseFn | null | undefined;
+  /**
+   * How many times an AMBIGUOUS question may be clarified (with `clarify()`, or a waiting
+   * run's `clarification`) before AMBIGUOUS stands: from 0 to 10, default 2.
+   */
+  maxClarifications?: number | undefined;
 }
 
 /** `check()`'s options with a schema whose output is `T`: name it to build the options apart from the call. */
@@ -107,6 +113,18 @@ export interface AsyncCheckOptions<T = string> extends Omit<CheckOptions<T>, 'on
   key?: string | null | undefined;
   /** Sample calls in flight at once; default all of them. */
   sampleConcurrency?: number | undefined;
+  /**
+   * With `checkpoint` and `key`: an AMBIGUOUS run is kept in the store, waiting for the
+   * person who asked, and the result (AMBIGUOUS) is returned. A later `acheck()` with the
+   * same key and a `clarification` continues it, in any process that reaches the store.
+   */
+  awaitClarification?: boolean | undefined;
+  /**
+   * With `checkpoint` and `key`: the person's answer to the run waiting under `key` — a
+   * reading's index or exact text, or `{ rephrased }`. The run continues from where it waited;
+   * its finished attempts are not repeated.
+   */
+  clarification?: ClarificationChoice | null | undefined;
 }
 
 export interface EvidenceOptions {
@@ -116,7 +134,7 @@ export interface EvidenceOptions {
   telemetry?: boolean | TelemetryOptions | null | undefined;
 }
 
-type Entry = 'check' | 'acheck';
+type Entry = 'check' | 'acheck' | 'clarify';
 
 const CHECK_KEYS = [
   'threshold',
@@ -133,6 +151,7 @@ const CHECK_KEYS = [
   'messages',
   'instructions',
   'parseFn',
+  'maxClarifications',
 ] as const;
 const ACHECK_KEYS = [...CHECK_KEYS, ...ASYNC_ONLY_KEYS] as const;
 const EVIDENCE_KEYS = ['evidenceThreshold', 'telemetry'] as const;
@@ -187,6 +206,13 @@ function readCheckOptions(entry: Entry, given: Record<string, unknown>, telemetr
   const checkpoint = checkpointOption(given['checkpoint'], given['key']);
   const { samples, agree, confidenceFrom } = sampling;
   const { system, messages, instructions: instructionText, parseFn } = conversationOptions(given, instructions(answerFormatOf(schema)));
+  const { awaitClarification, maxClarifications } = clarificationOptions(given);
+  const clarification = given['clarification'] ?? null;
+  if ((awaitClarification || clarification !== null) && checkpoint === null) {
+    throw new TypeError(
+      `\`${awaitClarification ? 'awaitClarification' : 'clarification'}\` needs \`checkpoint\` and \`key\`: a run waits for its clarification in a store. Without one, continue an AMBIGUOUS result with clarify(result, choice, callFn).`,
+    );
+  }
   // check() calls its samples one after another.
   const sampleConcurrency = entry === 'check' ? 1 : concurrency(given['sampleConcurrency'], samples);
   // Field by field, in the order the options are checked: every check builds this, and V8
@@ -212,6 +238,9 @@ function readCheckOptions(entry: Entry, given: Record<string, unknown>, telemetr
     messages,
     instructions: instructionText,
     parseFn,
+    awaitClarification,
+    maxClarifications,
+    clarification,
   };
 }
 

@@ -47,5 +47,10 @@ export const VALIDATION_RETRY_MARKER = 'failed validation';
 /** Appears, in Booth's own wording, only in the retry prompt sent after samples disagreed. */
 export const DISAGREEMENT_RETRY_MARKER = 'samples of your answer disagreed';
 
+/** Appears, in Booth's own wording, only in the prompt sent after the person who asked clarified an ambiguous question. */
+export const CLARIFICATION_MARKER = 'The person who asked has clarified the question';
+/** How many times an ambiguous question may be clarified before AMBIGUOUS stands, by default. */
+export const DEFAULT_MAX_CLARIFICATIONS = 2;
+
 /** What a retry prompt says when a validator returned false without a message. */
 export const GENERIC_VALIDATION_MESSAGE = 'the validator returned false';

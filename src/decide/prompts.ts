@@ -1,6 +1,6 @@
 import { canonicalJson, type Cluster } from './agreement.js';
 import type { AnswerFormat } from './schema.js';
-import { CONFIDENCE_RETRY_MARKER, GENERIC_VALIDATION_MESSAGE, DISAGREEMENT_RETRY_MARKER, PARSE_RETRY_MARKER, VALIDATION_RETRY_MARKER } from './constants.js';
+import { CLARIFICATION_MARKER, CONFIDENCE_RETRY_MARKER, GENERIC_VALIDATION_MESSAGE, DISAGREEMENT_RETRY_MARKER, PARSE_RETRY_MARKER, VALIDATION_RETRY_MARKER } from './constants.js';
 
 /**
  * Booth's instructions for a free-text answer: the envelope's keys, listed in the order
@@ -72,7 +72,8 @@ export function chatMessages(conversation: Conversation, sent: SentPrompt): read
  * off the prompt, the string would be flattened, a kilobyte more for every call in flight.
  */
 function userTurn({ prompt, instructions: text }: Conversation, { kind, text: sent }: SentPrompt): string {
-  if (kind === 'first' || kind === 'repeat') return prompt.trimEnd();
+  // A clarification's prompt is the first of its round: the question is already the clarified one.
+  if (kind === 'first' || kind === 'repeat' || kind === 'clarification') return prompt.trimEnd();
   return sent.endsWith(text) ? sent.slice(0, sent.length - text.length - 2) : sent;
 }
 
@@ -96,10 +97,42 @@ const SYSTEM_MESSAGES = new WeakMap<Conversation, ChatMessage | null>();
 /** Which retry prompt follows a rejected attempt. */
 export type RetryKind = 'repeat' | 'parse' | 'validation' | 'disagreement' | 'confidence';
 
-/** A prompt Booth sent the model, and why: the first one, or which kind of retry. */
+/**
+ * A prompt Booth sent the model, and why: the first one, which kind of retry, or the first
+ * of a round that follows a person's clarification.
+ */
 export interface SentPrompt {
-  readonly kind: 'first' | RetryKind;
+  readonly kind: 'first' | RetryKind | 'clarification';
   readonly text: string;
+}
+
+/**
+ * What the person who asked an ambiguous question said it means: one of the readings the
+ * model offered (`chosen`), or the question in their own words (`rephrased`).
+ */
+export interface Clarification {
+  /** The question as it stood when the readings were offered: the caller's, or as an earlier clarification made it. */
+  readonly question: string;
+  /** The readings the model offered. */
+  readonly readings: readonly string[];
+  readonly chosen: string | null;
+  readonly rephrased: string | null;
+  /** The first attempt asked with the clarification: where its round starts. */
+  readonly attempt: number;
+}
+
+/**
+ * The question as asked after a clarification: the question, then what the person said it
+ * means, quoted as a JSON string so that neither a reading the model wrote nor the person's
+ * words can break the prompt's structure. Every prompt of the round restates it, so a retry
+ * after the clarification keeps it.
+ */
+export function clarifiedQuestion(question: string, { chosen, rephrased }: Pick<Clarification, 'chosen' | 'rephrased'>): string {
+  const said =
+    rephrased === null
+      ? `${CLARIFICATION_MARKER}: they mean ${escapeLineBreaks(JSON.stringify(chosen))}, one of the readings you offered. Answer it in that sense.`
+      : `${CLARIFICATION_MARKER}, rephrasing it as ${escapeLineBreaks(JSON.stringify(rephrased))}. Answer the question as rephrased.`;
+  return `${question.trimEnd()}\n\n${said}`;
 }
 
 /** The first attempt's prompt: the question, then the instructions (Booth's for `format`, unless given). */

@@ -1,7 +1,7 @@
 import type { Snapshot } from 'xstate';
 import type { CheckpointContext, CheckpointEvent, CheckpointOutput } from '../../machines/checkpoint/types.js';
 import { checkpointMachine } from '../../machines/checkpoint/machine.js';
-import { checkpointOutput } from '../../machines/checkpoint/context.js';
+import { checkpointOutput, contextOf } from '../../machines/checkpoint/context.js';
 import { nextPrompt } from '../../machines/checkpoint/effects.js';
 import type { Attempt } from '../decide/attempt.js';
 import { failedForGood } from '../decide/call-retries.js';
@@ -14,7 +14,13 @@ import type { RunTelemetry } from '../telemetry/run-telemetry.js';
 import { type UsageReport, usageFromReport } from '../decide/usage.js';
 import { answerForSchema, answerFormatOf, type JsonSchema, replySchemaOf } from '../decide/schema.js';
 import { checkSnapshot, kindOf } from '../results/stored.js';
-import { type ChatMessage, chatMessages, firstPrompt, instructions } from '../decide/prompts.js';
+import { type ChatMessage, chatMessages, type Clarification, clarifiedQuestion, firstPrompt, instructions } from '../decide/prompts.js';
+import { AMBIGUOUS, DEFAULT_MAX_CLARIFICATIONS } from '../decide/constants.js';
+import { readChoice } from '../decide/clarification.js';
+
+/** The state a run waits in for a person, and the actions that give a final state its verdict. */
+const WAITING = 'awaitingClarification';
+const VERDICT_ACTIONS: readonly unknown[] = ['conclude', 'settle'];
 
 /** What the machine needs next from its interpreter. */
 export type Need =
@@ -25,6 +31,8 @@ export type Need =
   | { readonly kind: 'schema'; readonly answer: unknown }
   | { readonly kind: 'validate'; readonly answer: unknown }
   | { readonly kind: 'wait' }
+  /** The question is ambiguous and the run waits for the person who asked: a store keeps it so; the result so far is AMBIGUOUS. */
+  | { readonly kind: 'awaiting'; readonly output: CheckpointOutput<unknown> }
   | { readonly kind: 'done'; readonly output: CheckpointOutput<unknown> };
 
 /** One call: its prompt as one string, the caller's question, and the whole chat as messages. */
@@ -73,27 +81,7 @@ export class CheckpointRun {
   /** Starts a run, or resumes the one in `checkpoint` (already checked by `readCheckpoint`). */
   constructor(prompt: string, settings: CheckSettings, snapshot?: Snapshot<unknown>, telemetry: RunTelemetry | null = null) {
     this.#telemetry = telemetry;
-    // The arguments were checked by readCheckArguments(): the same rules as the machine's input.
-    const input: MachineInput = {
-      prompt,
-      threshold: settings.threshold,
-      maxRetries: settings.maxRetries,
-      effects: 'events',
-      model: null,
-      validator: settings.validator === null ? null : true,
-      schema: settings.schema,
-      timeoutMs: settings.timeoutMs,
-      deadlineMs: settings.deadlineMs,
-      callRetries: settings.callRetries,
-      samples: settings.samples,
-      sampleConcurrency: settings.sampleConcurrency,
-      agree: settings.agree,
-      confidenceFrom: settings.confidenceFrom,
-      system: settings.system,
-      messages: settings.messages,
-      instructions: settings.instructions,
-      parseFn: settings.parseFn,
-    };
+    const input = machineInput(prompt, settings);
     this.#engine = startEngine(input, snapshot, settings.inspect);
     this.#engine.onChange(() => {
       if (this.#reporting || this.#waiters === null) return;
@@ -143,7 +131,26 @@ export class CheckpointRun {
     if (snapshot.value === 'schemaGate') return { kind: 'schema', answer: answerForSchema(context.draft) };
     if (snapshot.value === 'validationGate') return { kind: 'validate', answer: context.draft.answer };
     if (snapshot.value === 'backingOff') return { kind: 'wait' };
+    if (snapshot.value === WAITING) return { kind: 'awaiting', output: checkpointOutput(context) };
     throw new Error(`Booth internal error: the checkpoint machine rests in ${JSON.stringify(snapshot.value)}`);
+  }
+
+  /**
+   * Hands the machine the person's answer to the run waiting for it: `choice` read against
+   * the readings offered (a `TypeError` naming `name` when it is none of them). False when
+   * the run does not wait for one.
+   */
+  clarify(choice: unknown, name: string): boolean {
+    const { value, context, status } = this.#engine.view();
+    if (value === WAITING) {
+      this.#engine.send(readChoice(choice, context.draft.interpretations, name));
+      return true;
+    }
+    // Resumed after a crash in the round this very answer began: it was handed over already.
+    const last = context.clarifications.at(-1);
+    if (status !== 'active' || last === undefined) return false;
+    const event = readChoice(choice, last.readings, name);
+    return event.type === 'clarify.chose' ? last.chosen === event.reading : last.rephrased === event.question;
   }
 
   /** Whether the machine still waits for this sample's call: a call it gave up on is abandoned. */
@@ -190,6 +197,55 @@ export class CheckpointRun {
   }
 }
 
+/** The machine's input for a check: the arguments were checked by readCheckArguments(), with the same rules as the machine's. */
+function machineInput(prompt: string, settings: CheckSettings): MachineInput {
+  return {
+    prompt,
+    threshold: settings.threshold,
+    maxRetries: settings.maxRetries,
+    effects: 'events',
+    model: null,
+    validator: settings.validator === null ? null : true,
+    schema: settings.schema,
+    timeoutMs: settings.timeoutMs,
+    deadlineMs: settings.deadlineMs,
+    callRetries: settings.callRetries,
+    samples: settings.samples,
+    sampleConcurrency: settings.sampleConcurrency,
+    agree: settings.agree,
+    confidenceFrom: settings.confidenceFrom,
+    system: settings.system,
+    messages: settings.messages,
+    instructions: settings.instructions,
+    parseFn: settings.parseFn,
+    awaitClarification: settings.awaitClarification,
+    maxClarifications: settings.maxClarifications,
+  };
+}
+
+/**
+ * An AMBIGUOUS result (already checked field by field) as the run it was, waiting for the
+ * person who asked: its attempts, prompts, trace and clarifications, in `awaitingClarification`.
+ * `question` is the caller's; the run asks it as its clarifications made it.
+ */
+export function waitingSnapshot(output: CheckpointOutput<unknown>, question: string, settings: CheckSettings): Snapshot<unknown> {
+  const started = contextOf(machineInput(question, settings), checkpointMachine);
+  const attempts = output.attempts.map(currentAttempt) as unknown as CheckpointContext['attempts'];
+  const asked = output.clarifications.reduce((before, clarification) => clarifiedQuestion(before, clarification), question);
+  const context: CheckpointContext = {
+    ...started,
+    settings: Object.freeze({ ...started.settings, prompt: asked }),
+    attempt: attempts.length - 1,
+    prompts: output.prompts,
+    draft: attempts.at(-1)!,
+    attempts,
+    trace: output.trace as CheckpointContext['trace'],
+    status: AMBIGUOUS,
+    clarifications: output.clarifications,
+  };
+  return { status: 'active', value: WAITING, output: undefined, error: null, historyValue: {}, children: {}, context } as unknown as Snapshot<unknown>;
+}
+
 /**
  * The snapshot as plain data: a custom `agree` or `parseFn` is a function, which no store
  * can keep; the caller gives it again on resume (see `upgraded`).
@@ -223,7 +279,11 @@ export async function readCheckpoint(
   if (checkpoint?.version !== VERSION) fail(`has version ${kindOf(checkpoint?.version)}; this Booth reads version ${VERSION}.`);
   if (checkpoint?.key !== key) fail('was saved for another key.');
   const snapshot = checkpoint?.snapshot as
-    | { status?: unknown; value?: unknown; context?: { attempts?: unknown; settings?: Record<string, unknown>; usage?: unknown; lateUsage?: unknown } }
+    | {
+        status?: unknown;
+        value?: unknown;
+        context?: { attempts?: unknown; settings?: Record<string, unknown>; usage?: unknown; lateUsage?: unknown; clarifications?: readonly Clarification[] };
+      }
     | undefined;
   const settingsSaved = snapshot?.context?.settings;
   if (
@@ -255,8 +315,10 @@ export async function readCheckpoint(
   };
   // What a run saved before conversations and sampling existed had: no system prompt, no turns, Booth's instructions, one sample.
   const before: Record<string, unknown> = { ...SETTINGS_BEFORE, instructions: instructions(answerFormatOf(settings.schema)) };
+  // A clarified run asks the clarified question now: the caller's is the one its first clarification began from.
+  const asked = snapshot?.context?.clarifications?.[0]?.question ?? settingsSaved?.['prompt'];
   for (const [name, value] of Object.entries(expected)) {
-    const stored = settingsSaved?.[name] ?? before[name] ?? null;
+    const stored = (name === 'prompt' ? asked : settingsSaved?.[name]) ?? before[name] ?? null;
     const saved = JSON.stringify(stored);
     const given = JSON.stringify(value ?? null);
     if (saved !== given) {
@@ -282,16 +344,17 @@ interface DecidedRun {
 /** The final states' verdicts, as the machine's own `conclude` actions name them. */
 const CONCLUDES: ReadonlyMap<string, unknown> = new Map(
   Object.entries(checkpointMachine.root.states).flatMap(([name, node]) =>
-    node.type !== 'final' ? [] : node.entry.flatMap((action) => ((action as { type?: unknown }).type === 'conclude' ? [[name, (action as { params: { status: unknown } }).params.status] as const] : [])),
+    node.type !== 'final' ? [] : node.entry.flatMap((action) => (VERDICT_ACTIONS.includes((action as { type?: unknown }).type) ? [[name, (action as { params: { status: unknown } }).params.status] as const] : [])),
   ),
 );
 
 /**
  * Where a run can be saved while it is under way: a save follows a finished attempt, before
  * the next attempt's calls are handed out, so the run waits for a call (or its retry); only a
- * timer can change it before the save, and a timer only fails calls.
+ * timer can change it before the save, and a timer only fails calls. Or it waits for a
+ * person, its last attempt ambiguous.
  */
-const RESTING = ['calling', 'backingOff', 'sampling'];
+const RESTING = ['calling', 'backingOff', 'sampling', WAITING];
 
 /**
  * A saved run must be one the machine made: each finished attempt is asked again, of the
@@ -304,12 +367,13 @@ const RESTING = ['calling', 'backingOff', 'sampling'];
  */
 function checkDecisions({ status, value, context }: DecidedRun, fail: (problem: string) => never): void {
   const done = status === 'done';
+  const waiting = value === WAITING;
   const { attempts } = context;
   const concluded = CONCLUDES.get(value);
-  if (done ? concluded === undefined || context.status !== concluded : !RESTING.includes(value) || context.status !== null) {
+  if (done ? concluded === undefined || context.status !== concluded : !RESTING.includes(value) || context.status !== (waiting ? AMBIGUOUS : null)) {
     fail(`holds a run ${status} in state ${value} with verdict ${String(context.status)}, which the checkpoint machine never saves. Delete it to start the run afresh.`);
   }
-  if (context.prompts.length !== context.attempt + 1 || attempts.length !== context.attempt + (done ? 1 : 0)) {
+  if (context.prompts.length !== context.attempt + 1 || attempts.length !== context.attempt + (done || waiting ? 1 : 0)) {
     fail(`holds a run at attempt ${context.attempt} with ${attempts.length} attempts and ${context.prompts.length} prompts, which do not go together. Delete it to start the run afresh.`);
   }
   // The replies of an attempt under way come after the save: any a saved run holds is a call a timer failed.
@@ -317,10 +381,19 @@ function checkDecisions({ status, value, context }: DecidedRun, fail: (problem: 
     fail('holds a sample answered before its call was made, which the checkpoint machine never saves. Delete it to start the run afresh.');
   }
   if (!done && value === 'sampling') checkSlots(context, fail);
-  const settings = { ...context.settings, deadlineAt: null };
-  const from = settings.samples > 1 ? 'agreementGate' : 'parsing';
+  const rounds = clarifiedRounds(context, fail);
+  const from = context.settings.samples > 1 ? 'agreementGate' : 'parsing';
   attempts.forEach((attempt, index) => {
-    const decided = decidedState(from, { ...context, settings, attempt: index, draft: attempt, awaitingVerdict: false }, ['reconsidering']);
+    const round = rounds.findLast((r) => r.start <= index)!;
+    // Each attempt is asked again as its round had it: the question then, and the clarifications before it.
+    const settings = { ...context.settings, prompt: round.question, deadlineAt: null };
+    const clarifications = context.clarifications.slice(0, round.index);
+    const decided = decidedState(from, { ...context, settings, clarifications, attempt: index, draft: attempt, awaitingVerdict: false }, ['reconsidering']);
+    const clarifiedAfter = rounds.some((r) => r.start === index + 1);
+    if (clarifiedAfter || (waiting && index === attempts.length - 1)) {
+      if (decided !== WAITING) fail(`holds attempt ${index}, after which the run waited for a clarification the checkpoint machine would not have waited for. Delete it to start the run afresh.`);
+      return;
+    }
     if (!done || index < attempts.length - 1) {
       if (decided !== 'reconsidering') {
         fail(`holds attempt ${index}, which the checkpoint machine would have ended ${String(CONCLUDES.get(decided))}, yet the run went on. Delete it to start the run afresh.`);
@@ -335,15 +408,52 @@ function checkDecisions({ status, value, context }: DecidedRun, fail: (problem: 
     }
   });
   // The prompts are what the run sends: each must be the one the machine builds from the question and the attempt before it.
+  const { answerFormat, instructions: text } = context.settings;
   context.prompts.forEach((prompt, index) => {
+    const round = rounds.findLast((r) => r.start <= index)!;
     const expected =
-      index === 0
-        ? prompt.kind === 'first' && firstPrompt(context.settings.prompt, context.settings.answerFormat, context.settings.instructions)
-        : prompt.kind !== 'first' && nextPrompt({ settings: context.settings, draft: attempts[index - 1]! }, prompt.kind);
+      index === round.start
+        ? prompt.kind === (round.index === 0 ? 'first' : 'clarification') && firstPrompt(round.question, answerFormat, text)
+        : prompt.kind !== 'first' && prompt.kind !== 'clarification' && nextPrompt({ settings: { ...context.settings, prompt: round.question }, draft: attempts[index - 1]! }, prompt.kind);
     if (prompt.text !== expected) {
       fail(`holds prompt ${index}, which is not the one the checkpoint machine builds for it: it was changed after it was saved. Delete it to start the run afresh.`);
     }
   });
+}
+
+/** One round of a run: the question it asked, from which attempt. Round 0 is the caller's question. */
+interface Round {
+  readonly index: number;
+  readonly question: string;
+  readonly start: number;
+}
+
+/**
+ * The rounds of a saved run, each clarification read against the run: made from the
+ * question the round before asked, after an attempt that offered its readings, choosing one
+ * of them (or rephrasing), and leading to the question the run asks now.
+ */
+function clarifiedRounds({ clarifications, attempts, settings }: CheckpointContext, fail: (problem: string) => never): Round[] {
+  const rounds: Round[] = [{ index: 0, question: clarifications[0]?.question ?? settings.prompt, start: 0 }];
+  clarifications.forEach((clarification, i) => {
+    const before = rounds[i]!;
+    const offered = attempts[clarification.attempt - 1];
+    const fits =
+      i < settings.maxClarifications &&
+      clarification.question === before.question &&
+      clarification.attempt > before.start &&
+      offered !== undefined &&
+      JSON.stringify(offered.interpretations) === JSON.stringify(clarification.readings) &&
+      (clarification.rephrased === null
+        ? clarification.chosen !== null && clarification.readings.includes(clarification.chosen)
+        : clarification.chosen === null && clarification.rephrased.trim() !== '');
+    if (!fits) fail(`holds clarification ${i}, which does not follow from the run before it: it was changed after it was saved. Delete it to start the run afresh.`);
+    rounds.push({ index: i + 1, question: clarifiedQuestion(before.question, clarification), start: clarification.attempt });
+  });
+  if (rounds.at(-1)!.question !== settings.prompt) {
+    fail('holds a question that is not the one its clarifications lead to: it was changed after it was saved. Delete it to start the run afresh.');
+  }
+  return rounds;
 }
 
 /**
@@ -365,7 +475,8 @@ function checkSlots({ slots, calls, settings }: CheckpointContext, fail: (proble
 }
 
 /** The settings a run saved before sampling and conversations existed did not write, as it ran: one sample, no system prompt, no turns. */
-const SETTINGS_BEFORE = Object.freeze({ samples: 1, confidenceFrom: 'self', system: null, messages: Object.freeze([]) });
+const SETTINGS_BEFORE = Object.freeze({ samples: 1, confidenceFrom: 'self', system: null, messages: Object.freeze([]), awaitClarification: false, maxClarifications: DEFAULT_MAX_CLARIFICATIONS });
+
 /** A private setting as a message names it: by digest, or as "none" when there is none (a digest of "null" would say there was one). */
 async function privately(value: unknown, json: string): Promise<string> {
   if (value === null || (Array.isArray(value) && value.length === 0)) return 'none';
@@ -389,13 +500,13 @@ interface SavedRun {
  */
 function upgraded(snapshot: SavedRun, caller: CheckSettings): Snapshot<unknown> {
   const { context } = snapshot;
-  const current = (attempt: object) => withField(withField(attempt, 'schemaIssues', 'validationError'), 'usage', 'durationMs');
   const resumed = {
     slots: [],
     calls: 0,
     started: [],
     usage: null,
     lateUsage: null,
+    clarifications: [],
     ...context,
     settings: {
       answerFormat: null,
@@ -407,12 +518,17 @@ function upgraded(snapshot: SavedRun, caller: CheckSettings): Snapshot<unknown> 
       agree: caller.agree === null ? null : () => caller.agree,
       parseFn: caller.parseFn === null ? null : () => caller.parseFn,
     },
-    draft: current(context.draft),
-    attempts: context.attempts.map(current),
+    draft: currentAttempt(context.draft),
+    attempts: context.attempts.map(currentAttempt),
   } as unknown as CheckpointContext;
   // A saved output is never read: XState would hand it out as it is, the stepper makes its own. A run resumed ended gets the machine's.
   const output = snapshot.status === 'done' ? checkpointOutput(resumed) : undefined;
   return { ...snapshot, output, context: resumed } as unknown as Snapshot<unknown>;
+}
+
+/** An attempt written by an earlier Booth, with the fields it did not write null. */
+function currentAttempt(attempt: object): object {
+  return withField(withField(attempt, 'schemaIssues', 'validationError'), 'usage', 'durationMs');
 }
 
 /** `attempt` with `field` null when it lacks it, in its documented place after `after`, so an old attempt reads like a new one. */

@@ -32,4 +32,8 @@ export interface CheckSettings {
   /** Resolved: Booth's text for the answer format, or the caller's. */
   readonly instructions: string;
   readonly parseFn: ParseFn | null;
+  readonly awaitClarification: boolean;
+  readonly maxClarifications: number;
+  /** The person's answer to a run waiting under the checkpoint's key, read against its readings once it is loaded; null for none. */
+  readonly clarification: unknown;
 }

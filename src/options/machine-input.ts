@@ -4,7 +4,7 @@ import { DEFAULT_THRESHOLD } from '../decide/constants.js';
 import { type AnswerSchema, answerFormatOf, readSchema } from '../decide/schema.js';
 import { type ChatTurn, instructions } from '../decide/prompts.js';
 import type { ParseFn } from '../reply/parse.js';
-import { concurrency, conversationOptions, optionalFunction, readPrompt, readShape, retries, samplingOptions, timers, unitInterval } from './read-options.js';
+import { clarificationOptions, concurrency, conversationOptions, optionalFunction, readPrompt, readShape, retries, samplingOptions, timers, unitInterval } from './read-options.js';
 import { describeValue, isPlainObject } from '../util/values.js';
 
 /** The checkpoint machine's input, read with `check()`'s rules: pure, so the machine can sit on it. */
@@ -33,6 +33,8 @@ export interface MachineInput {
   /** The instruction text every prompt ends with, resolved: Booth's for the answer format, or the caller's. */
   readonly instructions: string;
   readonly parseFn: ParseFn | null;
+  readonly awaitClarification: boolean;
+  readonly maxClarifications: number;
 }
 
 const MACHINE_KEYS = [
@@ -54,6 +56,8 @@ const MACHINE_KEYS = [
   'messages',
   'instructions',
   'parseFn',
+  'awaitClarification',
+  'maxClarifications',
 ] as const;
 
 /**
@@ -88,5 +92,5 @@ export function readMachineInput(input: unknown): MachineInput {
     );
   }
   const conversation = conversationOptions(given, instructions(answerFormatOf(schema)));
-  return { prompt, threshold, maxRetries, effects, model, schema, validator, ...timers(given), ...sampling, sampleConcurrency, ...conversation };
+  return { prompt, threshold, maxRetries, effects, model, schema, validator, ...timers(given), ...sampling, sampleConcurrency, ...conversation, ...clarificationOptions(given) };
 }

@@ -1,6 +1,6 @@
 import { type AgreeFn, CONFIDENCE_SOURCES, type ConfidenceSource, confidenceSourceFor } from '../decide/agreement.js';
 import type { CallRetryPolicy } from '../decide/call-retries.js';
-import { DEFAULT_MAX_RETRIES } from '../decide/constants.js';
+import { DEFAULT_MAX_CLARIFICATIONS, DEFAULT_MAX_RETRIES } from '../decide/constants.js';
 import type { ChatTurn } from '../decide/prompts.js';
 import type { ParseFn } from '../reply/parse.js';
 import { blankRecord, describeValue, isAsyncFunction, isPlainObject } from '../util/values.js';
@@ -11,7 +11,7 @@ import { blankRecord, describeValue, isAsyncFunction, isPlainObject } from '../u
  */
 
 /** `acheck()`'s options that `check()` refuses, named so that its message can say why. */
-export const ASYNC_ONLY_KEYS = ['signal', 'timeoutMs', 'deadlineMs', 'callRetries', 'checkpoint', 'key', 'sampleConcurrency'] as const;
+export const ASYNC_ONLY_KEYS = ['signal', 'timeoutMs', 'deadlineMs', 'callRetries', 'checkpoint', 'key', 'sampleConcurrency', 'awaitClarification', 'clarification'] as const;
 
 /** More samples than this is a survey, not a check: each is a paid model call per attempt. */
 export const MAX_SAMPLES = 20;
@@ -164,6 +164,25 @@ export function retries(value: unknown): number {
     );
   }
   return value;
+}
+
+/** More clarifications than this is an interview, not a question: each is a person's turn and a new round of calls. */
+export const MAX_CLARIFICATIONS_LIMIT = 10;
+
+/** `awaitClarification` and `maxClarifications`, as `acheck()`, `clarify()` and the machine read them. */
+export function clarificationOptions(given: Record<string, unknown>): { readonly awaitClarification: boolean; readonly maxClarifications: number } {
+  const awaiting = given['awaitClarification'] ?? false;
+  if (typeof awaiting !== 'boolean') {
+    throw new TypeError(`Expected \`awaitClarification\` to be true or false, got ${describeValue(awaiting)}.`);
+  }
+  const value = given['maxClarifications'];
+  if (value !== undefined && !isWholeNumber(value)) {
+    throw new TypeError(`Expected \`maxClarifications\` to be a whole number such as 1 or 2, got ${describeValue(value)}.`);
+  }
+  if (value !== undefined && (value < 0 || value > MAX_CLARIFICATIONS_LIMIT)) {
+    throw new RangeError(`Expected \`maxClarifications\` to be from 0 to ${MAX_CLARIFICATIONS_LIMIT}, got ${describeValue(value)}; each clarification is a person's turn and a new round of calls.`);
+  }
+  return { awaitClarification: awaiting, maxClarifications: value ?? DEFAULT_MAX_CLARIFICATIONS };
 }
 
 function isWholeNumber(value: unknown): value is number {

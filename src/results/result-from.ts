@@ -45,6 +45,8 @@ export function resultOf(output: CheckpointOutput<unknown>): CheckResult<unknown
     // An output saved by a Booth from before usage and time were kept has neither.
     usage: output.usage ?? null,
     durationMs: output.durationMs ?? output.attempts.reduce((sum, attempt) => sum + attempt.durationMs, 0),
+    // A line written before clarifications existed has none.
+    clarifications: output.clarifications ?? [],
   });
 }
 

@@ -14,7 +14,7 @@ import {
   VERIFIED,
 } from '../decide/constants.js';
 import type { JsonObject, JsonValue } from '../reply/json-objects.js';
-import type { SentPrompt } from '../decide/prompts.js';
+import type { Clarification, SentPrompt } from '../decide/prompts.js';
 import type { Usage } from '../decide/usage.js';
 import { failedForGood } from '../decide/call-retries.js';
 
@@ -42,6 +42,7 @@ export type ResultFields = Pick<
   | 'settings'
   | 'usage'
   | 'durationMs'
+  | 'clarifications'
 >;
 
 /**
@@ -93,6 +94,12 @@ export class Result {
    * counts the time before and after the resume, not the pause); for evidence checks, the comparison.
    */
   readonly durationMs: number;
+  /**
+   * Each time the person who asked clarified the question (`clarify()`, or a waiting run's
+   * `clarification`), in order: the readings offered, the one chosen or the rephrasing, and
+   * the first attempt of the round it began. Empty when the question was never clarified.
+   */
+  readonly clarifications: readonly Clarification[];
 
   /** @internal Results come from `check()`, `acheck()` and `checkWithEvidence()`. */
   constructor(fields: ResultFields) {
@@ -112,6 +119,7 @@ export class Result {
     this.settings = fields.settings;
     this.usage = fields.usage;
     this.durationMs = fields.durationMs;
+    this.clarifications = Object.freeze(fields.clarifications);
     Object.freeze(this);
   }
 
@@ -119,6 +127,11 @@ export class Result {
   get samples(): readonly (readonly Sample<unknown>[])[] | null {
     if (this.settings === null || this.settings.samples === 1) return null;
     return this.attempts.map((attempt) => attempt.samples ?? []);
+  }
+
+  /** The latest clarification, or null: what the question was last said to mean. */
+  get clarification(): Clarification | null {
+    return this.clarifications.at(-1) ?? null;
   }
 
   get nAttempts(): number {
@@ -193,6 +206,7 @@ export class Result {
       settings: this.settings,
       usage: this.usage,
       durationMs: this.durationMs,
+      clarifications: this.clarifications,
       nAttempts: this.nAttempts,
       ok: this.ok,
       allParseFailed: this.allParseFailed,

@@ -3,7 +3,7 @@ import { evidenceMachine } from '../../machines/evidence.js';
 import { CONFIDENCE_SOURCES } from '../decide/agreement.js';
 import { LONGEST_WAIT_MS } from '../decide/call-retries.js';
 import { AMBIGUOUS, REPAIRED, UNCERTAIN, VERIFIED } from '../decide/constants.js';
-import { MAX_RETRIES_LIMIT, MAX_SAMPLES } from '../options/read-options.js';
+import { MAX_CLARIFICATIONS_LIMIT, MAX_RETRIES_LIMIT, MAX_SAMPLES } from '../options/read-options.js';
 import { isPlainObject } from '../util/values.js';
 
 /**
@@ -185,7 +185,11 @@ function describeStoredRuns() {
   const untyped = shapes(false);
   const typed = shapes(true);
 
-  const RETRY_KINDS = ['first', 'repeat', 'parse', 'validation', 'disagreement', 'confidence'] as const;
+  const RETRY_KINDS = ['first', 'repeat', 'parse', 'validation', 'disagreement', 'confidence', 'clarification'] as const;
+  const clarifications = listOf(
+    record('a clarification ({ question, readings, chosen, rephrased, attempt })', { question: text, readings: texts, chosen: nullable(text), rephrased: nullable(text), attempt: index }),
+    'clarifications',
+  );
   const prompts = listOf(record('a prompt ({ kind, text })', { kind: oneOf(RETRY_KINDS), text }), 'prompts');
   const stepOf = (states: readonly string[]) => record('a step ({ state, attempt })', { state: oneOf(states), attempt: index });
   const CHECKPOINT_STATES = Object.keys(checkpointMachine.root.states);
@@ -258,8 +262,8 @@ function describeStoredRuns() {
         // An evidence check's result draws from the evidence machine's states.
         trace: listOf(stepOf([...new Set([...CHECKPOINT_STATES, ...Object.keys(evidenceMachine.root.states)])]), 'steps'),
       },
-      // Written only by a Booth that kept usage and time; `run` only on the lines of a `booth batch` that recorded it.
-      { usage, durationMs: ms, run: runRecord },
+      // Written only by a Booth that kept usage and time (and clarifications); `run` only on the lines of a `booth batch` that recorded it.
+      { usage, durationMs: ms, run: runRecord, clarifications },
     );
   }
 
@@ -311,6 +315,9 @@ function describeStoredRuns() {
       messages: listOf(record('a turn ({ role, content })', { role: oneOf(['user', 'assistant']), content: text }), 'turns'),
       instructions: text,
       parseFn: oneOf([null]),
+      // Written only by a Booth with clarifications.
+      awaitClarification: flag,
+      maxClarifications: leaf(`a whole number from 0 to ${MAX_CLARIFICATIONS_LIMIT}`, (value) => Number.isSafeInteger(value) && (value as number) >= 0 && (value as number) <= MAX_CLARIFICATIONS_LIMIT),
     },
   );
 
@@ -332,7 +339,7 @@ function describeStoredRuns() {
         status: nullable(oneOf(CHECK_STATUSES)),
       },
       // Written only by a Booth with sampling and usage.
-      { slots: listOf(slotShape(attempt), 'sample slots'), calls: index, started: listOf(index, 'sample indexes'), usage, lateUsage: usage },
+      { slots: listOf(slotShape(attempt), 'sample slots'), calls: index, started: listOf(index, 'sample indexes'), usage, lateUsage: usage, clarifications },
     );
   }
 

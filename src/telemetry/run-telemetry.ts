@@ -50,10 +50,12 @@ export class RunTelemetry {
   /** The sample spans of the attempt under way, by sample. */
   #samples = new Map<number, OpenSpan>();
   #sampleUsage = new Map<number, Usage | null>();
+  /** Clarifications already shown as span events. */
+  #clarifications = 0;
   /** Set when a tracer or span threw: the rest of the run records nothing. */
   #broken = false;
 
-  constructor(settings: TelemetrySettings, entry: 'check' | 'acheck' | 'checkWithEvidence', question: string | null) {
+  constructor(settings: TelemetrySettings, entry: 'check' | 'acheck' | 'clarify' | 'checkWithEvidence', question: string | null) {
     this.#settings = settings;
     const { api, common } = settings;
     const attributes: Attributes = { ...common, 'booth.entry': entry };
@@ -146,6 +148,7 @@ export class RunTelemetry {
     });
     if (!resumed) return;
     this.#steps = context.trace.length;
+    this.#clarifications = context.clarifications.length;
     // A resumed run: its attempt under way gets its span now, before the call it repeats.
     this.#check.span.setAttribute('booth.resumed_attempts', context.attempts.length);
     if (context.status === null) {
@@ -155,7 +158,18 @@ export class RunTelemetry {
   }
 
   #observe(context: CheckpointContext, reported: number): void {
-    const { trace, attempts } = context;
+    const { trace, attempts, clarifications } = context;
+    // The readings are the model's text and the choice the person's: counted, their text recorded only with recordPrompts.
+    for (; this.#clarifications < clarifications.length; this.#clarifications += 1) {
+      const { readings, chosen, rephrased, attempt } = clarifications[this.#clarifications]!;
+      const attributes: Attributes = {
+        'booth.clarification.readings': readings.length,
+        'booth.clarification.kind': rephrased === null ? 'chose' : 'rephrased',
+        'booth.clarification.attempt': attempt,
+      };
+      if (this.#settings.recordPrompts) attributes['booth.clarification.text'] = rephrased ?? chosen ?? '';
+      this.#check.span.addEvent('booth.clarification', attributes);
+    }
     for (; this.#steps < trace.length; this.#steps += 1) {
       const step = trace[this.#steps]!;
       if (step.attempt > reported) break;

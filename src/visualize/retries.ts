@@ -16,7 +16,8 @@ export const RETRY_GUARDS: Readonly<Record<RetryKind, string>> = {
 /** The retry kinds a run took, in the order first taken, with how many times each. */
 export function retryKindCounts(prompts: readonly SentPrompt[]): Map<RetryKind, number> {
   const counts = new Map<RetryKind, number>();
-  for (const { kind } of prompts.slice(1)) if (kind !== 'first') counts.set(kind, (counts.get(kind) ?? 0) + 1);
+  // A clarification starts a round; it is no retry.
+  for (const { kind } of prompts.slice(1)) if (kind !== 'first' && kind !== 'clarification') counts.set(kind, (counts.get(kind) ?? 0) + 1);
   return counts;
 }
 

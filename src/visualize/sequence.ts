@@ -14,6 +14,7 @@ const PROMPT_KINDS: Readonly<Record<SentPrompt['kind'], string>> = {
   validation: 'validation retry',
   disagreement: 'disagreement retry',
   confidence: 'confidence retry',
+  clarification: 'the clarified question',
 };
 
 /**
