@@ -4,7 +4,9 @@
  * machines.
  */
 export { type CheckpointContext, type CheckpointEvent, type CheckpointInput, type CheckpointOutput, type CheckpointSettings, type CheckpointState, type CheckpointStatus, type ModelCall, type ModelFn, type RunSettings, type SchemaRequest, type TraceStep, type ValidationRequest, type WorkflowValidator } from './checkpoint/types.js';
-export { checkpointMachine } from './checkpoint/machine.js';
+export { checkpointMachine, clarifyingMachine } from './checkpoint/machine.js';
+export type { ChoiceEvent } from '../src/decide/clarification.js';
+export type { Clarification } from '../src/decide/prompts.js';
 export { type RunFunctions, withFunctions } from './checkpoint/restore.js';
 export { modelActor, validatorActor } from './actors.js';
 export {

@@ -1,12 +1,11 @@
 /**
  * `npm run visualize`: draws Booth's machines from their definitions into this folder
- * (Mermaid, DOT, SVG) and into the Mermaid blocks of docs/machine.md and docs/embedding.md.
+ * (Mermaid, DOT, SVG) and into the Mermaid blocks of docs/machine.md and docs/clarification.md.
  * With `--check` it writes nothing and fails when a committed picture no longer matches its
  * machine, so the diagrams cannot drift from the code.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
-import { checkpointMachine } from '../machines/checkpoint/machine.js';
-import { clarifyMachine } from '../machines/clarify.js';
+import { checkpointMachine, clarifyingMachine } from '../machines/checkpoint/machine.js';
 import { evidenceMachine } from '../machines/evidence.js';
 import { machineToDot, machineToMermaid, machineToSvg } from '../src/visualize/index.js';
 
@@ -16,7 +15,7 @@ const DIAGRAM_END = '<!-- end of generated diagram -->';
 // by npm run visualize -->` and DIAGRAM_END.
 const PAGE_DIAGRAMS = [
   [new URL('../docs/machine.md', import.meta.url), 'checkpoint', checkpointMachine],
-  [new URL('../docs/embedding.md', import.meta.url), 'clarify', clarifyMachine],
+  [new URL('../docs/clarification.md', import.meta.url), 'clarifying', clarifyingMachine],
 ] as const;
 
 async function expectedFiles(): Promise<Map<URL, string>> {
@@ -24,7 +23,7 @@ async function expectedFiles(): Promise<Map<URL, string>> {
   for (const [name, machine] of [
     ['checkpoint', checkpointMachine],
     ['evidence', evidenceMachine],
-    ['clarify', clarifyMachine],
+    ['clarifying', clarifyingMachine],
   ] as const) {
     files.set(new URL(`${name}.mmd`, here), machineToMermaid(machine));
     files.set(new URL(`${name}.dot`, here), machineToDot(machine));

@@ -7,6 +7,7 @@ import { checkpointContext, checkpointOutput } from './context.js';
 import { checkpointSetup } from './setup.js';
 import { arm, armSamples } from './timers.js';
 import { allOf } from './guards.js';
+import { isPlainObject } from '../../src/util/values.js';
 
 /**
  * The checkpoint: every decision Booth makes about a model's replies lives here.
@@ -39,246 +40,263 @@ const retryWith = (kind: RetryKind) => ({ type: 'prepareRetry', params: { kind }
 const outputOf = (event: EventObject): unknown => (event as DoneActorEvent).output;
 const errorOf = (event: EventObject): unknown => (event as ErrorActorEvent).error;
 
-export const checkpointMachine = checkpointSetup.createMachine({
-  id: 'checkpoint',
-  // A workflow's machine may have its actors replaced with .provide(): the context checks the running logic's.
-  context: ({ input, self }) => checkpointContext(input, (self as unknown as { logic: AnyStateMachine }).logic),
-  entry: arm('deadline'),
-  on: {
-    'booth.resumed': { actions: ['restartClock', arm('deadline')] },
-    'model.usage': [
-      {
-        guard: { type: 'isCurrentAttempt', params: ({ event }) => ({ attempt: event.attempt }) },
-        actions: { type: 'recordUsage', params: ({ event }) => ({ usage: event.usage }) },
-      },
-      { actions: { type: 'recordLateUsage', params: ({ event }) => ({ usage: event.usage }) } },
-    ],
-  },
-  initial: 'asking',
-  states: {
-    // Only routes, so the trace leaves it out: a one-sample run's trace is what it always was.
-    asking: {
-      always: [{ guard: 'isSampling', target: 'sampling' }, { target: 'calling' }],
-    },
-    calling: {
-      entry: [enter('calling'), arm('callTimeout'), 'startCall'],
-      exit: 'endCall',
-      on: {
-        'model.replied': [
-          {
-            guard: { type: 'isText', params: ({ event }) => ({ reply: event.reply }) },
-            target: 'parsing',
-            actions: { type: 'recordReply', params: ({ event }) => ({ reply: event.reply as string }) },
-          },
-          {
-            guard: 'canRetry',
-            target: 'reconsidering',
-            actions: { type: 'recordNonText', params: ({ event }) => ({ reply: event.reply }) },
-          },
-          { target: 'uncertain', actions: { type: 'recordNonText', params: ({ event }) => ({ reply: event.reply }) } },
-        ],
-        'model.failed': [
-          {
-            guard: { type: 'canRetryCall', params: ({ event }) => ({ error: event.error }) },
-            target: 'backingOff',
-            actions: { type: 'scheduleTry', params: ({ event }) => ({ error: event.error }) },
-          },
-          // A status no retry can fix (a bad key, a wrong URL) would fail every attempt alike: stop now.
-          {
-            guard: { type: 'isPermanentFailure', params: ({ event }) => ({ error: event.error }) },
-            target: 'uncertain',
-            actions: { type: 'recordPermanentFailure', params: ({ event }) => ({ error: event.error }) },
-          },
-          {
-            guard: 'canRetry',
-            target: 'reconsidering',
-            actions: { type: 'recordCallError', params: ({ event }) => ({ error: event.error }) },
-          },
-          { target: 'uncertain', actions: { type: 'recordCallError', params: ({ event }) => ({ error: event.error }) } },
-        ],
-        'model.timedOut': { actions: 'failOnTimeout' },
-        'run.deadline': {
-          target: 'uncertain',
-          actions: {
-            type: 'recordCallError',
-            params: ({ context }) => ({ error: timeoutError(`the deadline of ${context.settings.deadlineMs} ms passed during the call`) }),
-          },
+/**
+ * The machine, named `id`. The clarifying machine is this one whose runs wait for a person
+ * when the question is ambiguous, unless the input says `awaitClarification: false`: one
+ * definition, so the two can never decide differently.
+ */
+const checkpointDefinition = (id: 'checkpoint' | 'clarifying', waits: boolean) =>
+  checkpointSetup.createMachine({
+    id,
+    // A workflow's machine may have its actors replaced with .provide(): the context checks the running logic's.
+    context: ({ input, self }) =>
+      checkpointContext(waits && isPlainObject(input) ? { awaitClarification: true, ...input } : input, (self as unknown as { logic: AnyStateMachine }).logic),
+    entry: arm('deadline'),
+    on: {
+      'booth.resumed': { actions: ['restartClock', arm('deadline')] },
+      'model.usage': [
+        {
+          guard: { type: 'isCurrentAttempt', params: ({ event }) => ({ attempt: event.attempt }) },
+          actions: { type: 'recordUsage', params: ({ event }) => ({ usage: event.usage }) },
         },
-        'booth.resumed': { actions: ['restartClock', arm('deadline'), arm('callTimeout')] },
-        // The spawned actor's outcome, translated into the machine's own events.
-        'xstate.done.actor.callModel': { actions: { type: 'forwardReply', params: ({ event }: { event: EventObject }) => ({ reply: outputOf(event) }) } },
-        'xstate.error.actor.callModel': { actions: { type: 'forwardCallError', params: ({ event }: { event: EventObject }) => ({ error: errorOf(event) }) } },
-      },
+        { actions: { type: 'recordLateUsage', params: ({ event }) => ({ usage: event.usage }) } },
+      ],
     },
-    backingOff: {
-      entry: [enter('backingOff'), arm('backoff')],
-      exit: 'endBackoff',
-      on: {
-        'backoff.elapsed': { target: 'calling' },
-        // A snapshot keeps no timer: a run resumed while it waited to retry waits again, in full.
-        'booth.resumed': { actions: ['restartClock', arm('deadline'), arm('backoff')] },
-        'run.deadline': {
-          target: 'uncertain',
-          actions: {
-            type: 'recordCallError',
-            params: ({ context }) => ({ error: timeoutError(`the deadline of ${context.settings.deadlineMs} ms passed while waiting to retry`) }),
-          },
-        },
+    initial: 'asking',
+    states: {
+      // Only routes, so the trace leaves it out: a one-sample run's trace is what it always was.
+      asking: {
+        always: [{ guard: 'isSampling', target: 'sampling' }, { target: 'calling' }],
       },
-    },
-    sampling: {
-      entry: [enter('sampling'), 'startSampling', armSamples(false), 'startSampleCall'],
-      exit: 'stopSampleCall',
-      on: {
-        'sample.replied': {
-          guard: { type: 'isCurrentCall', params: ({ event }) => event },
-          actions: [
-            'stopSampleCall',
-            { type: 'endSampleTimeout', params: ({ event }) => event },
-            { type: 'recordSampleReply', params: ({ event }) => event },
-            armSamples(false),
-            'startSampleCall',
+      calling: {
+        entry: [enter('calling'), arm('callTimeout'), 'startCall'],
+        exit: 'endCall',
+        on: {
+          'model.replied': [
+            {
+              guard: { type: 'isText', params: ({ event }) => ({ reply: event.reply }) },
+              target: 'parsing',
+              actions: { type: 'recordReply', params: ({ event }) => ({ reply: event.reply as string }) },
+            },
+            {
+              guard: 'canRetry',
+              target: 'reconsidering',
+              actions: { type: 'recordNonText', params: ({ event }) => ({ reply: event.reply }) },
+            },
+            { target: 'uncertain', actions: { type: 'recordNonText', params: ({ event }) => ({ reply: event.reply }) } },
           ],
-        },
-        'sample.failed': [
-          {
-            guard: { type: 'canRetrySampleCall', params: ({ event }) => event },
-            actions: ['stopSampleCall', { type: 'endSampleTimeout', params: ({ event }) => event }, { type: 'scheduleSampleTry', params: ({ event }) => event }, armSamples(false)],
-          },
-          // As for one call: the other samples would fail alike, so the attempt ends with what it has.
-          {
-            guard: { type: 'isPermanentSampleFailure', params: ({ event }) => event },
+          'model.failed': [
+            {
+              guard: { type: 'canRetryCall', params: ({ event }) => ({ error: event.error }) },
+              target: 'backingOff',
+              actions: { type: 'scheduleTry', params: ({ event }) => ({ error: event.error }) },
+            },
+            // A status no retry can fix (a bad key, a wrong URL) would fail every attempt alike: stop now.
+            {
+              guard: { type: 'isPermanentFailure', params: ({ event }) => ({ error: event.error }) },
+              target: 'uncertain',
+              actions: { type: 'recordPermanentFailure', params: ({ event }) => ({ error: event.error }) },
+            },
+            {
+              guard: 'canRetry',
+              target: 'reconsidering',
+              actions: { type: 'recordCallError', params: ({ event }) => ({ error: event.error }) },
+            },
+            { target: 'uncertain', actions: { type: 'recordCallError', params: ({ event }) => ({ error: event.error }) } },
+          ],
+          'model.timedOut': { actions: 'failOnTimeout' },
+          'run.deadline': {
             target: 'uncertain',
-            actions: [{ type: 'endSampleTimeout', params: ({ event }) => event }, { type: 'haltSampling', params: ({ event }) => event }],
+            actions: {
+              type: 'recordCallError',
+              params: ({ context }) => ({ error: timeoutError(`the deadline of ${context.settings.deadlineMs} ms passed during the call`) }),
+            },
           },
-          {
+          'booth.resumed': { actions: ['restartClock', arm('deadline'), arm('callTimeout')] },
+          // The spawned actor's outcome, translated into the machine's own events.
+          'xstate.done.actor.callModel': { actions: { type: 'forwardReply', params: ({ event }: { event: EventObject }) => ({ reply: outputOf(event) }) } },
+          'xstate.error.actor.callModel': { actions: { type: 'forwardCallError', params: ({ event }: { event: EventObject }) => ({ error: errorOf(event) }) } },
+        },
+      },
+      backingOff: {
+        entry: [enter('backingOff'), arm('backoff')],
+        exit: 'endBackoff',
+        on: {
+          'backoff.elapsed': { target: 'calling' },
+          // A snapshot keeps no timer: a run resumed while it waited to retry waits again, in full.
+          'booth.resumed': { actions: ['restartClock', arm('deadline'), arm('backoff')] },
+          'run.deadline': {
+            target: 'uncertain',
+            actions: {
+              type: 'recordCallError',
+              params: ({ context }) => ({ error: timeoutError(`the deadline of ${context.settings.deadlineMs} ms passed while waiting to retry`) }),
+            },
+          },
+        },
+      },
+      sampling: {
+        entry: [enter('sampling'), 'startSampling', armSamples(false), 'startSampleCall'],
+        exit: 'stopSampleCall',
+        on: {
+          'sample.replied': {
             guard: { type: 'isCurrentCall', params: ({ event }) => event },
             actions: [
               'stopSampleCall',
               { type: 'endSampleTimeout', params: ({ event }) => event },
-              { type: 'recordSampleError', params: ({ event }) => event },
+              { type: 'recordSampleReply', params: ({ event }) => event },
               armSamples(false),
               'startSampleCall',
             ],
           },
+          'sample.failed': [
+            {
+              guard: { type: 'canRetrySampleCall', params: ({ event }) => event },
+              actions: ['stopSampleCall', { type: 'endSampleTimeout', params: ({ event }) => event }, { type: 'scheduleSampleTry', params: ({ event }) => event }, armSamples(false)],
+            },
+            // As for one call: the other samples would fail alike, so the attempt ends with what it has.
+            {
+              guard: { type: 'isPermanentSampleFailure', params: ({ event }) => event },
+              target: 'uncertain',
+              actions: [{ type: 'endSampleTimeout', params: ({ event }) => event }, { type: 'haltSampling', params: ({ event }) => event }],
+            },
+            {
+              guard: { type: 'isCurrentCall', params: ({ event }) => event },
+              actions: [
+                'stopSampleCall',
+                { type: 'endSampleTimeout', params: ({ event }) => event },
+                { type: 'recordSampleError', params: ({ event }) => event },
+                armSamples(false),
+                'startSampleCall',
+              ],
+            },
+          ],
+          'sample.timedOut': {
+            guard: { type: 'isCurrentCall', params: ({ event }) => event },
+            actions: { type: 'failSampleOnTimeout', params: ({ event }) => event },
+          },
+          'sample.backoffElapsed': {
+            guard: { type: 'isCurrentBackoff', params: ({ event }) => event },
+            actions: [{ type: 'restartSample', params: ({ event }) => event }, armSamples(false), 'startSampleCall'],
+          },
+          'run.deadline': { target: 'uncertain', actions: 'recordSamplingDeadline' },
+          'booth.resumed': { actions: ['restartClock', arm('deadline'), armSamples(true)] },
+          'xstate.done.actor.callModel': { actions: { type: 'forwardSampleReply', params: ({ event }: { event: EventObject }) => ({ reply: outputOf(event) }) } },
+          'xstate.error.actor.callModel': { actions: { type: 'forwardSampleError', params: ({ event }: { event: EventObject }) => ({ error: errorOf(event) }) } },
+        },
+        always: { guard: 'allSampled', target: 'agreementGate' },
+      },
+      agreementGate: {
+        entry: [enter('agreementGate'), 'vote'],
+        always: [
+          { guard: allOf(['parseFailed', 'canRetry']), target: 'reconsidering' },
+          { guard: 'parseFailed', target: 'uncertain' },
+          { target: 'ambiguityGate' },
         ],
-        'sample.timedOut': {
-          guard: { type: 'isCurrentCall', params: ({ event }) => event },
-          actions: { type: 'failSampleOnTimeout', params: ({ event }) => event },
-        },
-        'sample.backoffElapsed': {
-          guard: { type: 'isCurrentBackoff', params: ({ event }) => event },
-          actions: [{ type: 'restartSample', params: ({ event }) => event }, armSamples(false), 'startSampleCall'],
-        },
-        'run.deadline': { target: 'uncertain', actions: 'recordSamplingDeadline' },
-        'booth.resumed': { actions: ['restartClock', arm('deadline'), armSamples(true)] },
-        'xstate.done.actor.callModel': { actions: { type: 'forwardSampleReply', params: ({ event }: { event: EventObject }) => ({ reply: outputOf(event) }) } },
-        'xstate.error.actor.callModel': { actions: { type: 'forwardSampleError', params: ({ event }: { event: EventObject }) => ({ error: errorOf(event) }) } },
       },
-      always: { guard: 'allSampled', target: 'agreementGate' },
-    },
-    agreementGate: {
-      entry: [enter('agreementGate'), 'vote'],
-      always: [
-        { guard: allOf(['parseFailed', 'canRetry']), target: 'reconsidering' },
-        { guard: 'parseFailed', target: 'uncertain' },
-        { target: 'ambiguityGate' },
-      ],
-    },
-    parsing: {
-      entry: [enter('parsing'), 'parse'],
-      always: [
-        { guard: allOf(['parseFailed', 'canRetry']), target: 'reconsidering' },
-        { guard: 'parseFailed', target: 'uncertain' },
-        { target: 'ambiguityGate' },
-      ],
-    },
-    ambiguityGate: {
-      entry: enter('ambiguityGate'),
-      always: [
-        { guard: allOf(['isAmbiguous', 'canAwaitClarification']), target: 'awaitingClarification', actions: 'commitAttempt' },
-        { guard: 'isAmbiguous', target: 'ambiguous', actions: 'commitAttempt' },
-        { guard: 'hasSchema', target: 'schemaGate' },
-        { guard: 'hasValidator', target: 'validationGate' },
-        { target: 'confidenceGate' },
-      ],
-    },
-    schemaGate: {
-      entry: [enter('schemaGate'), 'awaitVerdict', 'startSchema'],
-      exit: 'stopSchema',
-      on: {
-        'schema.returned': { actions: { type: 'recordSchemaResult', params: ({ event }) => ({ result: event.result }) } },
-        'schema.threw': { actions: { type: 'recordSchemaThrow', params: ({ event }) => ({ thrown: event.error }) } },
-        // An asynchronous schema may outlast the run: its verdict then comes too late, and no retry starts.
-        'run.deadline': { actions: 'recordSchemaDeadline' },
-        'xstate.done.actor.checkSchema': { actions: { type: 'forwardSchemaResult', params: ({ event }: { event: EventObject }) => ({ result: outputOf(event) }) } },
-        'xstate.error.actor.checkSchema': { actions: { type: 'forwardSchemaError', params: ({ event }: { event: EventObject }) => ({ error: errorOf(event) }) } },
+      parsing: {
+        entry: [enter('parsing'), 'parse'],
+        always: [
+          { guard: allOf(['parseFailed', 'canRetry']), target: 'reconsidering' },
+          { guard: 'parseFailed', target: 'uncertain' },
+          { target: 'ambiguityGate' },
+        ],
       },
-      always: [
-        { guard: allOf(['passedValidation', 'hasValidator']), target: 'validationGate' },
-        { guard: 'passedValidation', target: 'confidenceGate' },
-        { guard: allOf(['failedValidation', 'canRetry']), target: 'reconsidering' },
-        { guard: 'failedValidation', target: 'uncertain' },
-      ],
-    },
-    validationGate: {
-      entry: [enter('validationGate'), 'awaitVerdict', 'startValidation'],
-      exit: 'stopValidation',
-      on: {
-        'validator.returned': { actions: { type: 'recordReturn', params: ({ event }) => ({ returned: event.value }) } },
-        'validator.threw': { actions: { type: 'recordThrow', params: ({ event }) => ({ thrown: event.error }) } },
-        'xstate.done.actor.validate': { actions: { type: 'forwardVerdict', params: ({ event }: { event: EventObject }) => ({ value: outputOf(event) }) } },
-        'xstate.error.actor.validate': { actions: { type: 'forwardValidatorError', params: ({ event }: { event: EventObject }) => ({ error: errorOf(event) }) } },
+      ambiguityGate: {
+        entry: enter('ambiguityGate'),
+        always: [
+          { guard: allOf(['isAmbiguous', 'canAwaitClarification']), target: 'awaitingClarification', actions: 'commitAttempt' },
+          { guard: 'isAmbiguous', target: 'ambiguous', actions: 'commitAttempt' },
+          { guard: 'hasSchema', target: 'schemaGate' },
+          { guard: 'hasValidator', target: 'validationGate' },
+          { target: 'confidenceGate' },
+        ],
       },
-      always: [
-        { guard: 'passedValidation', target: 'confidenceGate' },
-        { guard: allOf(['failedValidation', 'canRetry']), target: 'reconsidering' },
-        { guard: 'failedValidation', target: 'uncertain' },
-      ],
-    },
-    confidenceGate: {
-      entry: enter('confidenceGate'),
-      always: [
-        { guard: allOf(['isConfident', 'isFirstAttempt']), target: 'verified' },
-        { guard: 'isConfident', target: 'repaired' },
-        { guard: 'canRetry', target: 'reconsidering' },
-        { target: 'uncertain' },
-      ],
-    },
-    // Rests here until the person who asked answers, for as long as that takes: a store keeps it so.
-    awaitingClarification: {
-      entry: [enter('awaitingClarification'), settle(AMBIGUOUS), 'endDeadline'],
-      on: {
-        'clarify.chose': {
-          guard: { type: 'isOfferedReading', params: ({ event }) => ({ reading: event.reading }) },
-          target: 'asking',
-          actions: [{ type: 'clarify', params: ({ event }) => ({ chosen: event.reading, rephrased: null }) }, arm('deadline')],
+      schemaGate: {
+        entry: [enter('schemaGate'), 'awaitVerdict', 'startSchema'],
+        exit: 'stopSchema',
+        on: {
+          'schema.returned': { actions: { type: 'recordSchemaResult', params: ({ event }) => ({ result: event.result }) } },
+          'schema.threw': { actions: { type: 'recordSchemaThrow', params: ({ event }) => ({ thrown: event.error }) } },
+          // An asynchronous schema may outlast the run: its verdict then comes too late, and no retry starts.
+          'run.deadline': { actions: 'recordSchemaDeadline' },
+          'xstate.done.actor.checkSchema': { actions: { type: 'forwardSchemaResult', params: ({ event }: { event: EventObject }) => ({ result: outputOf(event) }) } },
+          'xstate.error.actor.checkSchema': { actions: { type: 'forwardSchemaError', params: ({ event }: { event: EventObject }) => ({ error: errorOf(event) }) } },
         },
-        'clarify.rephrased': {
-          guard: { type: 'isRephrasing', params: ({ event }) => ({ question: event.question }) },
-          target: 'asking',
-          actions: [{ type: 'clarify', params: ({ event }) => ({ chosen: null, rephrased: event.question }) }, arm('deadline')],
-        },
-        'clarify.cancelled': { target: 'ambiguous' },
-        // Nothing runs while a person decides: no clock to restart, no deadline to arm.
-        'booth.resumed': {},
+        always: [
+          { guard: allOf(['passedValidation', 'hasValidator']), target: 'validationGate' },
+          { guard: 'passedValidation', target: 'confidenceGate' },
+          { guard: allOf(['failedValidation', 'canRetry']), target: 'reconsidering' },
+          { guard: 'failedValidation', target: 'uncertain' },
+        ],
       },
+      validationGate: {
+        entry: [enter('validationGate'), 'awaitVerdict', 'startValidation'],
+        exit: 'stopValidation',
+        on: {
+          'validator.returned': { actions: { type: 'recordReturn', params: ({ event }) => ({ returned: event.value }) } },
+          'validator.threw': { actions: { type: 'recordThrow', params: ({ event }) => ({ thrown: event.error }) } },
+          'xstate.done.actor.validate': { actions: { type: 'forwardVerdict', params: ({ event }: { event: EventObject }) => ({ value: outputOf(event) }) } },
+          'xstate.error.actor.validate': { actions: { type: 'forwardValidatorError', params: ({ event }: { event: EventObject }) => ({ error: errorOf(event) }) } },
+        },
+        always: [
+          { guard: 'passedValidation', target: 'confidenceGate' },
+          { guard: allOf(['failedValidation', 'canRetry']), target: 'reconsidering' },
+          { guard: 'failedValidation', target: 'uncertain' },
+        ],
+      },
+      confidenceGate: {
+        entry: enter('confidenceGate'),
+        always: [
+          { guard: allOf(['isConfident', 'isFirstAttempt']), target: 'verified' },
+          { guard: 'isConfident', target: 'repaired' },
+          { guard: 'canRetry', target: 'reconsidering' },
+          { target: 'uncertain' },
+        ],
+      },
+      // Rests here until the person who asked answers, for as long as that takes: a store keeps it so.
+      awaitingClarification: {
+        entry: [enter('awaitingClarification'), settle(AMBIGUOUS), 'endDeadline'],
+        on: {
+          'clarify.chose': {
+            guard: { type: 'isOfferedReading', params: ({ event }) => ({ reading: event.reading }) },
+            target: 'asking',
+            actions: [{ type: 'clarify', params: ({ event }) => ({ chosen: event.reading, rephrased: null }) }, arm('deadline')],
+          },
+          'clarify.rephrased': {
+            guard: { type: 'isRephrasing', params: ({ event }) => ({ question: event.question }) },
+            target: 'asking',
+            actions: [{ type: 'clarify', params: ({ event }) => ({ chosen: null, rephrased: event.question }) }, arm('deadline')],
+          },
+          'clarify.cancelled': { target: 'ambiguous' },
+          // Nothing runs while a person decides: no clock to restart, no deadline to arm.
+          'booth.resumed': {},
+        },
+      },
+      reconsidering: {
+        entry: [enter('reconsidering'), 'commitAttempt'],
+        always: [
+          { guard: 'callFailed', target: 'asking', actions: retryWith('repeat') },
+          { guard: 'parseFailed', target: 'asking', actions: retryWith('parse') },
+          { guard: 'failedValidation', target: 'asking', actions: retryWith('validation') },
+          { guard: 'isSplit', target: 'asking', actions: retryWith('disagreement') },
+          { target: 'asking', actions: retryWith('confidence') },
+        ],
+      },
+      verified: { type: 'final', entry: [enter('verified'), conclude(VERIFIED)] },
+      repaired: { type: 'final', entry: [enter('repaired'), conclude(REPAIRED)] },
+      ambiguous: { type: 'final', entry: [enter('ambiguous'), settle(AMBIGUOUS)] },
+      uncertain: { type: 'final', entry: [enter('uncertain'), conclude(UNCERTAIN)] },
     },
-    reconsidering: {
-      entry: [enter('reconsidering'), 'commitAttempt'],
-      always: [
-        { guard: 'callFailed', target: 'asking', actions: retryWith('repeat') },
-        { guard: 'parseFailed', target: 'asking', actions: retryWith('parse') },
-        { guard: 'failedValidation', target: 'asking', actions: retryWith('validation') },
-        { guard: 'isSplit', target: 'asking', actions: retryWith('disagreement') },
-        { target: 'asking', actions: retryWith('confidence') },
-      ],
-    },
-    verified: { type: 'final', entry: [enter('verified'), conclude(VERIFIED)] },
-    repaired: { type: 'final', entry: [enter('repaired'), conclude(REPAIRED)] },
-    ambiguous: { type: 'final', entry: [enter('ambiguous'), settle(AMBIGUOUS)] },
-    uncertain: { type: 'final', entry: [enter('uncertain'), conclude(UNCERTAIN)] },
-  },
-  // Declared with a string answer, the common case, so a workflow without a schema reads it typed.
-  output: ({ context }) => checkpointOutput(context) as CheckpointOutput,
-});
+    // Declared with a string answer, the common case, so a workflow without a schema reads it typed.
+    output: ({ context }) => checkpointOutput(context) as CheckpointOutput,
+  });
+
+export const checkpointMachine = checkpointDefinition('checkpoint', false);
+
+/**
+ * The checkpoint for workflows with a person in the loop: on AMBIGUOUS it waits in
+ * `awaitingClarification` for `clarify.chose` ({ reading }), `clarify.rephrased`
+ * ({ question }) or `clarify.cancelled`, then asks again. A parent invokes it and forwards
+ * the person's answer (`sendTo`); its persisted snapshot, waiting or not, resumes after a crash.
+ */
+export const clarifyingMachine = checkpointDefinition('clarifying', true);

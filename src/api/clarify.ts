@@ -85,18 +85,19 @@ function prepare(result: unknown, callFn: unknown, options: unknown) {
     ...(ran.samples > 1 ? { confidenceFrom: ran.confidenceFrom } : {}),
   };
   const merged = isPlainObject(given) ? { ...carried, ...given } : given;
-  const question = questionOf(output, merged);
-  const settings = readCheckArguments('clarify', callFn, question, merged);
-  if (ran.validator && settings.validator === null) {
+  const passed = (name: string) => isPlainObject(given) && (given as Record<string, unknown>)[name] != null;
+  if (ran.validator && !passed('validator')) {
     throw new TypeError('`result` was checked with a validator, which a result cannot hold: pass it again in clarify()\'s options (validator: …).');
   }
-  if (ran.schema !== (settings.schema !== null)) {
+  if (ran.schema !== passed('schema')) {
     throw new TypeError(
       ran.schema
         ? '`result` was checked with a schema, which a result cannot hold: pass it again in clarify()\'s options (schema: …).'
         : '`result` was checked without a schema: its answers are text. Clarify it without `schema`, or ask afresh with acheck().',
     );
   }
+  const question = questionOf(output, merged);
+  const settings = readCheckArguments('clarify', callFn, question, merged);
   if (output.clarifications.length >= settings.maxClarifications) {
     throw new RangeError(
       `\`result\` was clarified ${output.clarifications.length} time${output.clarifications.length === 1 ? '' : 's'} already, and \`maxClarifications\` is ${settings.maxClarifications}: raise it to clarify again, or ask afresh.`,

@@ -143,14 +143,22 @@ export class Result {
     return this.status === VERIFIED || this.status === REPAIRED;
   }
 
-  /** At least one attempt, and none parsed. */
+  /** At least one attempt, and none parsed (after a clarification: none of its round). */
   get allParseFailed(): boolean {
-    return this.attempts.length > 0 && this.attempts.every((a) => !a.parseOk);
+    const round = this.#round();
+    return round.length > 0 && round.every((a) => !a.parseOk);
   }
 
-  /** At least one attempt, and every call failed. */
+  /** At least one attempt, and every call failed (after a clarification: every call of its round, an outage all the same). */
   get callFailed(): boolean {
-    return this.attempts.length > 0 && this.attempts.every((a) => a.callFailed);
+    const round = this.#round();
+    return round.length > 0 && round.every((a) => a.callFailed);
+  }
+
+  /** The attempts of the latest round: all of them, or those asked since the latest clarification. */
+  #round(): readonly Attempt<unknown>[] {
+    const start = this.clarification?.attempt ?? 0;
+    return start === 0 ? this.attempts : this.attempts.slice(start);
   }
 
   /** The comparator threw or returned an unusable score. */

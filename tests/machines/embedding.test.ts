@@ -1,10 +1,11 @@
-import { assign, createActor, fromPromise, type InputFrom, type OutputFrom, setup, toPromise } from 'xstate';
+import { type Actor, type AnyActorRef, assign, createActor, forwardTo, fromPromise, type InputFrom, type OutputFrom, setup, toPromise } from 'xstate';
 import { afterEach, describe, expect, expectTypeOf, it, vi } from 'vitest';
-import { clarifyMachine } from '../../machines/clarify.js';
+import { CLARIFICATION_MARKER } from '../../src/decide/constants.js';
 import {
   type CheckpointInput,
   type CheckpointOutput,
   checkpointMachine,
+  clarifyingMachine,
   modelActor,
   type ValidationRequest,
   validatorActor,
@@ -180,54 +181,118 @@ describe('embedding the checkpoint machine in a workflow', () => {
   });
 });
 
-describe('the clarify workflow', () => {
+describe('clarifyingMachine: a person in the loop of a workflow', () => {
   const ambiguous = envelope('4,879 km', 0.8, {
     ambiguous: true,
     interpretations: ['Mercury the planet', 'mercury the element'],
     chosen_interpretation: 'Mercury the planet',
   });
 
-  function clarify(primary: string[], expert: string[]) {
-    const seen: string[] = [];
-    const machine = clarifyMachine.provide({
-      actors: {
-        chooseReading: fromPromise(async ({ input }) => {
-          seen.push(...input.readings);
-          return input.readings[1] ?? '';
-        }),
+  /** The workflow of docs/clarification.md: a desk that invokes the clarifying machine and forwards the person's answer. */
+  function desk(model: (prompt: string) => Promise<string>) {
+    const booth = clarifyingMachine.provide({ actors: { callModel: modelActor(model) } });
+    return setup({ types: { context: {} as { result: CheckpointOutput | null } }, actors: { booth } }).createMachine({
+      context: { result: null },
+      initial: 'asking',
+      states: {
+        asking: {
+          invoke: { id: 'booth', src: 'booth', input: { prompt: 'How big is mercury?' }, onDone: { target: 'answered', actions: assign({ result: ({ event }) => event.output }) } },
+          on: { 'clarify.*': { actions: forwardTo('booth') } },
+        },
+        answered: { type: 'final' },
       },
+      output: ({ context }) => context.result!,
     });
-    const model = vi.fn(async () => primary.shift() ?? 'no more replies');
-    const expertModel = vi.fn(async () => expert.shift() ?? 'no more replies');
-    const actor = createActor(machine, { input: { question: 'How big is mercury?', model, expert: expertModel } });
-    return { actor, seen, model, expertModel };
   }
 
-  it('AMBIGUOUS → clarifying picks a reading and asks again with it → answered', async () => {
-    const { actor, seen, model } = clarify([ambiguous, envelope('about 13.5 g/cm³', 0.9)], []);
-    const { output, state } = await run<OutputFrom<typeof clarifyMachine>>(actor);
-    expect(state).toBe('answered');
-    expect(seen).toEqual(['Mercury the planet', 'mercury the element']);
-    expect(output.prompt).toBe('How big is mercury?\n\nAnswer it in this sense: mercury the element');
-    expect(output.result?.answer).toBe('about 13.5 g/cm³');
+  type Desk = ReturnType<typeof desk>;
+  const child = (actor: Actor<Desk>) => (actor.getSnapshot().children as Record<string, AnyActorRef | undefined>)['booth']!;
+  async function waiting(actor: Actor<Desk>) {
+    await vi.waitFor(() => expect(child(actor).getSnapshot().value).toBe('awaitingClarification'));
+  }
+
+  it('AMBIGUOUS: the child waits in awaitingClarification; the chosen reading, forwarded, asks again with it spelled out', async () => {
+    const prompts: string[] = [];
+    const replies = [ambiguous, envelope('4,879 km', 0.9)];
+    const actor = createActor(desk(async (prompt) => (prompts.push(prompt), replies.shift() ?? '')));
+    actor.start();
+    await waiting(actor);
+    expect(prompts).toHaveLength(1);
+    actor.send({ type: 'clarify.chose', reading: 'Mercury the planet' });
+    const output = (await toPromise(actor)) as CheckpointOutput;
+    expect(output.status).toBe('VERIFIED');
+    expect(output.clarifications).toEqual([
+      { question: 'How big is mercury?', readings: ['Mercury the planet', 'mercury the element'], chosen: 'Mercury the planet', rephrased: null, attempt: 1 },
+    ]);
+    expect(prompts[1]).toContain(`${CLARIFICATION_MARKER}: they mean "Mercury the planet"`);
+    expect(output.trace.map((s) => s.state)).toEqual(['calling', 'parsing', 'ambiguityGate', 'awaitingClarification', 'calling', 'parsing', 'ambiguityGate', 'confidenceGate', 'verified']);
+  });
+
+  it('a reading that was not offered, or a blank rephrasing, leaves it waiting; a rephrasing then goes on', async () => {
+    const prompts: string[] = [];
+    const replies = [ambiguous, envelope('4,879 km', 0.9)];
+    const actor = createActor(desk(async (prompt) => (prompts.push(prompt), replies.shift() ?? '')));
+    actor.start();
+    await waiting(actor);
+    actor.send({ type: 'clarify.chose', reading: 'Mercury the god' });
+    actor.send({ type: 'clarify.rephrased', question: '   ' });
+    expect(child(actor).getSnapshot().value).toBe('awaitingClarification');
+    actor.send({ type: 'clarify.rephrased', question: 'What is the diameter of the planet Mercury?' });
+    const output = (await toPromise(actor)) as CheckpointOutput;
+    expect(output.clarifications.map((c) => c.rephrased)).toEqual(['What is the diameter of the planet Mercury?']);
+    expect(prompts).toHaveLength(2);
+  });
+
+  it('clarify.cancelled ends the run AMBIGUOUS with the readings, calling nothing more', async () => {
+    const model = vi.fn(async () => ambiguous);
+    const actor = createActor(desk(model));
+    actor.start();
+    await waiting(actor);
+    actor.send({ type: 'clarify.cancelled' });
+    const output = (await toPromise(actor)) as CheckpointOutput;
+    expect(output.status).toBe('AMBIGUOUS');
+    expect(output.interpretations).toEqual(['Mercury the planet', 'mercury the element']);
+    expect(output.trace.map((s) => s.state).slice(-2)).toEqual(['awaitingClarification', 'ambiguous']);
+    expect(model).toHaveBeenCalledTimes(1);
+  });
+
+  it('its persisted snapshot, saved while waiting, resumes in a new actor: the answer continues it without repeating the first call', async () => {
+    const model = vi.fn(async (prompt: string) => (prompt.includes(CLARIFICATION_MARKER) ? envelope('4,879 km', 0.9) : ambiguous));
+    const first = createActor(desk(model));
+    first.start();
+    await waiting(first);
+    // As a database keeps it: JSON text. The process "crashes" here.
+    const saved = JSON.stringify(first.getPersistedSnapshot());
+    first.stop();
+    const restored = createActor(desk(model), { snapshot: JSON.parse(saved) });
+    restored.start();
+    await waiting(restored);
+    restored.send({ type: 'clarify.chose', reading: 'mercury the element' });
+    const output = (await toPromise(restored)) as CheckpointOutput;
+    expect(output.status).toBe('VERIFIED');
+    expect(output.attempts).toHaveLength(2);
+    expect(output.clarifications[0]?.chosen).toBe('mercury the element');
     expect(model).toHaveBeenCalledTimes(2);
   });
 
-  it('UNCERTAIN → escalates to the second model → answered', async () => {
-    const { actor, model, expertModel } = clarify(['???', 'still ???'], [envelope('4,879 km', 0.9)]);
-    const { output, state } = await run<OutputFrom<typeof clarifyMachine>>(actor);
-    expect(state).toBe('answered');
-    expect(output.escalated).toBe(true);
-    expect(output.result?.status).toBe('VERIFIED');
+  it('clarifies at most maxClarifications times: ambiguous again after that, it ends AMBIGUOUS', async () => {
+    const model = vi.fn(async () => ambiguous);
+    const booth = clarifyingMachine.provide({ actors: { callModel: modelActor(model) } });
+    const actor = createActor(booth, { input: { prompt: 'How big is mercury?', maxClarifications: 1 } });
+    actor.start();
+    await vi.waitFor(() => expect(actor.getSnapshot().value).toBe('awaitingClarification'));
+    actor.send({ type: 'clarify.chose', reading: 'Mercury the planet' });
+    const output = await toPromise(actor);
+    expect(output.status).toBe('AMBIGUOUS');
+    expect(output.clarifications).toHaveLength(1);
     expect(model).toHaveBeenCalledTimes(2);
-    expect(expertModel).toHaveBeenCalledTimes(1);
   });
 
-  it('when the expert cannot answer either, the workflow ends unanswered', async () => {
-    const { actor } = clarify(['x', 'y'], ['z', 'w']);
-    const { output, state } = await run<OutputFrom<typeof clarifyMachine>>(actor);
-    expect(state).toBe('unanswered');
-    expect(output.result?.status).toBe('UNCERTAIN');
+  it('awaitClarification: false in its input makes it the plain checkpoint: AMBIGUOUS at once', async () => {
+    const booth = clarifyingMachine.provide({ actors: { callModel: modelActor(async () => ambiguous) } });
+    const output = await toPromise(createActor(booth, { input: { prompt: 'How big is mercury?', awaitClarification: false } }).start());
+    expect(output.status).toBe('AMBIGUOUS');
+    expect(output.trace.at(-1)?.state).toBe('ambiguous');
   });
 });
 

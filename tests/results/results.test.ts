@@ -150,6 +150,7 @@ describe('§8 results', () => {
         'settings',
         'usage',
         'durationMs',
+        'clarifications',
         'nAttempts',
         'ok',
         'allParseFailed',
