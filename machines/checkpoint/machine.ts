@@ -299,4 +299,4 @@ export const checkpointMachine = checkpointDefinition('checkpoint', false);
  * ({ question }) or `clarify.cancelled`, then asks again. A parent invokes it and forwards
  * the person's answer (`sendTo`); its persisted snapshot, waiting or not, resumes after a crash.
  */
-export const clarifyingMachine = checkpointDefinition('clarifying', true);
+export const clarifyingMachine = /* @__PURE__ */ checkpointDefinition('clarifying', true);
