@@ -96,10 +96,12 @@ export function contextOf(checked: MachineInput, machine: AnyStateMachine): Chec
  */
 export function checkpointOutput(context: CheckpointContext): CheckpointOutput<unknown> {
   const status = context.status ?? UNCERTAIN;
-  const { attempts, prompts, trace } = context;
+  const { attempts, prompts, trace, clarifications } = context;
   const last = attempts.at(-1);
-  // With a schema, an answer it rejected is no answer: the last one it passed is reported.
-  const reported = attempts.findLast((a) => a.parseOk && a.schemaIssues === null);
+  // With a schema, an answer it rejected is no answer: the last one it passed is reported. An
+  // answer from before the latest clarification answered another question: never reported.
+  const roundStart = clarifications.length === 0 ? 0 : clarifications[clarifications.length - 1]!.attempt;
+  const reported = attempts.findLast((a, index) => index >= roundStart && a.parseOk && a.schemaIssues === null);
   const { settings } = context;
   return {
     settings: {

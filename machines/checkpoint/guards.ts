@@ -1,6 +1,7 @@
 import { and } from 'xstate';
 import { remember } from '../effects.js';
 import { isTransient } from '../../src/decide/call-retries.js';
+import { MAX_REPHRASED_CHARS } from '../../src/decide/clarification.js';
 import type { SampleSlot } from './types.js';
 import type { SampleParams } from './types.js';
 import type { CheckpointContext, CheckpointEvent } from './types.js';
@@ -38,7 +39,7 @@ export const guards = {
   isOfferedReading: ({ context }: GuardArgs, { reading }: { reading: unknown }) =>
     typeof reading === 'string' && context.clarifications.length < context.settings.maxClarifications && context.draft.interpretations.includes(reading),
   isRephrasing: ({ context }: GuardArgs, { question }: { question: unknown }) =>
-    typeof question === 'string' && question.trim() !== '' && context.clarifications.length < context.settings.maxClarifications,
+    typeof question === 'string' && question.trim() !== '' && question.length <= MAX_REPHRASED_CHARS && context.clarifications.length < context.settings.maxClarifications,
   callFailed: ({ context }: GuardArgs) => context.draft.callFailed,
   isSampling: ({ context }: GuardArgs) => context.settings.samples > 1,
   allSampled: ({ context }: GuardArgs) => context.slots.every((slot) => slot.state === 'done'),

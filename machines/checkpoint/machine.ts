@@ -50,7 +50,7 @@ const checkpointDefinition = (id: 'checkpoint' | 'clarifying', waits: boolean) =
     id,
     // A workflow's machine may have its actors replaced with .provide(): the context checks the running logic's.
     context: ({ input, self }) =>
-      checkpointContext(waits && isPlainObject(input) ? { awaitClarification: true, ...input } : input, (self as unknown as { logic: AnyStateMachine }).logic),
+      checkpointContext(waits && isPlainObject(input) ? { ...input, awaitClarification: input.awaitClarification ?? true } : input, (self as unknown as { logic: AnyStateMachine }).logic),
     entry: arm('deadline'),
     on: {
       'booth.resumed': { actions: ['restartClock', arm('deadline')] },
@@ -270,6 +270,8 @@ const checkpointDefinition = (id: 'checkpoint' | 'clarifying', waits: boolean) =
           'clarify.cancelled': { target: 'ambiguous' },
           // Nothing runs while a person decides: no clock to restart, no deadline to arm.
           'booth.resumed': {},
+          // A late report of the ambiguous attempt's call: the next round starts its usage afresh, so it is the run's.
+          'model.usage': { actions: { type: 'recordLateUsage', params: ({ event }) => ({ usage: event.usage }) } },
         },
       },
       reconsidering: {

@@ -73,18 +73,18 @@ export async function runAcheck(
   // good ends the vote.
   const abandons = settings.timeoutMs !== null || settings.deadlineMs !== null;
   const run = new CheckpointRun(prompt, settings, resumed, telemetry);
-  if (continued) run.clarify(continued.choice, 'choice');
-  else if (settings.clarification !== null && !run.clarify(settings.clarification, 'clarification')) {
-    run.stop();
-    throw new TypeError(
-      `\`clarification\` was given, but no run waits for one under key ${JSON.stringify(checkpoint!.key)}: it ended, was never ambiguous, or was started without \`awaitClarification\`. Continue a result you hold with clarify(result, choice, callFn).`,
-    );
-  }
   // Sample calls run side by side: each settles into the machine by itself, if it still waits for it.
   // Made for the first sample: a lone call has nothing to abort.
   let samplesInFlight: Map<number, AbortController> | null = null;
   const inbox = new SampleInbox();
   try {
+    // Inside the try: a refused answer still stops the run, whose resume armed its timers.
+    if (continued) run.clarify(continued.choice, 'choice');
+    else if (settings.clarification !== null && run.answer(settings.clarification, 'clarification') === 'none') {
+      throw new TypeError(
+        `\`clarification\` was given, but no run under key ${JSON.stringify(checkpoint!.key)} waits for it: none is saved, the run ended or is under way with another answer, or it never waited for one. Continue a result you hold with clarify(result, choice, callFn).`,
+      );
+    }
     for (;;) {
       const need = run.next();
       switch (need.kind) {

@@ -2,12 +2,13 @@ import type { CheckpointOutput } from '../../machines/checkpoint/types.js';
 import { AMBIGUOUS } from '../decide/constants.js';
 import type { ClarificationChoice } from '../decide/clarification.js';
 import type { AsyncCallFn } from '../decide/model-call.js';
-import { waitingSnapshot } from '../engine/checkpoint-run.js';
+import { checkContinuedRun, waitingSnapshot } from '../engine/checkpoint-run.js';
+import type { Snapshot } from 'xstate';
 import type { CheckSettings } from '../engine/settings.js';
 import { type AnyBoothResult, type CheckResult, Result, type TypedCheckResult } from '../results/result.js';
-import { checkOutput } from '../results/stored.js';
+import { checkOutput, kindOf } from '../results/stored.js';
 import { RunTelemetry } from '../telemetry/run-telemetry.js';
-import { describeValue, isPlainObject } from '../util/values.js';
+import { isPlainObject } from '../util/values.js';
 import { runAcheck } from './acheck.js';
 import { type AsyncCheckOptions, readCheckArguments, type TypedAsyncCheckOptions } from './options.js';
 
@@ -44,20 +45,27 @@ export function clarify<T>(
   options: TypedClarifyOptions<T>,
 ): Promise<TypedCheckResult<T>>;
 export function clarify(result: AnyBoothResult | CheckpointOutput<unknown>, choice: ClarificationChoice, callFn: AsyncCallFn, options?: ClarifyOptions | null): Promise<CheckResult>;
+/** A schema that may be absent: the answer's type is known only at run time. */
+export function clarify(
+  result: AnyBoothResult | CheckpointOutput<unknown>,
+  choice: ClarificationChoice,
+  callFn: AsyncCallFn,
+  options?: ClarifyOptions<unknown> | null,
+): Promise<CheckResult<unknown, unknown>>;
 export function clarify(
   result: AnyBoothResult | CheckpointOutput<unknown>,
   choice: ClarificationChoice,
   callFn: AsyncCallFn,
   options?: object | null,
 ): Promise<CheckResult<unknown, unknown>> {
-  let prepared: { question: string; settings: CheckSettings; output: CheckpointOutput<unknown> };
+  let prepared: { question: string; settings: CheckSettings; snapshot: Snapshot<unknown> };
   try {
     prepared = prepare(result, callFn, options);
   } catch (error) {
     return Promise.reject(error);
   }
-  const { question, settings, output } = prepared;
-  const continued = () => runAcheck(callFn, question, settings, telemetry, { snapshot: waitingSnapshot(output, question, settings), choice });
+  const { question, settings, snapshot } = prepared;
+  const continued = () => runAcheck(callFn, question, settings, telemetry, { snapshot, choice });
   const telemetry = settings.telemetry === null ? null : new RunTelemetry(settings.telemetry, 'clarify', question);
   return telemetry ? telemetry.aroundAsync(continued) : continued();
 }
@@ -98,19 +106,31 @@ function prepare(result: unknown, callFn: unknown, options: unknown) {
   }
   const question = questionOf(output, merged);
   const settings = readCheckArguments('clarify', callFn, question, merged);
+  // Its rounds are asked again of the machine, as a stored run's are, with the settings it ran with.
+  const asRan = readCheckArguments('clarify', callFn, question, { ...merged, ...carried });
+  checkContinuedRun(waitingSnapshot(output, question, asRan), (problem) => {
+    throw new TypeError(`Expected \`result\` to be a run as Booth made it, but it ${problem.replace(/^holds /, 'has ')}`);
+  });
   if (output.clarifications.length >= settings.maxClarifications) {
     throw new RangeError(
       `\`result\` was clarified ${output.clarifications.length} time${output.clarifications.length === 1 ? '' : 's'} already, and \`maxClarifications\` is ${settings.maxClarifications}: raise it to clarify again, or ask afresh.`,
     );
   }
-  return { question, settings, output };
+  return { question, settings, snapshot: waitingSnapshot(output, question, settings) };
 }
 
 /** `result` as an output the machine could have made, AMBIGUOUS: a result, or its JSON as Booth wrote it. */
 function readAmbiguous(result: unknown): CheckpointOutput<unknown> {
   const expected = 'Expected `result` to be an AMBIGUOUS result of check(), acheck() or clarify(), or its JSON';
-  const json: unknown = result instanceof Result ? result.toJSON() : result;
-  if (!isPlainObject(json)) throw new TypeError(`${expected}, got ${describeValue(result)}.`);
+  // Copied through JSON: the result made of it shares nothing with the caller's (a line may be changed after).
+  let json: unknown;
+  try {
+    json = isPlainObject(result) || result instanceof Result ? JSON.parse(JSON.stringify(result)) : result;
+  } catch {
+    throw new TypeError(`${expected}, got an object JSON cannot hold (a cycle, a BigInt).`);
+  }
+  // Never quoted: a line passed as text holds the model's replies.
+  if (!isPlainObject(json)) throw new TypeError(`${expected}, got ${kindOf(result)}.`);
   checkOutput(json, (problem) => {
     throw new TypeError(`${expected}, but its ${problem}. Pass the result or its line unchanged.`);
   });
@@ -119,6 +139,10 @@ function readAmbiguous(result: unknown): CheckpointOutput<unknown> {
   if (output.settings === null) throw new TypeError(`${expected}, got an evidence check's, which asked no model.`);
   if (output.attempts.length === 0 || output.prompts.length !== output.attempts.length) {
     throw new TypeError(`${expected}, got one with ${output.attempts.length} attempts and ${output.prompts.length} prompts, which no run makes.`);
+  }
+  // The readings the person was shown are the ones the run offered: the last attempt's.
+  if (JSON.stringify(output.interpretations) !== JSON.stringify(output.attempts.at(-1)!.interpretations)) {
+    throw new TypeError(`${expected}, got one whose interpretations are not its last attempt's, which no run makes.`);
   }
   return { ...output, clarifications: output.clarifications ?? [] };
 }

@@ -151,7 +151,6 @@ const CHECK_KEYS = [
   'messages',
   'instructions',
   'parseFn',
-  'maxClarifications',
 ] as const;
 const ACHECK_KEYS = [...CHECK_KEYS, ...ASYNC_ONLY_KEYS] as const;
 const EVIDENCE_KEYS = ['evidenceThreshold', 'telemetry'] as const;

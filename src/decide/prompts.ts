@@ -124,13 +124,14 @@ export interface Clarification {
 /**
  * The question as asked after a clarification: the question, then what the person said it
  * means, quoted as a JSON string so that neither a reading the model wrote nor the person's
- * words can break the prompt's structure. Every prompt of the round restates it, so a retry
+ * words can break the prompt's structure. A reading is the model's text, cut as a validator's
+ * message is (`MESSAGE_LIMIT`); the person's rephrasing is their question, kept whole. Every prompt of the round restates it, so a retry
  * after the clarification keeps it.
  */
 export function clarifiedQuestion(question: string, { chosen, rephrased }: Pick<Clarification, 'chosen' | 'rephrased'>): string {
   const said =
     rephrased === null
-      ? `${CLARIFICATION_MARKER}: they mean ${escapeLineBreaks(JSON.stringify(chosen))}, one of the readings you offered. Answer it in that sense.`
+      ? `${CLARIFICATION_MARKER}: they mean ${escapeLineBreaks(JSON.stringify(cutAt(chosen ?? '', MESSAGE_LIMIT)))}, one of the readings you offered. Answer it in that sense.`
       : `${CLARIFICATION_MARKER}, rephrasing it as ${escapeLineBreaks(JSON.stringify(rephrased))}. Answer the question as rephrased.`;
   return `${question.trimEnd()}\n\n${said}`;
 }

@@ -16,7 +16,7 @@ import { answerForSchema, answerFormatOf, type JsonSchema, replySchemaOf } from 
 import { checkSnapshot, kindOf } from '../results/stored.js';
 import { type ChatMessage, chatMessages, type Clarification, clarifiedQuestion, firstPrompt, instructions } from '../decide/prompts.js';
 import { AMBIGUOUS, DEFAULT_MAX_CLARIFICATIONS } from '../decide/constants.js';
-import { readChoice } from '../decide/clarification.js';
+import { MAX_REPHRASED_CHARS, readChoice } from '../decide/clarification.js';
 
 /** The state a run waits in for a person, and the actions that give a final state its verdict. */
 const WAITING = 'awaitingClarification';
@@ -136,21 +136,36 @@ export class CheckpointRun {
   }
 
   /**
-   * Hands the machine the person's answer to the run waiting for it: `choice` read against
-   * the readings offered (a `TypeError` naming `name` when it is none of them). False when
-   * the run does not wait for one.
+   * Hands the run, made waiting from a result the caller holds, the person's answer: `choice`
+   * read against the readings of that result (a `TypeError` naming `name` when it is none).
    */
-  clarify(choice: unknown, name: string): boolean {
-    const { value, context, status } = this.#engine.view();
-    if (value === WAITING) {
-      this.#engine.send(readChoice(choice, context.draft.interpretations, name));
-      return true;
-    }
-    // Resumed after a crash in the round this very answer began: it was handed over already.
+  clarify(choice: unknown, name: string): void {
+    this.#engine.send(readChoice(choice, this.#engine.view().context.draft.interpretations, name));
+  }
+
+  /**
+   * Hands the run kept in a store the person's answer, for the run waiting for it: `choice` read against
+   * the readings offered (a `TypeError` naming `name` when it is none of them). `'given'`
+   * when this answer was handed over before — the retried call of one that died after it
+   * did, the round under way, ended or waiting again — so it is not given twice; `'none'`
+   * when there is no run it answers.
+   */
+  answer(choice: unknown, name: string): 'sent' | 'given' | 'none' {
+    const { value, context } = this.#engine.view();
     const last = context.clarifications.at(-1);
-    if (status !== 'active' || last === undefined) return false;
-    const event = readChoice(choice, last.readings, name);
-    return event.type === 'clarify.chose' ? last.chosen === event.reading : last.rephrased === event.question;
+    const repeated = last !== undefined && answers(choice, last);
+    if (value !== WAITING) return repeated ? 'given' : 'none';
+    const readings = context.draft.interpretations;
+    if (last !== undefined && typeof choice === 'number') {
+      // An index cannot say which round's readings it counts in: given again after a crash, it would pick from the next round's.
+      throw new TypeError(
+        `Expected \`${name}\` to be a reading's exact text or { rephrased: '…' }, got an index: the run under this key was clarified before, so an index could count in readings the person never saw.`,
+      );
+    }
+    // The same words again are the retried call, unless they are one of the readings offered now.
+    if (repeated && !(typeof choice === 'string' && readings.includes(choice))) return 'given';
+    this.#engine.send(readChoice(choice, readings, name));
+    return 'sent';
   }
 
   /** Whether the machine still waits for this sample's call: a call it gave up on is abandoned. */
@@ -246,6 +261,17 @@ export function waitingSnapshot(output: CheckpointOutput<unknown>, question: str
   return { status: 'active', value: WAITING, output: undefined, error: null, historyValue: {}, children: {}, context } as unknown as Snapshot<unknown>;
 }
 
+/** Whether `choice` is the answer `clarification` recorded: the same reading, or the same rephrasing. */
+function answers(choice: unknown, clarification: Clarification): boolean {
+  let event: ReturnType<typeof readChoice>;
+  try {
+    event = readChoice(choice, clarification.readings);
+  } catch {
+    return false;
+  }
+  return event.type === 'clarify.chose' ? clarification.chosen === event.reading : clarification.rephrased === event.question;
+}
+
 /**
  * The snapshot as plain data: a custom `agree` or `parseFn` is a function, which no store
  * can keep; the caller gives it again on resume (see `upgraded`).
@@ -312,7 +338,16 @@ export async function readCheckpoint(
     system: settings.system,
     messages: settings.messages,
     instructions: settings.instructions,
+    maxClarifications: settings.maxClarifications,
   };
+  // A run that waits for a person is continued only by a call that knows it may: one that waits too, or brings the answer.
+  const waits = settingsSaved?.['awaitClarification'] === true;
+  if (waits && !settings.awaitClarification && settings.clarification === null) {
+    fail('holds a run started with `awaitClarification`: pass `awaitClarification: true` to see it waiting, or the person\'s `clarification` to continue it.');
+  }
+  if (!waits && (snapshot?.value === WAITING || (snapshot?.context?.clarifications?.length ?? 0) > 0)) {
+    fail('holds a run that waits for, or was given, a clarification, yet was not started with `awaitClarification`, which the checkpoint machine never saves. Delete it to start the run afresh.');
+  }
   // What a run saved before conversations and sampling existed had: no system prompt, no turns, Booth's instructions, one sample.
   const before: Record<string, unknown> = { ...SETTINGS_BEFORE, instructions: instructions(answerFormatOf(settings.schema)) };
   // A clarified run asks the clarified question now: the caller's is the one its first clarification began from.
@@ -330,8 +365,16 @@ export async function readCheckpoint(
     }
   }
   const run = upgraded(snapshot as unknown as SavedRun, settings);
-  checkDecisions(run as unknown as DecidedRun, fail);
+  checkDecisions(run as unknown as DecidedRun, (problem) => fail(`${problem} Delete it to start the run afresh.`));
   return run;
+}
+
+/**
+ * Fails unless a result continued by `clarify()` (as `waitingSnapshot` made it, with the
+ * settings it ran with) is a run the machine made: the same questions a stored run is asked.
+ */
+export function checkContinuedRun(snapshot: Snapshot<unknown>, fail: (problem: string) => never): void {
+  checkDecisions(snapshot as unknown as DecidedRun, fail);
 }
 
 /** A saved run once upgraded: the machine's context, in a state. */
@@ -371,14 +414,14 @@ function checkDecisions({ status, value, context }: DecidedRun, fail: (problem: 
   const { attempts } = context;
   const concluded = CONCLUDES.get(value);
   if (done ? concluded === undefined || context.status !== concluded : !RESTING.includes(value) || context.status !== (waiting ? AMBIGUOUS : null)) {
-    fail(`holds a run ${status} in state ${value} with verdict ${String(context.status)}, which the checkpoint machine never saves. Delete it to start the run afresh.`);
+    fail(`holds a run ${status} in state ${value} with verdict ${String(context.status)}, which the checkpoint machine never saves.`);
   }
   if (context.prompts.length !== context.attempt + 1 || attempts.length !== context.attempt + (done || waiting ? 1 : 0)) {
-    fail(`holds a run at attempt ${context.attempt} with ${attempts.length} attempts and ${context.prompts.length} prompts, which do not go together. Delete it to start the run afresh.`);
+    fail(`holds a run at attempt ${context.attempt} with ${attempts.length} attempts and ${context.prompts.length} prompts, which do not go together.`);
   }
   // The replies of an attempt under way come after the save: any a saved run holds is a call a timer failed.
-  if (!done && context.slots.some((slot) => slot.reply !== null && !slot.reply.callFailed)) {
-    fail('holds a sample answered before its call was made, which the checkpoint machine never saves. Delete it to start the run afresh.');
+  if (!done && !waiting && context.slots.some((slot) => slot.reply !== null && !slot.reply.callFailed)) {
+    fail('holds a sample answered before its call was made, which the checkpoint machine never saves.');
   }
   if (!done && value === 'sampling') checkSlots(context, fail);
   const rounds = clarifiedRounds(context, fail);
@@ -390,13 +433,14 @@ function checkDecisions({ status, value, context }: DecidedRun, fail: (problem: 
     const clarifications = context.clarifications.slice(0, round.index);
     const decided = decidedState(from, { ...context, settings, clarifications, attempt: index, draft: attempt, awaitingVerdict: false }, ['reconsidering']);
     const clarifiedAfter = rounds.some((r) => r.start === index + 1);
+    // An ambiguous attempt: the run waited after it, or ended AMBIGUOUS and was continued by clarify().
     if (clarifiedAfter || (waiting && index === attempts.length - 1)) {
-      if (decided !== WAITING) fail(`holds attempt ${index}, after which the run waited for a clarification the checkpoint machine would not have waited for. Delete it to start the run afresh.`);
+      if (decided !== WAITING && decided !== 'ambiguous') fail(`holds attempt ${index}, after which the run waited for a clarification, yet the attempt was not ambiguous.`);
       return;
     }
     if (!done || index < attempts.length - 1) {
       if (decided !== 'reconsidering') {
-        fail(`holds attempt ${index}, which the checkpoint machine would have ended ${String(CONCLUDES.get(decided))}, yet the run went on. Delete it to start the run afresh.`);
+        fail(`holds attempt ${index}, which the checkpoint machine would have ended ${String(CONCLUDES.get(decided))}, yet the run went on.`);
       }
       return;
     }
@@ -404,7 +448,7 @@ function checkDecisions({ status, value, context }: DecidedRun, fail: (problem: 
     const ended = decided === 'reconsidering' && (settings.deadlineMs !== null || failedForGood(attempt.callTries)) ? 'uncertain' : decided;
     if (ended !== value) {
       const verdict = decided === 'reconsidering' ? 'a retry' : String(CONCLUDES.get(decided));
-      fail(`says the run ended ${String(context.status)}, but its attempts and settings lead to ${verdict}: it was changed after it was saved. Delete it to start the run afresh.`);
+      fail(`says the run ended ${String(context.status)}, but its attempts and settings lead to ${verdict}: it was changed after it was saved.`);
     }
   });
   // The prompts are what the run sends: each must be the one the machine builds from the question and the attempt before it.
@@ -416,7 +460,7 @@ function checkDecisions({ status, value, context }: DecidedRun, fail: (problem: 
         ? prompt.kind === (round.index === 0 ? 'first' : 'clarification') && firstPrompt(round.question, answerFormat, text)
         : prompt.kind !== 'first' && prompt.kind !== 'clarification' && nextPrompt({ settings: { ...context.settings, prompt: round.question }, draft: attempts[index - 1]! }, prompt.kind);
     if (prompt.text !== expected) {
-      fail(`holds prompt ${index}, which is not the one the checkpoint machine builds for it: it was changed after it was saved. Delete it to start the run afresh.`);
+      fail(`holds prompt ${index}, which is not the one the checkpoint machine builds for it: it was changed after it was saved.`);
     }
   });
 }
@@ -433,7 +477,7 @@ interface Round {
  * question the round before asked, after an attempt that offered its readings, choosing one
  * of them (or rephrasing), and leading to the question the run asks now.
  */
-function clarifiedRounds({ clarifications, attempts, settings }: CheckpointContext, fail: (problem: string) => never): Round[] {
+function clarifiedRounds({ clarifications, attempts, settings, attempt }: CheckpointContext, fail: (problem: string) => never): Round[] {
   const rounds: Round[] = [{ index: 0, question: clarifications[0]?.question ?? settings.prompt, start: 0 }];
   clarifications.forEach((clarification, i) => {
     const before = rounds[i]!;
@@ -442,16 +486,19 @@ function clarifiedRounds({ clarifications, attempts, settings }: CheckpointConte
       i < settings.maxClarifications &&
       clarification.question === before.question &&
       clarification.attempt > before.start &&
+      // A round begins with an attempt of its own, asked with the clarification's prompt.
+      clarification.attempt <= attempt &&
+      (clarification.rephrased === null || clarification.rephrased.length <= MAX_REPHRASED_CHARS) &&
       offered !== undefined &&
       JSON.stringify(offered.interpretations) === JSON.stringify(clarification.readings) &&
       (clarification.rephrased === null
         ? clarification.chosen !== null && clarification.readings.includes(clarification.chosen)
         : clarification.chosen === null && clarification.rephrased.trim() !== '');
-    if (!fits) fail(`holds clarification ${i}, which does not follow from the run before it: it was changed after it was saved. Delete it to start the run afresh.`);
+    if (!fits) fail(`holds clarification ${i}, which does not follow from the run before it: it was changed after it was saved.`);
     rounds.push({ index: i + 1, question: clarifiedQuestion(before.question, clarification), start: clarification.attempt });
   });
   if (rounds.at(-1)!.question !== settings.prompt) {
-    fail('holds a question that is not the one its clarifications lead to: it was changed after it was saved. Delete it to start the run afresh.');
+    fail('holds a question that is not the one its clarifications lead to: it was changed after it was saved.');
   }
   return rounds;
 }
@@ -471,7 +518,7 @@ function checkSlots({ slots, calls, settings }: CheckpointContext, fail: (proble
     started.some((slot) => !Number.isSafeInteger(slot.call) || slot.call < 0 || slot.call >= calls) ||
     slots.some((slot) => slot.state === 'done' && slot.reply === null) ||
     !slots.some((slot) => slot.state === 'calling' || slot.state === 'backingOff');
-  if (broken) fail(`holds ${slots.length} sample slots for ${settings.samples} samples that the checkpoint machine never hands out so. Delete it to start the run afresh.`);
+  if (broken) fail(`holds ${slots.length} sample slots for ${settings.samples} samples that the checkpoint machine never hands out so.`);
 }
 
 /** The settings a run saved before sampling and conversations existed did not write, as it ran: one sample, no system prompt, no turns. */
@@ -489,6 +536,7 @@ const PRIVATE_SETTINGS: readonly string[] = ['prompt', 'system', 'messages', 'in
 
 interface SavedRun {
   readonly status: 'active' | 'done';
+  readonly value: string;
   readonly context: { readonly settings: object; readonly draft: object; readonly attempts: readonly object[] };
 }
 
@@ -518,7 +566,8 @@ function upgraded(snapshot: SavedRun, caller: CheckSettings): Snapshot<unknown> 
       agree: caller.agree === null ? null : () => caller.agree,
       parseFn: caller.parseFn === null ? null : () => caller.parseFn,
     },
-    draft: currentAttempt(context.draft),
+    // A waiting run's readings are its last attempt's: the draft is not trusted to repeat them.
+    draft: currentAttempt(snapshot.value === WAITING ? context.attempts.at(-1)! : context.draft),
     attempts: context.attempts.map(currentAttempt),
   } as unknown as CheckpointContext;
   // A saved output is never read: XState would hand it out as it is, the stepper makes its own. A run resumed ended gets the machine's.

@@ -275,6 +275,17 @@ describe('clarifyingMachine: a person in the loop of a workflow', () => {
     expect(model).toHaveBeenCalledTimes(2);
   });
 
+  it("a call's usage reported while the run waits is the run's, not lost when the next round begins", async () => {
+    const replies = [ambiguous, envelope('4,879 km', 0.9)];
+    const actor = createActor(desk(async () => replies.shift() ?? ''));
+    actor.start();
+    await waiting(actor);
+    child(actor).send({ type: 'model.usage', attempt: 0, usage: { inputTokens: 1500, outputTokens: 500, totalTokens: 2000, costUsd: null } });
+    actor.send({ type: 'clarify.chose', reading: 'Mercury the planet' });
+    const output = (await toPromise(actor)) as CheckpointOutput;
+    expect(output.usage?.totalTokens).toBe(2000);
+  });
+
   it('clarifies at most maxClarifications times: ambiguous again after that, it ends AMBIGUOUS', async () => {
     const model = vi.fn(async () => ambiguous);
     const booth = clarifyingMachine.provide({ actors: { callModel: modelActor(model) } });
