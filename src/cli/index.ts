@@ -1,8 +1,8 @@
 /**
- * The `booth` command: `demo`, `ask`, `batch`, `worker`, `calibrate` and `report`. Exit codes: 0 done
- * (for `ask`: the answer was accepted), 1 failed (for `ask`: not accepted; for `batch`: a
- * file could not be read or written, or Redis could not be reached), 2 bad usage, 130
- * stopped by Ctrl-C.
+ * The `booth` command: `demo`, `ask`, `batch`, `clarify`, `worker`, `calibrate` and `report`. Exit
+ * codes: 0 done (for `ask`: the answer was accepted), 1 failed (for `ask`: not accepted; for
+ * `batch`: a file could not be read or written, or Redis could not be reached; for `clarify`:
+ * stopped by Ctrl-D before the last line), 2 bad usage, 130 stopped by Ctrl-C.
  */
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -46,6 +46,7 @@ import { INTERRUPTED, localBatch, queuedBatch } from './batch/command.js';
 import { runRecord } from './batch/run-record.js';
 import { clarifyAtTerminal, printAnswer } from './ask.js';
 import { personAtTerminal } from './clarify/person.js';
+import { clarifyBatch, type ClarifyFlags } from './clarify/command.js';
 import { MAX_CLARIFICATIONS_LIMIT } from '../options/read-options.js';
 import { DEFAULT_MAX_CLARIFICATIONS } from '../decide/constants.js';
 import { checkWritable, CliFileError, writePage } from './batch/input.js';
@@ -127,6 +128,14 @@ export function program(): Command {
       if (input === undefined && !flags.collect) usageError(command, "error: missing required argument 'questions' (or --collect, to only write the run's results)");
       return queuedBatch(input ?? null, target, { ...flags, name: flags.name });
     });
+
+  withEndpointFlags(booth.command('clarify'))
+    .description("put a batch's ambiguous questions to you one by one, at the terminal, and check each again with the reading you mean")
+    .argument('<results>', 'results JSONL from booth batch')
+    .requiredOption('-o, --output <file>', 'the clarified results JSONL: every line of <results>, the ambiguous ones checked again; a rerun keeps the ids already in it')
+    .option('--questions <file>', 'the questions JSONL of the batch: the question of each line written without --with-prompts')
+    .option('--max-clarifications <n>', 'rounds of asking which reading is meant, per question, before AMBIGUOUS stands', wholeNumber(0, MAX_CLARIFICATIONS_LIMIT), DEFAULT_MAX_CLARIFICATIONS)
+    .action((results: string, flags: ClarifyFlags) => clarifyBatch(results, flags));
 
   withEndpointFlags(booth.command('worker'))
     .description('check the questions of a queued batch (booth batch --queue) until stopped; start one on each machine')
