@@ -248,6 +248,26 @@ describe('booth clarify at a terminal', () => {
     expect(server.provider.received).toHaveLength(before + 1);
   }, 60_000);
 
+  it('writes no line for a question whose clarified round heard nothing from the model: exit 3, and the next run asks again', async () => {
+    const batch = await batchOf(['question 0', 'question 1', 'question 3'], '--with-prompts');
+    const args = ['clarify', batch.results, '-o', batch.clarified, ...server.endpoint];
+    server.provider.fallback = () => ({ status: 503, body: { error: { message: 'down for maintenance' } } });
+    const down = open(args);
+    await down.waitFor(PROMPT);
+    down.type('1');
+    expect(await down.exitCode()).toBe(3);
+    expect(down.screen()).toContain('the model could not be reached');
+    expect(down.screen()).toContain('stopped: the endpoint answered no call of the last check, so this question is not written; run the same command again once it answers.');
+    expect(resultsIn(batch.clarified).map((line) => line.id)).toEqual([0]);
+
+    server.provider.fallback = batchModel;
+    const up = open(args);
+    expect(await up.waitFor(PROMPT)).toContain('question 1 of 1, id 1: question 1\n');
+    up.type('1');
+    expect(await up.exitCode()).toBe(0);
+    expect(resultsIn(batch.clarified).map((line) => [line.id, line.status])).toEqual([[0, 'VERIFIED'], [1, 'VERIFIED'], [2, 'VERIFIED']]);
+  }, 60_000);
+
   it('needs a terminal, and the flags the batch was run with, before asking anything', async () => {
     const batch = await batchOf(['question 0', 'question 1'], '--with-prompts');
     const before = server.provider.received.length;
