@@ -6,6 +6,7 @@ import { AMBIGUOUS } from '../../decide/constants.js';
 import { firstPrompt, type SentPrompt } from '../../decide/prompts.js';
 import type { AsyncCallFn } from '../../decide/model-call.js';
 import type { CheckResult } from '../../results/result.js';
+import type { JsonValue } from '../../reply/json-objects.js';
 import { quotedText } from '../../util/values.js';
 import { printer, verdictLines } from '../ask.js';
 import { INTERRUPTED } from '../batch/command.js';
@@ -104,9 +105,12 @@ function plan(input: string, read: readonly ReadLine[], done: ReadonlySet<string
   let questionless = 0;
   for (const line of read) {
     const id = String(line.row['id']);
-    if (seen.has(id)) continue;
-    seen.add(id);
     const where = `${input} (id ${shownId(line.row['id'])})`;
+    if (seen.has(id)) {
+      if (!done.has(id)) warn(`${where}: a second line with this id; left out, as the first one is written`);
+      continue;
+    }
+    seen.add(id);
     const step = stepFor(line, where, asked.get(id), instructions, flags);
     if (typeof step === 'string') {
       if (step === 'no question') questionless += 1;
@@ -176,7 +180,7 @@ async function walk(steps: readonly Step[], total: number, context: Walk): Promi
     const row = step.line.row;
     if (clarified !== null) {
       const latency = typeof row['latencyMs'] === 'number' && Number.isFinite(row['latencyMs']) ? row['latencyMs'] : 0;
-      const question = { id: row['id'] as string | number, prompt: step.question, ...(row['expected'] === undefined ? {} : { expected: row['expected'] as never }) };
+      const question = { id: row['id'] as string | number, prompt: step.question, ...(row['expected'] === undefined ? {} : { expected: row['expected'] as JsonValue }) };
       lines.write(resultRow(question, Math.round(latency + ms), clarified, step.line.hasPrompts, context.run));
       tally.answered += 1;
       tally.statuses.set(clarified.status, (tally.statuses.get(clarified.status) ?? 0) + 1);
@@ -209,9 +213,10 @@ async function askAbout(step: Extract<Step, { kind: 'ask' }>, { callFn, options,
     const next: CheckResult<unknown, unknown> = await clarify(current ?? step.given, reply.choice, callFn, options as ClarifyOptions);
     ms += performance.now() - started;
     for (const line of verdictLines(next, typed)) print(line);
+    // A round that heard nothing is not written, an earlier round of this question neither: the next run asks it again from the input's line.
     if (roundUnheard(next)) {
       print(`every call of this round failed (${next.attempts.at(-1)?.error ?? 'no reply'}): the model could not be reached.`);
-      return { ending: 'outage', clarified: current, ms };
+      return { ending: 'outage', clarified: null, ms };
     }
     current = next;
     if (next.status !== AMBIGUOUS) return { ending: 'done', clarified: current, ms };
