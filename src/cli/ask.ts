@@ -1,11 +1,16 @@
 import { acheck } from '../api/acheck.js';
+import { clarify, type ClarifyOptions } from '../api/clarify.js';
+import type { AsyncCallFn } from '../decide/model-call.js';
 import type { Sample } from '../decide/attempt.js';
 import type { AnswerSchema } from '../decide/schema.js';
 import { askSpentLines } from './spent.js';
 import { numberText } from '../util/numbers.js';
+import { terminalText } from '../util/values.js';
 import { toHtml } from '../visualize/index.js';
 import { type EndpointFlags, OUTAGE } from './flags.js';
 import { writePage } from './batch/input.js';
+import { INTERRUPTED } from './batch/command.js';
+import { askPerson } from './clarify/person.js';
 
 /** `booth ask`'s output: the answer, or why it was not accepted. */
 
@@ -14,21 +19,78 @@ export async function printAnswer(result: Awaited<ReturnType<typeof acheck>>, fl
   // A script can branch on the exit code alone: 0 accepted (VERIFIED, REPAIRED), 1 not, 3 no call returned.
   process.exitCode = result.status === 'VERIFIED' || result.status === 'REPAIRED' ? 0 : result.callFailed ? OUTAGE : 1;
   if (flags.html) writePage('page', flags.html, await toHtml(result));
-  if (flags.json) return console.log(JSON.stringify(result, null, 2));
-  console.log(`status      ${result.status}`);
-  // With --schema the answer may be any JSON value: shown as JSON, as `batch` writes it, so "42" is not 42.
-  const { answer } = result;
-  console.log(`answer      ${answer === null ? '—' : schema === undefined ? String(answer) : JSON.stringify(answer)}`);
-  console.log(`confidence  ${result.confidence === null ? '—' : numberText(result.confidence)}`);
-  if (result.agreement !== null) {
-    console.log(`agreement   ${numberText(result.agreement)} (${flags.samples} samples per attempt, confidence from ${result.settings?.confidenceFrom})`);
+  const print = printer();
+  if (flags.json) {
+    for (const line of JSON.stringify(result, null, 2).split('\n')) print(line);
+    return;
   }
-  if (result.interpretations.length > 0) console.log(`readings    ${result.interpretations.join(' | ')}`);
-  console.log(`attempts    ${result.nAttempts} (${result.method})`);
-  for (const line of askSpentLines(result)) console.log(line);
-  console.log(`path        ${result.trace.map((step) => step.state).join(' → ')}`);
-  for (const line of problems(result)) console.log(line);
-  if (flags.html) console.log(`html        ${flags.html}`);
+  for (const line of verdictLines(result, schema !== undefined)) print(line);
+  if (result.agreement !== null) {
+    print(`agreement   ${numberText(result.agreement)} (${flags.samples} samples per attempt, confidence from ${result.settings?.confidenceFrom})`);
+  }
+  if (result.interpretations.length > 0) print(`readings    ${result.interpretations.join(' | ')}`);
+  print(`attempts    ${result.nAttempts} (${result.method})`);
+  for (const line of askSpentLines(result)) print(line);
+  print(`path        ${result.trace.map((step) => step.state).join(' → ')}`);
+  for (const line of problems(result)) print(line);
+  if (flags.html) print(`html        ${flags.html}`);
+}
+
+/** The first lines of `ask`'s output, which `booth clarify` prints after each check: status, answer, confidence. */
+export function verdictLines(result: Pick<AskResult, 'status' | 'answer' | 'confidence'>, typed: boolean): string[] {
+  const { answer } = result;
+  return [
+    `status      ${result.status}`,
+    // With --schema the answer may be any JSON value: shown as JSON, as `batch` writes it, so "42" is not 42.
+    `answer      ${answer === null ? '—' : typed ? JSON.stringify(answer) : String(answer)}`,
+    `confidence  ${result.confidence === null ? '—' : numberText(result.confidence)}`,
+  ];
+}
+
+type AskResult = Awaited<ReturnType<typeof acheck>>;
+
+/** What an empty line and Ctrl-D do at `ask`'s prompt. */
+export const ASK_HINT = 'An empty line or Ctrl-D leaves it AMBIGUOUS.';
+
+/**
+ * `ask` with a person at the terminal: while the answer is AMBIGUOUS and `maxClarifications`
+ * leaves a round, the readings are listed and the person picks one or rephrases the question;
+ * clarify() then checks again with the options the first check had, and `show` prints the new
+ * result as the first was printed (its exit code with it). An empty line or Ctrl-D leaves the
+ * last result standing; Ctrl-C at the prompt ends the command with 130.
+ */
+export async function clarifyAtTerminal(
+  first: AskResult,
+  callFn: AsyncCallFn,
+  options: ClarifyOptions<unknown> & { readonly maxClarifications: number },
+  show: (result: AskResult) => Promise<void>,
+): Promise<void> {
+  let result = first;
+  while (result.status === 'AMBIGUOUS' && result.clarifications.length < options.maxClarifications) {
+    const reply = await askPerson(result.interpretations, ASK_HINT);
+    if (reply.kind === 'interrupted') {
+      process.exitCode = INTERRUPTED;
+      return;
+    }
+    if (reply.kind !== 'choice') return;
+    // clarify() has no overload for a schema that may be absent, as acheck() has: the options are acheck()'s, whose answer type is known at run time only.
+    result = await clarify(result, reply.choice, callFn, options as ClarifyOptions);
+    await show(result);
+  }
+  if (result.status === 'AMBIGUOUS' && result !== first) {
+    printer()(`still AMBIGUOUS after ${result.clarifications.length} clarification${result.clarifications.length === 1 ? '' : 's'}, the most --max-clarifications allows`);
+  }
+}
+
+/**
+ * How `ask` prints a line. To a terminal, the model's text in it (answer, readings, the
+ * causes of refused replies) is shown through terminalText: a reply could otherwise clear the
+ * screen, retitle the window or print a line that passes for Booth's. To a pipe or a file it
+ * is written as it is, for the script reading it.
+ */
+export function printer(): (line: string) => void {
+  const terminal = process.stdout.isTTY === true;
+  return (line) => console.log(terminal ? terminalText(line) : line);
 }
 
 /**

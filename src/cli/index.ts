@@ -1,8 +1,8 @@
 /**
- * The `booth` command: `demo`, `ask`, `batch`, `worker`, `calibrate` and `report`. Exit codes: 0 done
- * (for `ask`: the answer was accepted), 1 failed (for `ask`: not accepted; for `batch`: a
- * file could not be read or written, or Redis could not be reached), 2 bad usage, 130
- * stopped by Ctrl-C.
+ * The `booth` command: `demo`, `ask`, `batch`, `clarify`, `worker`, `calibrate` and `report`. Exit
+ * codes: 0 done (for `ask`: the answer was accepted), 1 failed (for `ask`: not accepted; for
+ * `batch`: a file could not be read or written, or Redis could not be reached; for `clarify`:
+ * stopped by Ctrl-D before the last line), 2 bad usage, 130 stopped by Ctrl-C.
  */
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -44,7 +44,11 @@ import {
 } from './flags.js';
 import { INTERRUPTED, localBatch, queuedBatch } from './batch/command.js';
 import { runRecord } from './batch/run-record.js';
-import { printAnswer } from './ask.js';
+import { clarifyAtTerminal, printAnswer } from './ask.js';
+import { personAtTerminal } from './clarify/person.js';
+import { clarifyBatch, type ClarifyFlags } from './clarify/command.js';
+import { MAX_CLARIFICATIONS_LIMIT } from '../options/read-options.js';
+import { DEFAULT_MAX_CLARIFICATIONS } from '../decide/constants.js';
 import { checkWritable, CliFileError, writePage } from './batch/input.js';
 import { ownVersion } from './version.js';
 import { writeReport } from './report/write.js';
@@ -64,17 +68,25 @@ export function program(): Command {
     });
 
   withEndpointFlags(booth.command('ask'))
-    .description('check one question against a real endpoint')
+    .description('check one question against a real endpoint; on a terminal, an ambiguous one asks you which reading you mean')
     .argument('<question>', 'the question')
     .option('--json', 'print the whole result as JSON')
     .option('--html <file>', 'write the HTML trace of the run')
-    .action(async (question: string, flags: EndpointFlags & { json?: boolean; html?: string }) => {
+    .option('--no-input', 'never ask which reading an ambiguous question means, even on a terminal')
+    .option('--max-clarifications <n>', 'rounds of asking which reading is meant before AMBIGUOUS stands', wholeNumber(0, MAX_CLARIFICATIONS_LIMIT), DEFAULT_MAX_CLARIFICATIONS)
+    .action(async (question: string, flags: EndpointFlags & { json?: boolean; html?: string; input: boolean; maxClarifications: number }) => {
       if (flags.html !== undefined) checkWritable('page', flags.html);
       const schema = await schemaFrom(flags);
       const otel = flags.otel ? await startOtel(flags.model, USAGE_ERROR, (message) => console.error(`warning: ${message}`)) : null;
       try {
-        const result = await acheck(callFnFrom(flags), question, { ...checkOptions(flags), schema, telemetry: otel?.telemetry });
-        await printAnswer(result, flags, schema);
+        const callFn = callFnFrom(flags);
+        // clarify() is given what acheck() was: the schema and the settings, which a result does not carry whole.
+        const options = { ...checkOptions(flags), schema, telemetry: otel?.telemetry, maxClarifications: flags.maxClarifications };
+        const result = await acheck(callFn, question, options);
+        const show = (shown: typeof result) => printAnswer(shown, flags, schema);
+        await show(result);
+        // A script (a pipe on either end) gets the AMBIGUOUS result and exit 1, as before there were people to ask.
+        if (flags.input && personAtTerminal()) await clarifyAtTerminal(result, callFn, options, show);
       } finally {
         // After the answer is out: a collector that cannot be reached costs a warning, never the answer.
         await otel?.shutdown();
@@ -116,6 +128,14 @@ export function program(): Command {
       if (input === undefined && !flags.collect) usageError(command, "error: missing required argument 'questions' (or --collect, to only write the run's results)");
       return queuedBatch(input ?? null, target, { ...flags, name: flags.name });
     });
+
+  withEndpointFlags(booth.command('clarify'))
+    .description("put a batch's ambiguous questions to you one by one, at the terminal, and check each again with the reading you mean")
+    .argument('<results>', 'results JSONL from booth batch')
+    .requiredOption('-o, --output <file>', 'the clarified results JSONL: every line of <results>, the ambiguous ones checked again; a rerun keeps the ids already in it')
+    .option('--questions <file>', 'the questions JSONL of the batch: the question of each line written without --with-prompts')
+    .option('--max-clarifications <n>', 'rounds of asking which reading is meant, per question, before AMBIGUOUS stands', wholeNumber(0, MAX_CLARIFICATIONS_LIMIT), DEFAULT_MAX_CLARIFICATIONS)
+    .action((results: string, flags: ClarifyFlags) => clarifyBatch(results, flags));
 
   withEndpointFlags(booth.command('worker'))
     .description('check the questions of a queued batch (booth batch --queue) until stopped; start one on each machine')

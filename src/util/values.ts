@@ -162,3 +162,20 @@ export function quotedText(text: string, max = 80): string {
   }
   return `"${pieces.join('')}"`;
 }
+
+/** Every character `terminalText` escapes: the C0 controls (ESC, BEL, CR, LF…), DEL, and TERMINAL_UNSAFE's. */
+const TERMINAL_CONTROLS = /[\u0000-\u001f\u007f-\u009f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+
+/**
+ * A text from outside (a model's reply, a results file) as a terminal line shows it, unquoted
+ * and whole: every C0 and C1 control, DEL, bidi mark and line separator escaped as JSON escapes
+ * it (`\n`, `\u001b`), so that nothing in it moves the cursor, retitles the window, reorders the
+ * line or starts a line of its own that could pass for the command's. The rest is left as it is,
+ * quotes and backslashes included: a line of JSON run through it is the same JSON.
+ */
+export function terminalText(text: string): string {
+  return text.replace(TERMINAL_CONTROLS, (char) => {
+    const json = JSON.stringify(char).slice(1, -1);
+    return json.length === 2 ? json : `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`;
+  });
+}

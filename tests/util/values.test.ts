@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { RerunCheck, type RunRecord, RunChangedError } from '../../src/cli/batch/run-record.js';
-import { quotedText } from '../../src/util/values.js';
+import { quotedText, terminalText } from '../../src/util/values.js';
 
 /** What a terminal acts on, or what reorders a line: none may reach stderr raw. */
 const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/;
@@ -27,6 +27,25 @@ describe('quotedText: a string from outside as a message shows it', () => {
     // A lone surrogate is escaped as JSON.stringify escapes it, and kept whole.
     expect(quotedText('a\ud800b')).toBe('"a\\ud800b"');
     expect(quotedText('x'.repeat(78), 80)).toBe(`"${'x'.repeat(78)}"`);
+  });
+});
+
+describe('terminalText: model text as a terminal line shows it', () => {
+  it('escapes every C0 and C1 control, DEL, bidi mark and line separator, and leaves the rest as it is', () => {
+    const hostile = '\u001b]0;pwned\u0007\u001b[2J\u009b31m\u202eevil\u202c\u2066x\u2069\u200e\u200f\u2028\u2029\u007f\r\n\tend';
+    const shown = terminalText(hostile);
+    expect(shown).not.toMatch(UNSAFE);
+    expect(shown).toBe('\\u001b]0;pwned\\u0007\\u001b[2J\\u009b31m\\u202eevil\\u202c\\u2066x\\u2069\\u200e\\u200f\\u2028\\u2029\\u007f\\r\\n\\tend');
+    // Unquoted and whole: quotes, backslashes, accents and emoji are not touched, and nothing is cut.
+    expect(terminalText('Mercury "the planet" \\ é 😀')).toBe('Mercury "the planet" \\ é 😀');
+    expect(terminalText('m'.repeat(5_000))).toHaveLength(5_000);
+  });
+
+  it('keeps a line of JSON the same JSON', () => {
+    const value = { reading: '\u009b2J\u202eledom', answer: 'a\u001bb' };
+    const line = JSON.stringify(value);
+    expect(JSON.parse(terminalText(line))).toEqual(value);
+    expect(terminalText(line)).not.toMatch(UNSAFE);
   });
 });
 

@@ -152,7 +152,11 @@ export class RerunCheck {
   #changed = 0;
   #unknown = 0;
 
-  constructor(flags: RecordedFlags, run: RunRecord, rerunChanged: boolean) {
+  /** What a refusal tells to do instead; by default, `--rerun-changed` or another `-o`. */
+  readonly #fix: ((changed: number) => string) | null;
+
+  constructor(flags: RecordedFlags, run: RunRecord, rerunChanged: boolean, fix: ((changed: number) => string) | null = null) {
+    this.#fix = fix;
     this.#now = {
       run,
       threshold: flags.threshold,
@@ -208,8 +212,9 @@ export class RerunCheck {
     if (differences.length > listed.length) listed.push(`and ${differences.length - listed.length} more`);
     throw new RunChangedError(
       `${file} holds results of ${questions} made with other settings than this run's: ${listed.join('; ')}. ` +
-        `Run again with --rerun-changed to check ${changed === 1 ? 'that question' : 'those questions'} again with the new settings (${changed === 1 ? 'its line is' : 'their lines are'} replaced), ` +
-        'or give -o another file to keep both.',
+        (this.#fix?.(changed) ??
+          `Run again with --rerun-changed to check ${changed === 1 ? 'that question' : 'those questions'} again with the new settings (${changed === 1 ? 'its line is' : 'their lines are'} replaced), ` +
+            'or give -o another file to keep both.'),
     );
   }
 }
