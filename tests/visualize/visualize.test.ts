@@ -30,6 +30,7 @@ const CHECKPOINT_STATES = [
   'schemaGate',
   'validationGate',
   'confidenceGate',
+  'awaitingClarification',
   'reconsidering',
   'verified',
   'repaired',
@@ -90,6 +91,13 @@ describe('machine graphs', () => {
       'error: validate',
     ]);
     expect(labels('calling', 'calling')).toEqual(['model.timedOut', 'booth.resumed', 'done: callModel', 'error: callModel']);
+    // An ambiguous question waits for the person who asked only when the run may wait; then a chosen reading or a rephrasing starts a round.
+    expect(labels('ambiguityGate', 'awaitingClarification')).toEqual(['[isAmbiguous and canAwaitClarification]']);
+    expect(labels('ambiguityGate', 'ambiguous')).toEqual(['[isAmbiguous]']);
+    expect(labels('awaitingClarification', 'asking')).toEqual(['clarify.chose [isOfferedReading]', 'clarify.rephrased [isRephrasing]']);
+    expect(labels('awaitingClarification', 'ambiguous')).toEqual(['clarify.cancelled']);
+    // Nothing runs while a person decides: a resume there re-arms no clock.
+    expect(labels('awaitingClarification', 'awaitingClarification')).toEqual(['booth.resumed']);
   });
 
   it("name XState's and/or/not guards by what they are, not by a function name a bundler renames", () => {
