@@ -5,7 +5,7 @@ import { checkpointMachine } from '../../machines/checkpoint/machine.js';
 import { evidenceMachine } from '../../machines/evidence.js';
 import { acheck, type CallInfo, check, checkWithEvidence } from '../../src/index.js';
 import { durationText, nextStep, settingsRows, usageText, verdictOf } from '../../src/visualize/explain.js';
-import { RETRY_GUARDS, retryReasons } from '../../src/visualize/retries.js';
+import { CLARIFY_EVENTS, RETRY_GUARDS, retryReasons, WAITING } from '../../src/visualize/retries.js';
 import {
   machineGraph,
   machineToDot,
@@ -18,6 +18,7 @@ import {
   toSvg,
 } from '../../src/visualize/index.js';
 import { envelope, scripted } from '../fixtures/helpers.js';
+import { ambiguousReply, clarifiedRun, waitedRun } from '../fixtures/clarified-runs.js';
 
 const CHECKPOINT_STATES = [
   'asking',
@@ -445,5 +446,48 @@ describe('a run, explained', () => {
     const evidence = await toHtml(checkWithEvidence('Sydney', ['Canberra is the capital.'], () => false));
     expect(evidence).toMatch(/id="settings">An evidence check: [^<]*no model call/);
     expect(evidence).not.toContain('retried for');
+  });
+});
+
+describe('a clarified run, drawn', () => {
+  /** The edges DOT draws taken, as `from->to label`, the label's lines joined by ` / `. */
+  const takenEdges = (source: string) =>
+    [...source.matchAll(/"(\w+)" -> "(\w+)" \[label="([^"]*)"[^\]]*class="taken"/g)].map(([, from, to, label]) => `${from}->${to} ${label!.split('\\n').join(' / ')}`);
+
+  it('the clarification edge is the transition the machine takes out of awaitingClarification, one label per kind of answer', () => {
+    expect(WAITING).toBe('awaitingClarification');
+    expect(Object.keys(checkpointMachine.root.states)).toContain(WAITING);
+    const labels = machineGraph(checkpointMachine).edges.find((e) => e.from === WAITING && e.to === 'asking')?.labels;
+    expect(labels).toEqual([CLARIFY_EVENTS.chose, CLARIFY_EVENTS.rephrased]);
+  });
+
+  it("clarify(): the first call's path to ambiguous, then the new round from awaitingClarification, with the choice counted", async () => {
+    const { result } = await clarifiedRun(0);
+    expect(result.status).toBe('REPAIRED');
+    // clarify() keeps the first call's trace, which ended in ambiguous, and restores the run in awaitingClarification.
+    expect(result.trace.map((step) => step.state).slice(0, 5)).toEqual(['calling', 'parsing', 'ambiguityGate', 'ambiguous', 'calling']);
+    const taken = takenEdges(toDot(result));
+    expect(taken).toContain('ambiguityGate->ambiguous [isAmbiguous] / ×1');
+    expect(taken).toContain('awaitingClarification->asking clarify.chose [isOfferedReading] ×1 / clarify.rephrased [isRephrasing]');
+    // Three attempts, three moves out of asking: the clarified round's first included.
+    expect(taken).toContain('asking->calling [else] / ×3');
+    expect(taken).toContain('reconsidering->asking [callFailed] / [parseFailed] / [failedValidation] / [isSplit] / [else] ×1');
+    expect(taken).toHaveLength(9);
+    expect(toDot(result)).toMatch(/"awaitingClarification" \[[^\]]*class="visited"/);
+    expect(toMermaid(result)).toContain('awaitingClarification -->|"clarify.chose [isOfferedReading] ×1 / clarify.rephrased [isRephrasing]"| asking');
+    expect(toMermaid(result)).toMatch(/class asking,calling,parsing,ambiguityGate,confidenceGate,awaitingClarification,reconsidering,repaired,ambiguous visited/);
+  });
+
+  it('a run that waited in a store: ambiguityGate → awaitingClarification → asking, in one unbroken path, twice', async () => {
+    const result = await waitedRun([ambiguousReply(['a', 'b']), ambiguousReply(['c', 'd']), envelope('x', 0.95)], [{ rephrased: 'Q, said again' }, 'd']);
+    expect(result.status).toBe('VERIFIED');
+    expect(result.trace.map((step) => step.state).filter((state) => state === WAITING)).toHaveLength(2);
+    const taken = takenEdges(toDot(result));
+    expect(taken).toContain('ambiguityGate->awaitingClarification [isAmbiguous and canAwaitClarification] / ×2');
+    expect(taken).toContain('awaitingClarification->asking clarify.chose [isOfferedReading] ×1 / clarify.rephrased [isRephrasing] ×1');
+    expect(taken).toContain('asking->calling [else] / ×3');
+    expect(taken.some((edge) => edge.startsWith('ambiguityGate->ambiguous'))).toBe(false);
+    // The first round's clarified attempt is accepted at once: VERIFIED, as the first attempt of its round.
+    expect(taken).toContain('confidenceGate->verified [isConfident and isFirstAttempt] / ×1');
   });
 });
