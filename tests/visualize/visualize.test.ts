@@ -490,4 +490,48 @@ describe('a clarified run, drawn', () => {
     // The first round's clarified attempt is accepted at once: VERIFIED, as the first attempt of its round.
     expect(taken).toContain('confidenceGate->verified [isConfident and isFirstAttempt] / ×1');
   });
+
+  it('toSequence: between the rounds, the readings go back to the app and the person\'s answer comes in', async () => {
+    const { result } = await clarifiedRun(0);
+    const lines = toSequence(result).split('\n');
+    const boundary = lines.indexOf('  Booth->>Model: attempt 1, the clarified question');
+    expect(lines.slice(boundary - 3, boundary + 1)).toEqual([
+      '  Note over Booth: parsing → ambiguityGate → ambiguous',
+      '  Booth-->>App: AMBIGUOUS, 2 readings: #quot;the planet#quot;, #quot;the element#quot;',
+      '  App->>Booth: the person chose #quot;the planet#quot;',
+      '  Booth->>Model: attempt 1, the clarified question',
+    ]);
+    expect(lines.filter((line) => line.startsWith('  App->>Booth: the person'))).toHaveLength(1);
+    expect(lines.at(-2)).toBe('  Booth-->>App: REPAIRED #quot;0.39 AU#quot;');
+
+    const waited = await waitedRun([ambiguousReply(['a', 'b']), ambiguousReply(['c', 'd'])], [{ rephrased: 'Q, said\nagain' }]);
+    const diagram = toSequence(waited);
+    expect(diagram).toContain('  Note over Booth: parsing → ambiguityGate → awaitingClarification\n  Booth-->>App: AMBIGUOUS, 2 readings: #quot;a#quot;, #quot;b#quot;\n');
+    // A rephrasing stays on its line: its newline is written as JSON writes it.
+    expect(diagram).toContain('  App->>Booth: the person rephrased the question as #quot;Q, said\\nagain#quot;\n  Booth->>Model: attempt 1, the clarified question\n');
+  });
+
+  it('a long rephrasing or many readings are cut to a label, as a long answer is', async () => {
+    const readings = Array.from({ length: 30 }, (_, i) => `reading number ${i}`);
+    const { result } = await clarifiedRun({ rephrased: 'x'.repeat(5_000) }, { readings, then: [envelope('y', 0.95)] });
+    const lines = toSequence(result).split('\n');
+    const offered = lines.find((line) => line.startsWith('  Booth-->>App: AMBIGUOUS, 30 readings: '));
+    const said = lines.find((line) => line.startsWith('  App->>Booth: the person rephrased the question as '));
+    for (const line of [offered, said]) expect(line?.endsWith('…')).toBe(true);
+    // 80 code points in all, as any label: the words, the quote, 41 x and the ellipsis.
+    expect(said).toBe(`  App->>Booth: the person rephrased the question as #quot;${'x'.repeat(41)}…`);
+  });
+
+  it('each attempt says its readings went to the person who asked, and what followed: the clarified question, or waiting', async () => {
+    const { result } = await clarifiedRun(1);
+    expect(verdictOf(result.attempts[0]!, result.settings, true)).toBe('ambiguous: its readings went to the person who asked');
+    expect(result.attempts.map((_, i) => nextStep(result, i))).toEqual(['the clarified question', 'confidence retry', 'REPAIRED']);
+    // Known from the clarifications alone, as on a batch line that did not keep its prompts.
+    expect(nextStep(Object.assign(Object.create(Object.getPrototypeOf(result) as object) as object, { ...result, prompts: [] }) as typeof result, 0)).toBe(
+      'the clarified question',
+    );
+    const waiting = await waitedRun([ambiguousReply(['a', 'b'])], []);
+    expect(waiting.trace.at(-1)?.state).toBe('awaitingClarification');
+    expect(nextStep(waiting, 0)).toBe('AMBIGUOUS: waiting for the person who asked');
+  });
 });
