@@ -534,4 +534,45 @@ describe('a clarified run, drawn', () => {
     expect(waiting.trace.at(-1)?.state).toBe('awaitingClarification');
     expect(nextStep(waiting, 0)).toBe('AMBIGUOUS: waiting for the person who asked');
   });
+
+  it('toHtml: the readings offered, the one chosen, a row where the new round begins, and the round marked in the trace', async () => {
+    const { result } = await clarifiedRun(0);
+    const page = await toHtml(result);
+    expect(page).toContain('<span data-name="clarified">clarified <b>the person chose &quot;the planet&quot;</b></span>');
+    expect(page).toContain(`<h2>Clarifications</h2>
+<div id="clarifications"><section class="clarification" data-clarification="0">
+<h3>round 2, from attempt 1</h3>
+<p>The question was ambiguous; the model offered 2 readings:</p>
+<ol class="readings"><li class="chosen">the planet <small>(chosen)</small></li><li>the element</li></ol>
+<p class="said">the person chose &quot;the planet&quot;</p>
+<details><summary>the question as it stood</summary><pre>How far is Mercury from the Sun?</pre></details>
+</section></div>`);
+    // The round's row comes just before its first attempt, across every column.
+    expect(page).toContain(
+      '<tr class="round" data-round="2"><td colspan="7">round 2, from attempt 1: the person chose &quot;the planet&quot;</td></tr>\n<tr data-attempt="1">',
+    );
+    expect(page).toContain('<td class="why ambiguous">ambiguous: its readings went to the person who asked</td>\n<td class="next">the clarified question</td>');
+    expect(page).toContain('<li class="round-start">calling <small>(attempt 1)</small> <small class="round">round 2</small></li>');
+    expect(page).toContain('attempt 1: the clarified question');
+    expect(page).toContain('section.clarification {');
+  });
+
+  it('toHtml: a rephrasing, and two rounds, each under its own heading', async () => {
+    const result = await waitedRun([ambiguousReply(['a', 'b']), ambiguousReply(['c', 'd']), envelope('x', 0.95)], [{ rephrased: 'Q, said again' }, 'd']);
+    const page = await toHtml(result);
+    expect(page).toContain('clarified <b>the person rephrased the question as &quot;Q, said again&quot;; then the person chose &quot;d&quot;</b>');
+    expect([...page.matchAll(/<h3>(round [^<]*)<\/h3>/g)].map(([, heading]) => heading)).toEqual(['round 2, from attempt 1', 'round 3, from attempt 2']);
+    expect([...page.matchAll(/<tr class="round" data-round="(\d)">/g)].map(([, round]) => round)).toEqual(['2', '3']);
+    // No reading is marked chosen when the question was rephrased; the second round's question holds the rephrasing.
+    expect(page).toContain('<ol class="readings"><li>a</li><li>b</li></ol>');
+    expect(page).toContain('<ol class="readings"><li>c</li><li class="chosen">d <small>(chosen)</small></li></ol>');
+    expect(page).toContain('The person who asked has clarified the question, rephrasing it as &quot;Q, said again&quot;.');
+  });
+
+  it('toHtml of a run never clarified has no clarification section, style or row', async () => {
+    for (const result of [repaired(), check(scripted([ambiguousReply()]).sync, 'q')]) {
+      const page = await toHtml(result);
+      for (const absent of ['Clarifications', 'section.clarification', 'class="round', 'data-name="clarified"']) expect(page).not.toContain(absent);
+    }
+  });
 });
