@@ -5,7 +5,7 @@ import { MAX_DRAWN_PATHS } from '../../src/cli/report/model.js';
 import { writeReport } from '../../src/cli/report/write.js';
 import { available, useChromium, watchPage } from '../fixtures/chromium.js';
 import { XSS_PAYLOADS } from '../fixtures/hostile-results.js';
-import { manyPathLines, reportLines, reportQuestions, sampledLine } from '../fixtures/report-lines.js';
+import { clarifiedLine, manyPathLines, reportLines, reportQuestions, sampledLine } from '../fixtures/report-lines.js';
 
 /**
  * `booth report`'s page in Debian's Chromium: 10 000 questions load, filter, search and sort
@@ -159,7 +159,8 @@ describe.runIf(available)('the report page in a browser', () => {
       }
       return value;
     };
-    const lines = [...reportLines(8, { withPrompts: true }), sampledLine('s', { withPrompts: true })].map((line, i) => {
+    // The last line's question was clarified: its readings, the reading chosen and its question are the payload too.
+    const lines = [...reportLines(8, { withPrompts: true }), sampledLine('s', { withPrompts: true }), await clarifiedLine('c', 0, { withPrompts: true })].map((line, i) => {
       const row = walk(JSON.parse(line), '') as Record<string, unknown>;
       // Fields a line may hold of any type, and one it should not: each only ever text on the page.
       return JSON.stringify({ ...row, id: `${i}${payload}`, expected: payload, latencyMs: payload });
@@ -167,16 +168,16 @@ describe.runIf(available)('the report page in a browser', () => {
     const refused = JSON.stringify({ ...(JSON.parse(lines[0]!) as object), status: payload });
     const { url, warnings } = await report('hostile', [...lines, refused], null);
     // The refused line is named by its line and field, never by the value it holds.
-    expect(warnings).toEqual([expect.stringMatching(/hostile\.jsonl:10: not a result as booth batch writes one: its status is a string, expected one of "VERIFIED"/)]);
+    expect(warnings).toEqual([expect.stringMatching(/hostile\.jsonl:11: not a result as booth batch writes one: its status is a string, expected one of "VERIFIED"/)]);
     expect(warnings[0]).not.toContain('<');
 
     const opened = await open(url);
     await expectInert(opened);
     const { page } = opened;
-    expect(await page.locator('#rows tr[data-row]').count()).toBe(9);
+    expect(await page.locator('#rows tr[data-row]').count()).toBe(10);
     expect(await page.locator('#rows tr[data-row] td:first-child').first().textContent()).toBe(`0${payload}`);
     expect(await page.locator('#method-filter option').allTextContents()).not.toContain(payload);
-    for (let row = 0; row < 9; row += 1) {
+    for (let row = 0; row < 10; row += 1) {
       await page.locator(`#rows tr[data-row="${row}"]`).click();
       await page.waitForTimeout(20);
       await expectInert(opened);
@@ -186,11 +187,18 @@ describe.runIf(available)('the report page in a browser', () => {
       if (row !== 3 && row !== 4) expect(await page.locator('#detail-attempts tbody tr td:nth-child(2)').first().textContent()).toBe(JSON.stringify(payload));
       expect(await page.locator('#detail pre').first().textContent()).toBe(payload);
       if (row === 8) expect(await page.locator('#detail table.samples tbody td:nth-child(2)').allTextContents()).toEqual(Array(3).fill(JSON.stringify(payload)));
+      if (row === 9) {
+        // Both readings are the payload, and so is the one chosen: each reads as text, marked chosen in words.
+        expect(await page.locator('#detail section.clarification ol.readings li').allTextContents()).toEqual(Array(2).fill(`${payload} (chosen)`));
+        expect(await page.locator('#detail section.clarification p.said').textContent()).toBe(`the person chose ${JSON.stringify(payload)}`);
+        expect(await page.locator('#detail-attempts tr.round').textContent()).toBe(`round 2, from attempt 1: the person chose ${JSON.stringify(payload)}`);
+        expect(await page.locator('#detail dd').allTextContents()).toContain(`the person chose ${JSON.stringify(payload)}`);
+      }
       await page.keyboard.press('Escape');
     }
     // Searching for the markup finds it as text.
     await page.fill('#search', '</script><!--');
-    expect(await page.locator('#shown').textContent()).toBe('9 questions');
+    expect(await page.locator('#shown').textContent()).toBe('10 questions');
     await expectInert(opened);
     await page.close();
   }, 120_000);
