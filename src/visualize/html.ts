@@ -25,7 +25,7 @@ const STYLE = html`
   .summary b { color: var(--ink); font-weight: 600; }
   .caveat { color: var(--muted); font-size: 12px; }
   figure { margin: 0; padding: 12px; overflow-x: auto; background: #fff; border: 1px solid var(--line); border-radius: 8px; }
-  figure svg { max-width: 100%; height: auto; }
+  figure svg { max-width: 100%; min-width: var(--least-width, 0); height: auto; }
   table { width: 100%; border-collapse: collapse; background: #fff; border: 1px solid var(--line); }
   th, td { padding: 6px 10px; border-bottom: 1px solid var(--line); text-align: left; vertical-align: top; }
   th { background: #eef0f4; font-weight: 600; }
@@ -92,7 +92,7 @@ ${settingsLine(result)}
 <p class="caveat">VERIFIED and REPAIRED mean an acceptance condition was met, never that the answer is true.</p>
 </header>
 <h2>Path through the machine</h2>
-<figure id="diagram">${graphvizSvg(svg)}</figure>
+<figure id="diagram"${leastWidth(svg)}>${graphvizSvg(svg)}</figure>
 ${clarified ? clarificationsSection(result) : ''}${result.attempts.length > 0 ? attemptsTable(result) : ''}${votes ?? ''}
 ${result.prompts.length > 0 ? promptsList(result) : ''}
 <h2>Trace</h2>
@@ -100,6 +100,21 @@ ${result.prompts.length > 0 ? promptsList(result) : ''}
 </body>
 </html>
 `.text;
+}
+
+/** The size below which a diagram's labels are not shrunk, in CSS px. */
+const LEAST_LABEL_PX = 11;
+/** How high Graphviz draws a label, in the SVG's units: render.ts lays the machine out with 12-point labels. */
+const LABEL_UNITS = 12;
+
+/**
+ * The diagram is drawn as wide as the page, but never so narrow that its labels read under
+ * 11 px: a machine too wide for that scrolls sideways in its figure instead. The checkpoint
+ * machine fitted a 1 400 px page at that size until \`awaitingClarification\` widened it.
+ */
+function leastWidth(svg: string): Html | '' {
+  const width = /viewBox="[-\d.]+ [-\d.]+ ([\d.]+) [\d.]+"/.exec(svg)?.[1];
+  return width === undefined ? '' : html` style="--least-width: ${Math.ceil((Number(width) * LEAST_LABEL_PX) / LABEL_UNITS)}px"`;
 }
 
 /** The header's `clarified` entry: what the person who asked said, each time. */

@@ -105,6 +105,15 @@ describe.runIf(available)('in a browser, offline', () => {
     });
     expect(labelPx.length).toBeGreaterThan(20);
     expect(Math.min(...labelPx)).toBeGreaterThanOrEqual(11);
+    // Since awaitingClarification the machine is wider than the page at that size: its figure scrolls sideways, the page does not.
+    const widths = await page.evaluate(() => {
+      const { document } = globalThis as unknown as { document: { querySelector(s: string): { scrollWidth: number; clientWidth: number } } };
+      const figure = document.querySelector('#diagram');
+      const root = document.querySelector('html');
+      return { figure: figure.scrollWidth > figure.clientWidth, page: root.scrollWidth > root.clientWidth };
+    });
+    expect(widths).toEqual({ figure: true, page: false });
+
 
     await page.screenshot({ path: new URL('retried.png', OUTPUT).pathname, fullPage: true });
     expect(leaked).toEqual([]);
