@@ -129,6 +129,64 @@ describe.runIf(available)('the report page in a browser', () => {
     expect(handlers).toEqual([]);
   }
 
+  it('a batch holding a clarified line: its trace shows the readings, the choice and both rounds', async () => {
+    const lines = [
+      await clarifiedLine('chose', 0, { withPrompts: true }),
+      await clarifiedLine('rephrased', { rephrased: 'the planet\'s distance, please' }),
+      ...reportLines(4),
+    ];
+    const { url, warnings } = await report('clarified', lines, null);
+    expect(warnings).toEqual([]);
+    const opened = await open(url);
+    const { page } = opened;
+    expect(await page.locator('#shown').textContent()).toBe('6 questions');
+
+    await page.locator('#rows tr[data-row="0"]').click();
+    expect(await page.locator('#detail-title').innerText()).toBe('REPAIRED chose');
+    expect(await page.locator('#detail dl.pairs').innerText()).toContain('clarified\nthe person chose "the planet"');
+    const section = page.locator('#detail section.clarification');
+    expect(await section.count()).toBe(1);
+    expect(await section.locator('h4').innerText()).toBe('round 2, from attempt 1');
+    expect(await section.locator('ol.readings li').allInnerTexts()).toEqual(['the planet (chosen)', 'the element']);
+    expect(await section.locator('p.said').innerText()).toBe('the person chose "the planet"');
+    await section.locator('details summary').click();
+    expect(await section.locator('details pre').innerText()).toBe('How far is Mercury from the Sun?');
+    // Both rounds in the attempts, the boundary a row across every column.
+    const rows = page.locator('#detail-attempts tbody tr');
+    expect(await rows.count()).toBe(4);
+    expect(await rows.nth(1).getAttribute('class')).toBe('round');
+    expect(await rows.nth(1).innerText()).toBe('round 2, from attempt 1: the person chose "the planet"');
+    expect(await rows.nth(1).locator('td').getAttribute('colspan')).toBe(String(await page.locator('#detail-attempts thead th').count()));
+    expect(await page.locator('#detail-attempts tbody tr:not(.round) td:nth-child(5)').allInnerTexts()).toEqual(['the clarified question', 'confidence retry', 'REPAIRED']);
+    expect(await page.locator('#detail details summary').allInnerTexts()).toContain('attempt 1: the clarified question');
+    expect(await page.locator('#detail ol.steps li.round-start').innerText()).toBe('calling (attempt 1) round 2');
+    // The drawing: the new round out of awaitingClarification, the reading chosen counted.
+    const edge = page.locator('#detail-diagram svg g.edge', { has: page.locator('title', { hasText: /^awaitingClarification->asking$/ }) });
+    expect(await edge.getAttribute('class')).toBe('edge taken');
+    expect(await edge.locator('text').allTextContents()).toEqual(['clarify.chose [isOfferedReading] ×1', 'clarify.rephrased [isRephrasing]']);
+    await page.screenshot({ path: new URL('clarified.png', OUTPUT).pathname });
+    await page.keyboard.press('Escape');
+
+    // A line without its prompts still names the clarified question and the rephrasing.
+    await page.locator('#rows tr[data-row="1"]').click();
+    expect(await page.locator('#detail section.clarification ol.readings li.chosen').count()).toBe(0);
+    expect(await page.locator('#detail section.clarification p.said').innerText()).toBe('the person rephrased the question as "the planet\'s distance, please"');
+    expect(await page.locator('#detail-attempts tbody tr:not(.round) td:nth-child(5)').allInnerTexts()).toEqual([
+      'the clarified question',
+      'asked again (the line did not keep its prompts)',
+      'REPAIRED',
+    ]);
+    const rephrasedEdge = page.locator('#detail-diagram svg g.edge', { has: page.locator('title', { hasText: /^awaitingClarification->asking$/ }) });
+    expect(await rephrasedEdge.locator('text').allTextContents()).toEqual(['clarify.chose [isOfferedReading]', 'clarify.rephrased [isRephrasing] ×1']);
+    await page.keyboard.press('Escape');
+
+    // A line never clarified has no such section.
+    await page.locator('#rows tr[data-row="2"]').click();
+    expect(await page.locator('#detail section.clarification, #detail tr.round, #detail li.round-start').count()).toBe(0);
+    await expectInert(opened);
+    await page.close();
+  }, 60_000);
+
   it('a trace past the paths a report draws says it is not drawn and how to draw it', async () => {
     const { url } = await report('many-paths', manyPathLines(MAX_DRAWN_PATHS + 1), null);
     const opened = await open(url);
