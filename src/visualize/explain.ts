@@ -6,18 +6,20 @@ import type { BoothResult } from '../results/result.js';
 import type { Usage } from '../decide/usage.js';
 import { numberText } from '../util/numbers.js';
 import { redactUrls } from '../util/urls.js';
+import { isWaiting, roundAt } from './clarifications.js';
 import { promptKindName } from './sequence.js';
 
 /**
  * Why an attempt was accepted or turned down, in the words a reader debugging a retry
  * wants: the gate that decided and the figures it compared. The same order as the
  * machine's gates, so the first failure named is the one that sent the run round again.
+ * `sentOut`: the attempt's readings went to the person who asked (`readingsWentOut`).
  */
-export function verdictOf(attempt: Attempt, settings: RunSettings | null): string {
+export function verdictOf(attempt: Attempt, settings: RunSettings | null, sentOut = false): string {
   // URLs redacted, as Booth's adapters write their errors: a callFn of the caller's own may quote a key.
   if (attempt.callFailed) return `call failed: ${attempt.error === null ? 'no reply' : redactUrls(attempt.error)}`;
   if (!attempt.parseOk) return `could not parse: ${attempt.error ?? 'no answer'}`;
-  if (attempt.ambiguous) return 'ambiguous: returned at once';
+  if (attempt.ambiguous) return sentOut ? 'ambiguous: its readings went to the person who asked' : 'ambiguous: returned at once';
   if (!attempt.passedValidation) {
     // The validator's message is kept verbatim, even empty; an empty one would read as no reason.
     return attempt.validationError ? `validator: ${attempt.validationError}` : 'validator: rejected, without a message';
@@ -87,10 +89,16 @@ function callRetriesText(policy: CallRetryPolicy | null): string {
   return `${retries} per attempt${given.length > 0 ? ` (${given.join(', ')})` : ''}`;
 }
 
-/** What Booth did after an attempt: the retry prompt it sent next, or how the run ended. */
+/**
+ * What Booth did after an attempt: the retry prompt it sent next, the clarified question, or
+ * how the run ended. A clarification is known from the result's own record of it, so a batch
+ * line that did not keep its prompts still names it.
+ */
 export function nextStep(result: BoothResult, index: number): string {
+  if (roundAt(result, index + 1) !== undefined) return promptKindName('clarification');
   const next = result.prompts[index + 1];
   if (next !== undefined) return promptKindName(next.kind);
+  if (isWaiting(result) && index === result.attempts.length - 1) return `${result.status}: waiting for the person who asked`;
   if (result.status !== UNCERTAIN) return result.status;
   const retriesLeft = result.settings !== null && index < result.settings.maxRetries;
   if (!retriesLeft) return 'UNCERTAIN: no retries left';

@@ -2,9 +2,11 @@ import { answerText } from '../util/values.js';
 import type { Cluster, ConfidenceSource } from '../decide/agreement.js';
 import type { Attempt, Sample } from '../decide/attempt.js';
 import type { CallTry } from '../decide/call-retries.js';
+import type { Clarification } from '../decide/prompts.js';
 import type { BoothResult } from '../results/result.js';
 import { numberText } from '../util/numbers.js';
 import { redactUrls } from '../util/urls.js';
+import { clarificationsOf, readingsOf, readingsWentOut, roundAt, roundName, saidText } from './clarifications.js';
 import { graphvizSvg, type Html, html, join } from './escape.js';
 import { durationText, nextStep, settingsRows, usageText, verdictOf } from './explain.js';
 import { retryReasons } from './retries.js';
@@ -23,7 +25,7 @@ const STYLE = html`
   .summary b { color: var(--ink); font-weight: 600; }
   .caveat { color: var(--muted); font-size: 12px; }
   figure { margin: 0; padding: 12px; overflow-x: auto; background: #fff; border: 1px solid var(--line); border-radius: 8px; }
-  figure svg { max-width: 100%; height: auto; }
+  figure svg { max-width: 100%; min-width: var(--least-width, 0); height: auto; }
   table { width: 100%; border-collapse: collapse; background: #fff; border: 1px solid var(--line); }
   th, td { padding: 6px 10px; border-bottom: 1px solid var(--line); text-align: left; vertical-align: top; }
   th { background: #eef0f4; font-weight: 600; }
@@ -44,6 +46,17 @@ const VOTE_STYLE = html`  h3 { margin: 20px 0 6px; font-size: 15px; }
   table.clusters { margin-top: 8px; }
 `;
 
+// Added only to pages of clarified runs, as the votes' style is.
+const CLARIFY_STYLE = html`  section.clarification { margin: 0 0 12px; padding: 8px 12px; background: #fff; border: 1px solid var(--line); border-left: 4px solid var(--warn); border-radius: 4px; }
+  section.clarification h3 { margin: 0 0 4px; font-size: 15px; }
+  section.clarification p { margin: 4px 0; }
+  ol.readings { margin: 4px 0; }
+  ol.readings li { white-space: pre-wrap; overflow-wrap: anywhere; }
+  ol.readings li.chosen { font-weight: 600; }
+  tr.round td { background: #fff7e0; font-weight: 600; }
+  ol.trace small.round { color: var(--warn); font-weight: 600; }
+`;
+
 /** The page of `toHtml()`: inline SVG and CSS, no script, nothing fetched. */
 export function renderHtml(result: BoothResult, svg: string): string {
   const answer = result.answer === null ? '—' : answerText(result.answer);
@@ -59,15 +72,17 @@ export function renderHtml(result: BoothResult, svg: string): string {
     ...retried(result),
     ...(result.reason ? [['reason', `${result.reason}: ${result.detail ?? ''}`]] : []),
     ...(result.interpretations.length > 0 ? [['readings', result.interpretations.join(' | ')]] : []),
+    ...clarifiedPair(result),
   ];
   const votes = votesSection(result);
+  const clarified = clarificationsOf(result).length > 0;
   return html`<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Booth trace: ${result.status}</title>
-<style>${STYLE}${votes === null ? '' : VOTE_STYLE}</style>
+<style>${STYLE}${votes === null ? '' : VOTE_STYLE}${clarified ? CLARIFY_STYLE : ''}</style>
 </head>
 <body>
 <header>
@@ -77,14 +92,69 @@ ${settingsLine(result)}
 <p class="caveat">VERIFIED and REPAIRED mean an acceptance condition was met, never that the answer is true.</p>
 </header>
 <h2>Path through the machine</h2>
-<figure id="diagram">${graphvizSvg(svg)}</figure>
-${result.attempts.length > 0 ? attemptsTable(result) : ''}${votes ?? ''}
+<figure id="diagram"${leastWidth(svg)}>${graphvizSvg(svg)}</figure>
+${clarified ? clarificationsSection(result) : ''}${result.attempts.length > 0 ? attemptsTable(result) : ''}${votes ?? ''}
 ${result.prompts.length > 0 ? promptsList(result) : ''}
 <h2>Trace</h2>
-<ol class="trace" id="trace">${result.trace.map((s) => html`<li>${s.state} <small>(attempt ${s.attempt})</small></li>`)}</ol>
+<ol class="trace" id="trace">${traceItems(result)}</ol>
 </body>
 </html>
 `.text;
+}
+
+/** The size below which a diagram's labels are not shrunk, in CSS px. */
+const LEAST_LABEL_PX = 11;
+/** How high Graphviz draws a label, in the SVG's units: render.ts lays the machine out with 12-point labels. */
+const LABEL_UNITS = 12;
+
+/**
+ * The diagram is drawn as wide as the page, but never so narrow that its labels read under
+ * 11 px: a machine too wide for that scrolls sideways in its figure instead. The checkpoint
+ * machine fitted a 1 400 px page at that size until \`awaitingClarification\` widened it.
+ */
+function leastWidth(svg: string): Html | '' {
+  const width = /viewBox="[-\d.]+ [-\d.]+ ([\d.]+) [\d.]+"/.exec(svg)?.[1];
+  return width === undefined ? '' : html` style="--least-width: ${Math.ceil((Number(width) * LEAST_LABEL_PX) / LABEL_UNITS)}px"`;
+}
+
+/** The header's `clarified` entry: what the person who asked said, each time. */
+function clarifiedPair(result: BoothResult): string[][] {
+  const clarifications = clarificationsOf(result);
+  return clarifications.length === 0 ? [] : [['clarified', clarifications.map((c) => saidText(c)).join('; then ')]];
+}
+
+/**
+ * Each clarification: the round it began, the readings the model offered (the chosen one
+ * marked in words, not only in weight), what the person said, and the question as it stood.
+ */
+function clarificationsSection(result: BoothResult): Html {
+  const sections = clarificationsOf(result).map(
+    (c, i) => html`<section class="clarification" data-clarification="${i}">
+<h3>${roundName(i, c)}</h3>
+<p>The question was ambiguous; the model offered ${c.readings.length} reading${c.readings.length === 1 ? '' : 's'}:</p>
+<ol class="readings">${readingsOf(c).map(([reading, chosen]) => (chosen ? html`<li class="chosen">${reading} <small>(chosen)</small></li>` : html`<li>${reading}</li>`))}</ol>
+<p class="said">${saidText(c)}</p>
+<details><summary>the question as it stood</summary><pre>${c.question}</pre></details>
+</section>`,
+  );
+  return html`<h2>Clarifications</h2>
+<div id="clarifications">${join(sections, html`\n`)}</div>
+`;
+}
+
+/** The states, with the first of each clarified round marked. */
+function traceItems(result: BoothResult): Html[] {
+  const starts = new Map<number, number>();
+  clarificationsOf(result).forEach((c, i) => {
+    const first = result.trace.findIndex((step) => step.attempt === c.attempt);
+    if (!starts.has(first)) starts.set(first, i);
+  });
+  return result.trace.map((s, i) => {
+    const round = starts.get(i);
+    return round === undefined
+      ? html`<li>${s.state} <small>(attempt ${s.attempt})</small></li>`
+      : html`<li class="round-start">${s.state} <small>(attempt ${s.attempt})</small> <small class="round">round ${round + 2}</small></li>`;
+  });
 }
 
 /** The header's `retried for` entry, when the retries had reasons other than the method's. */
@@ -109,8 +179,9 @@ function attemptsTable(result: BoothResult): Html {
   // `?? null`: attempts saved by a Booth from before usage was kept have none.
   const tokens = result.attempts.some((a) => (a.usage ?? null) !== null);
   const rows = result.attempts.map((a, i) => {
-    const verdict = verdictOf(a, result.settings);
-    return html`<tr data-attempt="${i}">
+    const verdict = verdictOf(a, result.settings, readingsWentOut(result, i));
+    const round = roundAt(result, i);
+    return html`${round === undefined ? '' : roundRow(round.index, round.clarification, tokens ? 8 : 7)}<tr data-attempt="${i}">
 <td>${i}</td>
 <td>${a.answer === null ? '—' : answerText(a.answer)}${a.ambiguous ? AMBIGUOUS_MARK : ''}</td>
 <td>${a.confidence === null ? '—' : numberText(a.confidence)}</td>
@@ -128,6 +199,12 @@ ${tokens ? html`<td class="tokens">${(a.usage ?? null) === null ? '—' : usageT
 }
 
 const AMBIGUOUS_MARK = html` <small>(ambiguous)</small>`;
+
+/** The row before a clarified round's first attempt: which round, and what the person said. */
+function roundRow(index: number, clarification: Clarification, columns: number): Html {
+  return html`<tr class="round" data-round="${index + 2}"><td colspan="${columns}">${roundName(index, clarification)}: ${saidText(clarification)}</td></tr>
+`;
+}
 
 /**
  * Every call an attempt made, once one of several failed: why each failed and how long

@@ -68,7 +68,9 @@ export function flowchart(graph: MachineGraph, path: Path = NO_PATH): string {
  * Graphviz DOT of a machine; with a path, taken edges are red and labelled with their count.
  * Top to bottom and 12-point labels: laid out left to right the checkpoint machine is so wide
  * that a 1 400 px page shrinks its edge labels to about 8 px; top to bottom, with nodes 0.1 in
- * apart, it fits the width and they stay at 11 px or more (the browser test measures them).
+ * apart, it is about 1 550 pt wide since `awaitingClarification` (1 350 before), and the trace
+ * page keeps its labels at 11 px or more by letting a figure that wide scroll sideways (html.ts,
+ * `leastWidth`; the browser test measures them).
  */
 export function dot(graph: MachineGraph, path: Path = NO_PATH): string {
   const lines = [

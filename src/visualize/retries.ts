@@ -1,4 +1,4 @@
-import type { RetryKind, SentPrompt } from '../decide/prompts.js';
+import type { Clarification, RetryKind, SentPrompt } from '../decide/prompts.js';
 import type { Method } from '../results/result.js';
 
 /**
@@ -12,6 +12,25 @@ export const RETRY_GUARDS: Readonly<Record<RetryKind, string>> = {
   disagreement: '[isSplit]',
   confidence: '[else]',
 };
+
+/** The state where a run waits for the person who asked to clarify an ambiguous question. */
+export const WAITING = 'awaitingClarification';
+
+/**
+ * The transitions of `awaitingClarification → asking`, as the diagram labels them: the person
+ * chose a reading, or rephrased the question (machines/checkpoint/machine.ts; a test holds the two together).
+ */
+export const CLARIFY_EVENTS = { chose: 'clarify.chose [isOfferedReading]', rephrased: 'clarify.rephrased [isRephrasing]' } as const;
+
+/** How often each transition of `awaitingClarification → asking` was taken, keyed by its diagram label. */
+export function clarificationEventCounts(clarifications: readonly Clarification[]): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const { rephrased } of clarifications) {
+    const label = rephrased === null ? CLARIFY_EVENTS.chose : CLARIFY_EVENTS.rephrased;
+    counts.set(label, (counts.get(label) ?? 0) + 1);
+  }
+  return counts;
+}
 
 /** The retry kinds a run took, in the order first taken, with how many times each. */
 export function retryKindCounts(prompts: readonly SentPrompt[]): Map<RetryKind, number> {

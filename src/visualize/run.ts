@@ -8,7 +8,8 @@ import { evidenceMachine } from '../../machines/evidence.js';
 import type { BoothResult } from '../results/result.js';
 import { edgeCounts, edgeKey, type MachineGraph, machineGraph } from './graph.js';
 import { dot, flowchart, type Path } from './render.js';
-import { retryGuardCounts } from './retries.js';
+import { clarificationsOf } from './clarifications.js';
+import { clarificationEventCounts, retryGuardCounts, WAITING } from './retries.js';
 
 const graphs = new WeakMap<AnyStateMachine, MachineGraph>();
 
@@ -27,18 +28,43 @@ function graphOfResult(result: BoothResult): MachineGraph {
   return graphOf(first === graphOf(evidenceMachine).initial ? evidenceMachine : checkpointMachine);
 }
 
+/**
+ * How often the run took each edge. A result continued by `clarify()` holds the first run's
+ * trace, which ended in `ambiguous`, then the new round's: `clarify()` restores the run in
+ * `awaitingClarification` and answers it there, so each part after an `ambiguous` step is
+ * counted from that state. (A run that waited in a store has `awaitingClarification` in its
+ * trace, and reads in one part.)
+ */
+function countsOf(trace: BoothResult['trace'], graph: MachineGraph): Map<string, number> {
+  const counts = new Map<string, number>();
+  let start = graph.initial;
+  let from = 0;
+  trace.forEach((step, i) => {
+    if (step.state !== 'ambiguous' || i === trace.length - 1) return;
+    edgeCounts(trace.slice(from, i + 1), graph, start, counts);
+    start = WAITING;
+    from = i + 1;
+  });
+  return edgeCounts(trace.slice(from), graph, start, counts);
+}
+
 function pathOf(result: BoothResult): Path {
   const graph = graphOfResult(result);
-  const counts = edgeCounts(result.trace, graph);
+  const counts = countsOf(result.trace, graph);
   // Both ends of every edge taken, so the states the trace leaves out (`asking`) are filled too
   // and the red path runs unbroken from the initial state.
   const visited = new Set<string>(result.trace.map((step) => step.state));
   for (const edge of graph.edges) {
     if (counts.has(edgeKey(edge.from, edge.to))) visited.add(edge.from).add(edge.to);
   }
+  const labelCounts = new Map<string, ReadonlyMap<string, number>>();
   // Only the prompts tell which guard of reconsidering → asking each retry took.
   const retries = edgeKey('reconsidering', 'asking');
-  return counts.has(retries) ? { counts, visited, labelCounts: new Map([[retries, retryGuardCounts(result.prompts)]]) } : { counts, visited };
+  if (counts.has(retries)) labelCounts.set(retries, retryGuardCounts(result.prompts));
+  // And only the clarifications whether the person chose a reading or rephrased the question.
+  const clarified = edgeKey(WAITING, 'asking');
+  if (counts.has(clarified)) labelCounts.set(clarified, clarificationEventCounts(clarificationsOf(result)));
+  return labelCounts.size > 0 ? { counts, visited, labelCounts } : { counts, visited };
 }
 
 /** The run's machine as Graphviz DOT, the path it took in red. */

@@ -5,6 +5,7 @@ import type { SentPrompt } from '../decide/prompts.js';
 import type { BoothResult } from '../results/result.js';
 import { numberText } from '../util/numbers.js';
 import { redactUrls } from '../util/urls.js';
+import { roundAt, saidText } from './clarifications.js';
 import { join, type Mermaid, mermaid } from './escape.js';
 
 const PROMPT_KINDS: Readonly<Record<SentPrompt['kind'], string>> = {
@@ -72,6 +73,13 @@ export function sequence(result: BoothResult): string {
     lines.push(mermaid`  App->>Booth: prompt`);
   }
   result.attempts.forEach((attempt, index) => {
+    const round = roundAt(result, index);
+    if (round !== undefined) {
+      // The round boundary: the readings went back to the app, and the person's answer came in.
+      const { readings } = round.clarification;
+      lines.push(mermaid`  Booth-->>App: ${label(`AMBIGUOUS, ${readings.length} reading${readings.length === 1 ? '' : 's'}: ${readings.map(answerHead).join(', ')}`)}`);
+      lines.push(mermaid`  App->>Booth: ${label(saidText(round.clarification, answerHead))}`);
+    }
     const kind = promptKindName(result.prompts[index]?.kind ?? 'first');
     if (attempt.samples === undefined) {
       lines.push(mermaid`  Booth->>Model: attempt ${index}, ${kind}`);

@@ -7,7 +7,7 @@ import { scriptJson } from '../../src/visualize/escape.js';
 import { runDot } from '../../src/visualize/run.js';
 import { envelope } from '../fixtures/helpers.js';
 import { batchFiles, booth, dir, resultsIn, useProvider } from '../fixtures/booth-process.js';
-import { manyPathLines, reportLines, reportQuestions, sampledLine } from '../fixtures/report-lines.js';
+import { clarifiedLine, manyPathLines, reportLines, reportQuestions, sampledLine } from '../fixtures/report-lines.js';
 
 /** `booth report` and `booth batch --report`: what the page is computed from, and the command as a script sees it. */
 
@@ -103,6 +103,42 @@ describe('the report model', () => {
     // The line itself keeps the mean whole: (0.9 + 0.8 + 0.7) / 3.
     expect(JSON.parse(readFileSync(file, 'utf8')).attempts[0].clusters[0].meanConfidence).toBe(0.8000000000000002);
     expect(trace!.pairs).toContainEqual(['confidence', '0.8']);
+  });
+
+  it('a clarified line shows its readings, the choice and both rounds, with or without its prompts', async () => {
+    const lines = [
+      await clarifiedLine('chose', 0),
+      await clarifiedLine('rephrased', { rephrased: 'the planet, please' }, { withPrompts: true }),
+      await clarifiedLine('bare', { rephrased: 'the planet, please' }),
+      ...reportLines(1),
+    ];
+    const file = resultsFile(lines);
+    const read = readResultLines(file, () => undefined);
+    const model = reportModel(file, read, new Map());
+    const [chose, rephrased, bare, plain] = model.traces;
+    expect(model.rows.slice(0, 2).map((row) => row.slice(0, 4))).toEqual([
+      ['chose', 'REPAIRED', 'confidence', 3],
+      ['rephrased', 'REPAIRED', 'confidence', 3],
+    ]);
+    expect(chose!.pairs).toContainEqual(['clarified', 'the person chose "the planet"']);
+    expect(chose!.clarifications).toEqual([
+      { attempt: 1, heading: 'round 2, from attempt 1', readings: [['the planet', true], ['the element', false]], said: 'the person chose "the planet"', question: 'How far is Mercury from the Sun?' },
+    ]);
+    expect(rephrased!.clarifications[0]!.readings).toEqual([['the planet', false], ['the element', false]]);
+    expect(rephrased!.clarifications[0]!.said).toBe('the person rephrased the question as "the planet, please"');
+    // The line without its prompts still names the clarified question: the line records the clarification itself.
+    expect(chose!.attempts.map((a) => [a[3], a[4], a[5]])).toEqual([
+      ['ambiguous: its readings went to the person who asked', 'ambiguous', 'the clarified question'],
+      ['confidence 0.5 below the threshold 0.7', 'rejected', 'asked again (the line did not keep its prompts)'],
+      ['accepted (confidence 0.95 ≥ 0.7)', 'accepted', 'REPAIRED'],
+    ]);
+    expect(rephrased!.attempts.map((a) => a[5])).toEqual(['the clarified question', 'confidence retry', 'REPAIRED']);
+    expect(rephrased!.prompts.map(([heading]) => heading)).toEqual(['attempt 0: first prompt', 'attempt 1: the clarified question', 'attempt 2: confidence retry']);
+    expect(plain!.clarifications).toEqual([]);
+    // A reading chosen and a rephrasing take the same states but not the same edge: two drawings, each the run's own.
+    expect(chose!.path).not.toBe(bare!.path);
+    model.traces.forEach((trace, i) => expect(model.paths[trace.path!]).toBe(runDot(read[i]!.result)));
+    expect(model.paths[chose!.path!]).toContain('"awaitingClarification" -> "asking" [label="clarify.chose [isOfferedReading] ×1\\nclarify.rephrased [isRephrasing]"');
   });
 
   it('names the model, endpoint and Booth the lines ran with, and tells runs of two models apart', () => {

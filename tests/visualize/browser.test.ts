@@ -5,6 +5,7 @@ import { acheck, check } from '../../src/index.js';
 import { machineGraph, machineToMermaid, toHtml, toMermaid, toSequence } from '../../src/visualize/index.js';
 import { envelope, scripted } from '../fixtures/helpers.js';
 import { available, useChromium, watchPage } from '../fixtures/chromium.js';
+import { ambiguousReply, clarifiedRun, waitedRun } from '../fixtures/clarified-runs.js';
 
 /**
  * The HTML trace in a real browser: Debian's Chromium, driven by playwright-core, with
@@ -105,6 +106,14 @@ describe.runIf(available)('in a browser, offline', () => {
     });
     expect(labelPx.length).toBeGreaterThan(20);
     expect(Math.min(...labelPx)).toBeGreaterThanOrEqual(11);
+    // Since awaitingClarification the machine is wider than the page at that size: its figure scrolls sideways, the page does not.
+    const widths = await page.evaluate(() => {
+      const { document } = globalThis as unknown as { document: { querySelector(s: string): { scrollWidth: number; clientWidth: number } } };
+      const figure = document.querySelector('#diagram');
+      const root = document.querySelector('html');
+      return { figure: figure.scrollWidth > figure.clientWidth, page: root.scrollWidth > root.clientWidth };
+    });
+    expect(widths).toEqual({ figure: true, page: false });
 
     await page.screenshot({ path: new URL('retried.png', OUTPUT).pathname, fullPage: true });
     expect(leaked).toEqual([]);
@@ -153,7 +162,84 @@ describe.runIf(available)('in a browser, offline', () => {
     expect(consoleErrors).toEqual([]);
   }, 30_000);
 
-  it('no two labels of the diagram overlap at 1 400 px, whichever path a run took', async () => {
+  it('the HTML trace of a clarified run shows the readings offered, the one chosen, and both rounds', async () => {
+    const { first, result } = await clarifiedRun(0);
+    expect([first.status, result.status]).toEqual(['AMBIGUOUS', 'REPAIRED']);
+    const { page, leaked, consoleErrors } = await open(await toHtml(result), 'clarified');
+
+    expect(await page.locator('#status').textContent()).toBe('REPAIRED');
+    expect(await page.locator('#summary [data-name="clarified"]').innerText()).toBe('clarified the person chose "the planet"');
+    const section = page.locator('#clarifications section.clarification');
+    expect(await section.count()).toBe(1);
+    expect(await section.locator('h3').innerText()).toBe('round 2, from attempt 1');
+    expect(await section.locator('ol.readings li').allInnerTexts()).toEqual(['the planet (chosen)', 'the element']);
+    // Chosen is said in words and shown in weight.
+    expect(await section.locator('ol.readings li.chosen').evaluate((li) => (globalThis as unknown as { getComputedStyle(e: unknown): { fontWeight: string } }).getComputedStyle(li).fontWeight)).toBe('600');
+    expect(await section.locator('p.said').innerText()).toBe('the person chose "the planet"');
+    expect(await section.locator('details pre').isVisible()).toBe(false);
+    await section.locator('details summary').click();
+    expect(await section.locator('details pre').innerText()).toBe('How far is Mercury from the Sun?');
+
+    // Both rounds in the attempts table, the boundary a row of its own across every column.
+    const rows = page.locator('#attempts tbody tr');
+    expect(await rows.evaluateAll((trs) => trs.map((tr) => (tr as unknown as { dataset: { attempt?: string; round?: string } }).dataset))).toEqual([
+      { attempt: '0' },
+      { round: '2' },
+      { attempt: '1' },
+      { attempt: '2' },
+    ]);
+    expect(await rows.nth(1).innerText()).toBe('round 2, from attempt 1: the person chose "the planet"');
+    expect(await page.locator('tr.round td').getAttribute('colspan')).toBe('7');
+    expect(await page.locator('#attempts td.why').allInnerTexts()).toEqual([
+      'ambiguous: its readings went to the person who asked',
+      'confidence 0.5 below the threshold 0.7',
+      'accepted (confidence 0.95 ≥ 0.7)',
+    ]);
+    expect(await page.locator('#attempts td.next').allInnerTexts()).toEqual(['the clarified question', 'confidence retry', 'REPAIRED']);
+    expect(await page.locator('#prompts summary').allInnerTexts()).toEqual(['attempt 0: first prompt', 'attempt 1: the clarified question', 'attempt 2: confidence retry']);
+    expect(await page.locator('#trace li.round-start').innerText()).toBe('calling (attempt 1) round 2');
+
+    // The diagram: the first call's path to ambiguous, and the new round out of awaitingClarification.
+    const edge = (from: string, to: string) => page.locator('#diagram svg g.edge', { has: page.locator('title', { hasText: new RegExp(`^${from}->${to}$`) }) });
+    expect(await edge('awaitingClarification', 'asking').getAttribute('class')).toBe('edge taken');
+    expect(await edge('awaitingClarification', 'asking').locator('text').allTextContents()).toEqual(['clarify.chose [isOfferedReading] ×1', 'clarify.rephrased [isRephrasing]']);
+    expect(await edge('ambiguityGate', 'ambiguous').getAttribute('class')).toBe('edge taken');
+    expect(await edge('ambiguityGate', 'awaitingClarification').getAttribute('class')).toBe('edge');
+    const visited = await page.locator('#diagram svg g.node.visited title').allTextContents();
+    expect(visited.sort()).toEqual(['ambiguityGate', 'ambiguous', 'asking', 'awaitingClarification', 'calling', 'confidenceGate', 'parsing', 'reconsidering', 'repaired']);
+
+    await page.screenshot({ path: new URL('clarified.png', OUTPUT).pathname, fullPage: true });
+    expect(leaked).toEqual([]);
+    expect(consoleErrors).toEqual([]);
+    await page.close();
+  }, 30_000);
+
+  it('the HTML trace of a run that waited in a store, its question rephrased and then a reading chosen, shows three rounds', async () => {
+    const result = await waitedRun([ambiguousReply(['a', 'b']), ambiguousReply(['c', 'd']), envelope('x', 0.95)], [{ rephrased: 'Q, said\nagain' }, 'd']);
+    expect(result.status).toBe('VERIFIED');
+    const { page, leaked, consoleErrors } = await open(await toHtml(result), 'clarified-waited');
+
+    expect(await page.locator('#clarifications h3').allInnerTexts()).toEqual(['round 2, from attempt 1', 'round 3, from attempt 2']);
+    expect(await page.locator('#clarifications p.said').allInnerTexts()).toEqual(['the person rephrased the question as "Q, said\\nagain"', 'the person chose "d"']);
+    expect(await page.locator('#clarifications ol.readings').allInnerTexts()).toEqual(['a\nb', 'c\nd (chosen)']);
+    expect(await page.locator('#attempts tr.round').allInnerTexts()).toEqual([
+      'round 2, from attempt 1: the person rephrased the question as "Q, said\\nagain"',
+      'round 3, from attempt 2: the person chose "d"',
+    ]);
+    expect(await page.locator('#trace li.round-start').allInnerTexts()).toEqual(['calling (attempt 1) round 2', 'calling (attempt 2) round 3']);
+    const edge = (from: string, to: string) => page.locator('#diagram svg g.edge', { has: page.locator('title', { hasText: new RegExp(`^${from}->${to}$`) }) });
+    // Waiting in the store is the machine's own path: ambiguityGate → awaitingClarification → asking, twice.
+    expect(await edge('ambiguityGate', 'awaitingClarification').locator('text').allTextContents()).toEqual(['[isAmbiguous and canAwaitClarification]', '×2']);
+    expect(await edge('awaitingClarification', 'asking').locator('text').allTextContents()).toEqual(['clarify.chose [isOfferedReading] ×1', 'clarify.rephrased [isRephrasing] ×1']);
+    expect(await edge('ambiguityGate', 'ambiguous').getAttribute('class')).toBe('edge');
+
+    await page.screenshot({ path: new URL('clarified-waited.png', OUTPUT).pathname, fullPage: true });
+    expect(leaked).toEqual([]);
+    expect(consoleErrors).toEqual([]);
+    await page.close();
+  }, 30_000);
+
+  it('no two labels of the diagram overlap at 1 400 px, whichever path a run took, clarified ones included', async () => {
     const failing = () => Object.assign(new Error('500 Internal Server Error'), { status: 500 });
     const runs = {
       verified: check(scripted([envelope('Paris', 0.9)]).sync, 'q'),
@@ -167,8 +253,10 @@ describe.runIf(available)('in a browser, offline', () => {
         maxRetries: 3,
         validator: (answer) => (answer === 'Lyon' ? [false, 'Lyon is not a capital'] : true),
       }),
+      clarified: (await clarifiedRun(0)).result,
+      waited: await waitedRun([ambiguousReply(['a', 'b']), ambiguousReply(['c', 'd']), envelope('x', 0.95)], [{ rephrased: 'Q again' }, 'd']),
     };
-    expect(Object.values(runs).map((run) => run.status)).toEqual(['VERIFIED', 'REPAIRED', 'REPAIRED', 'VERIFIED', 'UNCERTAIN', 'REPAIRED']);
+    expect(Object.values(runs).map((run) => run.status)).toEqual(['VERIFIED', 'REPAIRED', 'REPAIRED', 'VERIFIED', 'UNCERTAIN', 'REPAIRED', 'REPAIRED', 'VERIFIED']);
     for (const [name, result] of Object.entries(runs)) {
       const { page } = await open(await toHtml(result), `labels-${name}`);
       // Every edge's and node's label as the browser lays it out: the box around all its lines.
@@ -213,6 +301,39 @@ describe.runIf(available)('in a browser, offline', () => {
     expect(texts).toContain('attempt 1, disagreement retry, sample 2');
     expect(texts).toContain('call failed: 503');
     expect(texts).toContain('vote "Paris" ×1, "a;b#c\\"&lt;d&gt;" ×1: agreement 1 of 2, confidence 0.45');
+  }, 60_000);
+
+  it('Mermaid renders the sequence diagram of a clarified run, the person\'s answer between the rounds', async () => {
+    const source = toSequence((await clarifiedRun(0, { readings: ['the planet; "Mercury"', 'the element #80'] })).result);
+    const page = await browser().newPage();
+    await page.setContent('<!doctype html><body></body>');
+    await page.addScriptTag({ content: readFileSync(new URL('../../node_modules/mermaid/dist/mermaid.min.js', import.meta.url), 'utf8') });
+    await page.evaluate(async (text) => {
+      const global = globalThis as unknown as {
+        mermaid: { initialize(o: object): void; render(id: string, s: string): Promise<{ svg: string }> };
+        document: { body: { innerHTML: string } };
+      };
+      global.mermaid.initialize({ startOnLoad: false });
+      global.document.body.innerHTML = (await global.mermaid.render('clarified', text)).svg;
+    }, source);
+    expect(await page.locator('svg text.messageText').allTextContents()).toEqual([
+      'prompt',
+      'attempt 0, first prompt',
+      '"?" at confidence 0.9, ambiguous',
+      'AMBIGUOUS, 2 readings: "the planet; \\"Mercury\\"", "the element #80"',
+      'the person chose "the planet; \\"Mercury\\""',
+      'attempt 1, the clarified question',
+      '"0.39 AU" at confidence 0.5',
+      'attempt 2, confidence retry',
+      '"0.39 AU" at confidence 0.95',
+      'REPAIRED "0.39 AU"',
+    ]);
+    expect(await page.locator('svg text.noteText').allTextContents()).toEqual([
+      'parsing → ambiguityGate → ambiguous',
+      'parsing → ambiguityGate → confidenceGate → reconsidering',
+      'parsing → ambiguityGate → confidenceGate → repaired',
+    ]);
+    await page.close();
   }, 60_000);
 
   it('Mermaid renders every diagram Booth writes', async () => {

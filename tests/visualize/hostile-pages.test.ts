@@ -12,6 +12,7 @@ import { everyFieldRuns } from '../fixtures/every-field-runs.js';
 import { hostileCopy, XSS_PAYLOADS } from '../fixtures/hostile-results.js';
 import { envelope, scripted } from '../fixtures/helpers.js';
 import { available, useChromium } from '../fixtures/chromium.js';
+import { clarifiedRun, HOSTILE_CLARIFICATIONS } from '../fixtures/clarified-runs.js';
 
 /**
  * Booth's pages and pictures of runs whose every field holds markup, opened in Debian's
@@ -143,6 +144,43 @@ describe.runIf(available)('hostile runs in a browser', () => {
     }
   }, 120_000);
 
+  it('a clarified run whose readings and rephrasing hold markup shows them as text where they belong, and runs nothing', async () => {
+    for (const [p, written] of [...HOSTILE_CLARIFICATIONS, ALL_PAYLOADS].entries()) {
+      const chose = (await clarifiedRun(0, { readings: [written, `other ${written}`] })).result;
+      const rephrased = (await clarifiedRun({ rephrased: written }, { readings: [`first ${written}`, 'second'] })).result;
+      const context = `payload ${p}`;
+      // The text as the page reads back: the HTML parser reads a CR, or CR LF, as one LF. Only in
+      // the reading itself: a quoted one (JSON) has its line breaks as escapes.
+      const text = written.replace(/\r\n?/g, '\n');
+      const quoted = JSON.stringify(written);
+
+      const opened = await open(await page(chose), `clarified-chose-${p}.html`);
+      await expectInert(opened);
+      expect(await opened.page.title(), context).toBe('Booth trace: REPAIRED');
+      const section = opened.page.locator('#clarifications section.clarification');
+      expect(await section.count(), context).toBe(1);
+      expect(await section.locator('ol.readings li').allTextContents(), context).toEqual([`${text} (chosen)`, `other ${text}`]);
+      expect(await section.locator('ol.readings li.chosen').count(), context).toBe(1);
+      expect(await section.locator('p.said').textContent(), context).toBe(`the person chose ${quoted}`);
+      // The round's row stands between the ambiguous attempt and the first of the new round, across the table.
+      const rows = opened.page.locator('#attempts tbody tr');
+      expect(await rows.evaluateAll((trs) => trs.map((tr) => (tr as unknown as { className: string }).className)), context).toEqual(['', 'round', '', '']);
+      expect(await rows.nth(1).textContent(), context).toBe(`round 2, from attempt 1: the person chose ${quoted}`);
+      expect(await opened.page.locator('#summary [data-name="clarified"] b').textContent(), context).toBe(`the person chose ${quoted}`);
+      // The prompt of the clarified question quotes the reading, as text.
+      expect(await opened.page.locator('#prompts pre').nth(1).textContent(), context).toContain('The person who asked has clarified the question');
+      await opened.page.close();
+
+      const again = await open(await page(rephrased), `clarified-rephrased-${p}.html`);
+      await expectInert(again);
+      expect(await again.page.locator('#clarifications ol.readings li').allTextContents(), context).toEqual([`first ${text}`, 'second']);
+      expect(await again.page.locator('#clarifications ol.readings li.chosen').count(), context).toBe(0);
+      expect(await again.page.locator('#clarifications p.said').textContent(), context).toBe(`the person rephrased the question as ${quoted}`);
+      expect(await again.page.locator('#trace li.round-start').allTextContents(), context).toEqual(['calling (attempt 1) round 2']);
+      await again.page.close();
+    }
+  }, 120_000);
+
   it('the SVG of a hostile run, opened on its own and inline, runs nothing', async () => {
     const runs = await everyFieldRuns();
     for (const [name, run] of Object.entries(runs)) {
@@ -205,8 +243,21 @@ describe.runIf(available)('hostile runs in a browser', () => {
         return [sequence(result), runFlowchart(result)];
       }),
     );
+    // And clarified runs as the library makes them, so the round boundary is drawn: hostile readings offered, chosen and rephrased.
+    const clarified: string[] = [];
+    for (const text of [...HOSTILE_CLARIFICATIONS, ALL_PAYLOADS]) {
+      clarified.push(sequence((await clarifiedRun(0, { readings: [text, `other ${text}`] })).result));
+      clarified.push(sequence((await clarifiedRun({ rephrased: text }, { readings: [text, 'second'] })).result));
+    }
+    sources.push(...clarified);
     const { opened, svgs } = await renderMermaid(sources);
     expect(svgs).toHaveLength(sources.length);
+    // Each clarified diagram drew its boundary as two messages, the person's answer among them.
+    for (const svg of svgs.slice(-clarified.length)) {
+      const messages = [...svg.matchAll(/<text[^>]*class="messageText"[^>]*>([^<]*)</g)].map(([, text]) => text ?? '');
+      expect(messages.filter((message) => message.startsWith('AMBIGUOUS, 2 readings: '))).toHaveLength(1);
+      expect(messages.filter((message) => message.startsWith('the person '))).toHaveLength(1);
+    }
     // Mermaid writes flowchart labels as HTML inside foreignObject: its own, and allowed.
     await expectInert(opened, { within: 'svg', elements: ELEMENTS.filter((element) => element !== 'foreignObject') });
     // The payloads' directive would add its CSS to the picture's style; shown as text it is harmless.

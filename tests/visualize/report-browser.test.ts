@@ -5,7 +5,7 @@ import { MAX_DRAWN_PATHS } from '../../src/cli/report/model.js';
 import { writeReport } from '../../src/cli/report/write.js';
 import { available, useChromium, watchPage } from '../fixtures/chromium.js';
 import { XSS_PAYLOADS } from '../fixtures/hostile-results.js';
-import { manyPathLines, reportLines, reportQuestions, sampledLine } from '../fixtures/report-lines.js';
+import { clarifiedLine, manyPathLines, reportLines, reportQuestions, sampledLine } from '../fixtures/report-lines.js';
 
 /**
  * `booth report`'s page in Debian's Chromium: 10 000 questions load, filter, search and sort
@@ -129,6 +129,64 @@ describe.runIf(available)('the report page in a browser', () => {
     expect(handlers).toEqual([]);
   }
 
+  it('a batch holding a clarified line: its trace shows the readings, the choice and both rounds', async () => {
+    const lines = [
+      await clarifiedLine('chose', 0, { withPrompts: true }),
+      await clarifiedLine('rephrased', { rephrased: 'the planet\'s distance, please' }),
+      ...reportLines(4),
+    ];
+    const { url, warnings } = await report('clarified', lines, null);
+    expect(warnings).toEqual([]);
+    const opened = await open(url);
+    const { page } = opened;
+    expect(await page.locator('#shown').textContent()).toBe('6 questions');
+
+    await page.locator('#rows tr[data-row="0"]').click();
+    expect(await page.locator('#detail-title').innerText()).toBe('REPAIRED chose');
+    expect(await page.locator('#detail dl.pairs').innerText()).toContain('clarified\nthe person chose "the planet"');
+    const section = page.locator('#detail section.clarification');
+    expect(await section.count()).toBe(1);
+    expect(await section.locator('h4').innerText()).toBe('round 2, from attempt 1');
+    expect(await section.locator('ol.readings li').allInnerTexts()).toEqual(['the planet (chosen)', 'the element']);
+    expect(await section.locator('p.said').innerText()).toBe('the person chose "the planet"');
+    await section.locator('details summary').click();
+    expect(await section.locator('details pre').innerText()).toBe('How far is Mercury from the Sun?');
+    // Both rounds in the attempts, the boundary a row across every column.
+    const rows = page.locator('#detail-attempts tbody tr');
+    expect(await rows.count()).toBe(4);
+    expect(await rows.nth(1).getAttribute('class')).toBe('round');
+    expect(await rows.nth(1).innerText()).toBe('round 2, from attempt 1: the person chose "the planet"');
+    expect(await rows.nth(1).locator('td').getAttribute('colspan')).toBe(String(await page.locator('#detail-attempts thead th').count()));
+    expect(await page.locator('#detail-attempts tbody tr:not(.round) td:nth-child(5)').allInnerTexts()).toEqual(['the clarified question', 'confidence retry', 'REPAIRED']);
+    expect(await page.locator('#detail details summary').allInnerTexts()).toContain('attempt 1: the clarified question');
+    expect(await page.locator('#detail ol.steps li.round-start').innerText()).toBe('calling (attempt 1) round 2');
+    // The drawing: the new round out of awaitingClarification, the reading chosen counted.
+    const edge = page.locator('#detail-diagram svg g.edge', { has: page.locator('title', { hasText: /^awaitingClarification->asking$/ }) });
+    expect(await edge.getAttribute('class')).toBe('edge taken');
+    expect(await edge.locator('text').allTextContents()).toEqual(['clarify.chose [isOfferedReading] ×1', 'clarify.rephrased [isRephrasing]']);
+    await page.screenshot({ path: new URL('clarified.png', OUTPUT).pathname });
+    await page.keyboard.press('Escape');
+
+    // A line without its prompts still names the clarified question and the rephrasing.
+    await page.locator('#rows tr[data-row="1"]').click();
+    expect(await page.locator('#detail section.clarification ol.readings li.chosen').count()).toBe(0);
+    expect(await page.locator('#detail section.clarification p.said').innerText()).toBe('the person rephrased the question as "the planet\'s distance, please"');
+    expect(await page.locator('#detail-attempts tbody tr:not(.round) td:nth-child(5)').allInnerTexts()).toEqual([
+      'the clarified question',
+      'asked again (the line did not keep its prompts)',
+      'REPAIRED',
+    ]);
+    const rephrasedEdge = page.locator('#detail-diagram svg g.edge', { has: page.locator('title', { hasText: /^awaitingClarification->asking$/ }) });
+    expect(await rephrasedEdge.locator('text').allTextContents()).toEqual(['clarify.chose [isOfferedReading]', 'clarify.rephrased [isRephrasing] ×1']);
+    await page.keyboard.press('Escape');
+
+    // A line never clarified has no such section.
+    await page.locator('#rows tr[data-row="2"]').click();
+    expect(await page.locator('#detail section.clarification, #detail tr.round, #detail li.round-start').count()).toBe(0);
+    await expectInert(opened);
+    await page.close();
+  }, 60_000);
+
   it('a trace past the paths a report draws says it is not drawn and how to draw it', async () => {
     const { url } = await report('many-paths', manyPathLines(MAX_DRAWN_PATHS + 1), null);
     const opened = await open(url);
@@ -159,7 +217,8 @@ describe.runIf(available)('the report page in a browser', () => {
       }
       return value;
     };
-    const lines = [...reportLines(8, { withPrompts: true }), sampledLine('s', { withPrompts: true })].map((line, i) => {
+    // The last line's question was clarified: its readings, the reading chosen and its question are the payload too.
+    const lines = [...reportLines(8, { withPrompts: true }), sampledLine('s', { withPrompts: true }), await clarifiedLine('c', 0, { withPrompts: true })].map((line, i) => {
       const row = walk(JSON.parse(line), '') as Record<string, unknown>;
       // Fields a line may hold of any type, and one it should not: each only ever text on the page.
       return JSON.stringify({ ...row, id: `${i}${payload}`, expected: payload, latencyMs: payload });
@@ -167,16 +226,16 @@ describe.runIf(available)('the report page in a browser', () => {
     const refused = JSON.stringify({ ...(JSON.parse(lines[0]!) as object), status: payload });
     const { url, warnings } = await report('hostile', [...lines, refused], null);
     // The refused line is named by its line and field, never by the value it holds.
-    expect(warnings).toEqual([expect.stringMatching(/hostile\.jsonl:10: not a result as booth batch writes one: its status is a string, expected one of "VERIFIED"/)]);
+    expect(warnings).toEqual([expect.stringMatching(/hostile\.jsonl:11: not a result as booth batch writes one: its status is a string, expected one of "VERIFIED"/)]);
     expect(warnings[0]).not.toContain('<');
 
     const opened = await open(url);
     await expectInert(opened);
     const { page } = opened;
-    expect(await page.locator('#rows tr[data-row]').count()).toBe(9);
+    expect(await page.locator('#rows tr[data-row]').count()).toBe(10);
     expect(await page.locator('#rows tr[data-row] td:first-child').first().textContent()).toBe(`0${payload}`);
     expect(await page.locator('#method-filter option').allTextContents()).not.toContain(payload);
-    for (let row = 0; row < 9; row += 1) {
+    for (let row = 0; row < 10; row += 1) {
       await page.locator(`#rows tr[data-row="${row}"]`).click();
       await page.waitForTimeout(20);
       await expectInert(opened);
@@ -186,11 +245,18 @@ describe.runIf(available)('the report page in a browser', () => {
       if (row !== 3 && row !== 4) expect(await page.locator('#detail-attempts tbody tr td:nth-child(2)').first().textContent()).toBe(JSON.stringify(payload));
       expect(await page.locator('#detail pre').first().textContent()).toBe(payload);
       if (row === 8) expect(await page.locator('#detail table.samples tbody td:nth-child(2)').allTextContents()).toEqual(Array(3).fill(JSON.stringify(payload)));
+      if (row === 9) {
+        // Both readings are the payload, and so is the one chosen: each reads as text, marked chosen in words.
+        expect(await page.locator('#detail section.clarification ol.readings li').allTextContents()).toEqual(Array(2).fill(`${payload} (chosen)`));
+        expect(await page.locator('#detail section.clarification p.said').textContent()).toBe(`the person chose ${JSON.stringify(payload)}`);
+        expect(await page.locator('#detail-attempts tr.round').textContent()).toBe(`round 2, from attempt 1: the person chose ${JSON.stringify(payload)}`);
+        expect(await page.locator('#detail dd').allTextContents()).toContain(`the person chose ${JSON.stringify(payload)}`);
+      }
       await page.keyboard.press('Escape');
     }
     // Searching for the markup finds it as text.
     await page.fill('#search', '</script><!--');
-    expect(await page.locator('#shown').textContent()).toBe('9 questions');
+    expect(await page.locator('#shown').textContent()).toBe('10 questions');
     await expectInert(opened);
     await page.close();
   }, 120_000);

@@ -3,12 +3,15 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { createMachine } from 'xstate';
 import { check } from '../../src/index.js';
+import { htmlText } from '../../src/visualize/escape.js';
+import { renderHtml } from '../../src/visualize/html.js';
 import { dotToSvg, machineToDot, machineToMermaid, toSequence } from '../../src/visualize/index.js';
 import { runDot, runFlowchart } from '../../src/visualize/run.js';
 import { clip, sequence } from '../../src/visualize/sequence.js';
 import { everyFieldRuns } from '../fixtures/every-field-runs.js';
 import { hostileCopy, XSS_PAYLOADS } from '../fixtures/hostile-results.js';
 import { envelope, scripted } from '../fixtures/helpers.js';
+import { clarifiedRun, HOSTILE_CLARIFICATIONS } from '../fixtures/clarified-runs.js';
 
 const runs = await everyFieldRuns();
 
@@ -77,6 +80,51 @@ describe('diagrams of runs with a hostile value in every field', () => {
     const diagram = toSequence(check(scripted([envelope(directive, 0.9)]).sync, 'q'));
     expect(diagram).not.toMatch(/[%{}]/);
     expect(diagram).toContain("#37;#37;#123;init:#123;'themeCSS':'svg#123;opacity:0.31#125;'#125;#125;#37;#37;");
+  });
+});
+
+describe('a clarification whose readings and rephrasing are hostile', () => {
+  /** Real clarify() runs: each text as a reading chosen, as a reading not chosen, and as the rephrasing. */
+  const clarified = async (text: string) => [
+    (await clarifiedRun(0, { readings: [text, `other ${text}`] })).result,
+    (await clarifiedRun(1, { readings: ['plain', text] })).result,
+    (await clarifiedRun({ rephrased: text }, { readings: [`first ${text}`, `second ${text}`] })).result,
+  ];
+
+  it('the sequence diagram keeps each reading and rephrasing inside its one-line label, at the round boundary', async () => {
+    const benign = sequence((await clarifiedRun(0)).result).split('\n');
+    for (const text of HOSTILE_CLARIFICATIONS) {
+      for (const result of await clarified(text)) {
+        const lines = sequence(result).split('\n');
+        expect(lines).toHaveLength(benign.length);
+        for (const line of lines) expect(line).toMatch(SEQUENCE_LINE);
+        // The boundary is still one offer and one answer, where the benign run has them.
+        expect(lines.findIndex((line) => line.startsWith('  App->>Booth: the person'))).toBe(benign.findIndex((line) => line.startsWith('  App->>Booth: the person')));
+        expect(lines.filter((line) => line.startsWith('  Booth-->>App: '))).toHaveLength(2);
+      }
+    }
+  });
+
+  it('the flowchart and DOT of a clarified run carry none of its texts', async () => {
+    for (const text of HOSTILE_CLARIFICATIONS) {
+      for (const result of await clarified(text)) {
+        for (const drawn of [runFlowchart(result), runDot(result)]) {
+          expect(drawn).not.toMatch(/<img|<script|onerror|onload|%%|themeCSS|forged|quoted/);
+        }
+      }
+    }
+  });
+
+  it('the page writes each reading and rephrasing escaped, wherever it shows them', async () => {
+    for (const text of HOSTILE_CLARIFICATIONS) {
+      for (const result of await clarified(text)) {
+        const page = renderHtml(result, '<svg></svg>');
+        expect(page).not.toContain(text);
+        const clarification = result.clarifications[0]!;
+        for (const reading of clarification.readings) expect(page).toContain(`>${htmlText(reading)}`);
+        expect(page).toContain(htmlText(JSON.stringify(clarification.rephrased ?? clarification.chosen)));
+      }
+    }
   });
 });
 

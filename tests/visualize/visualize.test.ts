@@ -5,7 +5,7 @@ import { checkpointMachine } from '../../machines/checkpoint/machine.js';
 import { evidenceMachine } from '../../machines/evidence.js';
 import { acheck, type CallInfo, check, checkWithEvidence } from '../../src/index.js';
 import { durationText, nextStep, settingsRows, usageText, verdictOf } from '../../src/visualize/explain.js';
-import { RETRY_GUARDS, retryReasons } from '../../src/visualize/retries.js';
+import { CLARIFY_EVENTS, RETRY_GUARDS, retryReasons, WAITING } from '../../src/visualize/retries.js';
 import {
   machineGraph,
   machineToDot,
@@ -18,6 +18,7 @@ import {
   toSvg,
 } from '../../src/visualize/index.js';
 import { envelope, scripted } from '../fixtures/helpers.js';
+import { ambiguousReply, clarifiedRun, waitedRun } from '../fixtures/clarified-runs.js';
 
 const CHECKPOINT_STATES = [
   'asking',
@@ -30,6 +31,7 @@ const CHECKPOINT_STATES = [
   'schemaGate',
   'validationGate',
   'confidenceGate',
+  'awaitingClarification',
   'reconsidering',
   'verified',
   'repaired',
@@ -90,6 +92,13 @@ describe('machine graphs', () => {
       'error: validate',
     ]);
     expect(labels('calling', 'calling')).toEqual(['model.timedOut', 'booth.resumed', 'done: callModel', 'error: callModel']);
+    // An ambiguous question waits for the person who asked only when the run may wait; then a chosen reading or a rephrasing starts a round.
+    expect(labels('ambiguityGate', 'awaitingClarification')).toEqual(['[isAmbiguous and canAwaitClarification]']);
+    expect(labels('ambiguityGate', 'ambiguous')).toEqual(['[isAmbiguous]']);
+    expect(labels('awaitingClarification', 'asking')).toEqual(['clarify.chose [isOfferedReading]', 'clarify.rephrased [isRephrasing]']);
+    expect(labels('awaitingClarification', 'ambiguous')).toEqual(['clarify.cancelled']);
+    // Nothing runs while a person decides: a resume there re-arms no clock.
+    expect(labels('awaitingClarification', 'awaitingClarification')).toEqual(['booth.resumed']);
   });
 
   it("name XState's and/or/not guards by what they are, not by a function name a bundler renames", () => {
@@ -437,5 +446,133 @@ describe('a run, explained', () => {
     const evidence = await toHtml(checkWithEvidence('Sydney', ['Canberra is the capital.'], () => false));
     expect(evidence).toMatch(/id="settings">An evidence check: [^<]*no model call/);
     expect(evidence).not.toContain('retried for');
+  });
+});
+
+describe('a clarified run, drawn', () => {
+  /** The edges DOT draws taken, as `from->to label`, the label's lines joined by ` / `. */
+  const takenEdges = (source: string) =>
+    [...source.matchAll(/"(\w+)" -> "(\w+)" \[label="([^"]*)"[^\]]*class="taken"/g)].map(([, from, to, label]) => `${from}->${to} ${label!.split('\\n').join(' / ')}`);
+
+  it('the clarification edge is the transition the machine takes out of awaitingClarification, one label per kind of answer', () => {
+    expect(WAITING).toBe('awaitingClarification');
+    expect(Object.keys(checkpointMachine.root.states)).toContain(WAITING);
+    const labels = machineGraph(checkpointMachine).edges.find((e) => e.from === WAITING && e.to === 'asking')?.labels;
+    expect(labels).toEqual([CLARIFY_EVENTS.chose, CLARIFY_EVENTS.rephrased]);
+  });
+
+  it("clarify(): the first call's path to ambiguous, then the new round from awaitingClarification, with the choice counted", async () => {
+    const { result } = await clarifiedRun(0);
+    expect(result.status).toBe('REPAIRED');
+    // clarify() keeps the first call's trace, which ended in ambiguous, and restores the run in awaitingClarification.
+    expect(result.trace.map((step) => step.state).slice(0, 5)).toEqual(['calling', 'parsing', 'ambiguityGate', 'ambiguous', 'calling']);
+    const taken = takenEdges(toDot(result));
+    expect(taken).toContain('ambiguityGate->ambiguous [isAmbiguous] / ×1');
+    expect(taken).toContain('awaitingClarification->asking clarify.chose [isOfferedReading] ×1 / clarify.rephrased [isRephrasing]');
+    // Three attempts, three moves out of asking: the clarified round's first included.
+    expect(taken).toContain('asking->calling [else] / ×3');
+    expect(taken).toContain('reconsidering->asking [callFailed] / [parseFailed] / [failedValidation] / [isSplit] / [else] ×1');
+    expect(taken).toHaveLength(9);
+    expect(toDot(result)).toMatch(/"awaitingClarification" \[[^\]]*class="visited"/);
+    expect(toMermaid(result)).toContain('awaitingClarification -->|"clarify.chose [isOfferedReading] ×1 / clarify.rephrased [isRephrasing]"| asking');
+    expect(toMermaid(result)).toMatch(/class asking,calling,parsing,ambiguityGate,confidenceGate,awaitingClarification,reconsidering,repaired,ambiguous visited/);
+  });
+
+  it('a run that waited in a store: ambiguityGate → awaitingClarification → asking, in one unbroken path, twice', async () => {
+    const result = await waitedRun([ambiguousReply(['a', 'b']), ambiguousReply(['c', 'd']), envelope('x', 0.95)], [{ rephrased: 'Q, said again' }, 'd']);
+    expect(result.status).toBe('VERIFIED');
+    expect(result.trace.map((step) => step.state).filter((state) => state === WAITING)).toHaveLength(2);
+    const taken = takenEdges(toDot(result));
+    expect(taken).toContain('ambiguityGate->awaitingClarification [isAmbiguous and canAwaitClarification] / ×2');
+    expect(taken).toContain('awaitingClarification->asking clarify.chose [isOfferedReading] ×1 / clarify.rephrased [isRephrasing] ×1');
+    expect(taken).toContain('asking->calling [else] / ×3');
+    expect(taken.some((edge) => edge.startsWith('ambiguityGate->ambiguous'))).toBe(false);
+    // The first round's clarified attempt is accepted at once: VERIFIED, as the first attempt of its round.
+    expect(taken).toContain('confidenceGate->verified [isConfident and isFirstAttempt] / ×1');
+  });
+
+  it('toSequence: between the rounds, the readings go back to the app and the person\'s answer comes in', async () => {
+    const { result } = await clarifiedRun(0);
+    const lines = toSequence(result).split('\n');
+    const boundary = lines.indexOf('  Booth->>Model: attempt 1, the clarified question');
+    expect(lines.slice(boundary - 3, boundary + 1)).toEqual([
+      '  Note over Booth: parsing → ambiguityGate → ambiguous',
+      '  Booth-->>App: AMBIGUOUS, 2 readings: #quot;the planet#quot;, #quot;the element#quot;',
+      '  App->>Booth: the person chose #quot;the planet#quot;',
+      '  Booth->>Model: attempt 1, the clarified question',
+    ]);
+    expect(lines.filter((line) => line.startsWith('  App->>Booth: the person'))).toHaveLength(1);
+    expect(lines.at(-2)).toBe('  Booth-->>App: REPAIRED #quot;0.39 AU#quot;');
+
+    const waited = await waitedRun([ambiguousReply(['a', 'b']), ambiguousReply(['c', 'd'])], [{ rephrased: 'Q, said\nagain' }]);
+    const diagram = toSequence(waited);
+    expect(diagram).toContain('  Note over Booth: parsing → ambiguityGate → awaitingClarification\n  Booth-->>App: AMBIGUOUS, 2 readings: #quot;a#quot;, #quot;b#quot;\n');
+    // A rephrasing stays on its line: its newline is written as JSON writes it.
+    expect(diagram).toContain('  App->>Booth: the person rephrased the question as #quot;Q, said\\nagain#quot;\n  Booth->>Model: attempt 1, the clarified question\n');
+  });
+
+  it('a long rephrasing or many readings are cut to a label, as a long answer is', async () => {
+    const readings = Array.from({ length: 30 }, (_, i) => `reading number ${i}`);
+    const { result } = await clarifiedRun({ rephrased: 'x'.repeat(5_000) }, { readings, then: [envelope('y', 0.95)] });
+    const lines = toSequence(result).split('\n');
+    const offered = lines.find((line) => line.startsWith('  Booth-->>App: AMBIGUOUS, 30 readings: '));
+    const said = lines.find((line) => line.startsWith('  App->>Booth: the person rephrased the question as '));
+    for (const line of [offered, said]) expect(line?.endsWith('…')).toBe(true);
+    // 80 code points in all, as any label: the words, the quote, 41 x and the ellipsis.
+    expect(said).toBe(`  App->>Booth: the person rephrased the question as #quot;${'x'.repeat(41)}…`);
+  });
+
+  it('each attempt says its readings went to the person who asked, and what followed: the clarified question, or waiting', async () => {
+    const { result } = await clarifiedRun(1);
+    expect(verdictOf(result.attempts[0]!, result.settings, true)).toBe('ambiguous: its readings went to the person who asked');
+    expect(result.attempts.map((_, i) => nextStep(result, i))).toEqual(['the clarified question', 'confidence retry', 'REPAIRED']);
+    // Known from the clarifications alone, as on a batch line that did not keep its prompts.
+    expect(nextStep(Object.assign(Object.create(Object.getPrototypeOf(result) as object) as object, { ...result, prompts: [] }) as typeof result, 0)).toBe(
+      'the clarified question',
+    );
+    const waiting = await waitedRun([ambiguousReply(['a', 'b'])], []);
+    expect(waiting.trace.at(-1)?.state).toBe('awaitingClarification');
+    expect(nextStep(waiting, 0)).toBe('AMBIGUOUS: waiting for the person who asked');
+  });
+
+  it('toHtml: the readings offered, the one chosen, a row where the new round begins, and the round marked in the trace', async () => {
+    const { result } = await clarifiedRun(0);
+    const page = await toHtml(result);
+    expect(page).toContain('<span data-name="clarified">clarified <b>the person chose &quot;the planet&quot;</b></span>');
+    expect(page).toContain(`<h2>Clarifications</h2>
+<div id="clarifications"><section class="clarification" data-clarification="0">
+<h3>round 2, from attempt 1</h3>
+<p>The question was ambiguous; the model offered 2 readings:</p>
+<ol class="readings"><li class="chosen">the planet <small>(chosen)</small></li><li>the element</li></ol>
+<p class="said">the person chose &quot;the planet&quot;</p>
+<details><summary>the question as it stood</summary><pre>How far is Mercury from the Sun?</pre></details>
+</section></div>`);
+    // The round's row comes just before its first attempt, across every column.
+    expect(page).toContain(
+      '<tr class="round" data-round="2"><td colspan="7">round 2, from attempt 1: the person chose &quot;the planet&quot;</td></tr>\n<tr data-attempt="1">',
+    );
+    expect(page).toContain('<td class="why ambiguous">ambiguous: its readings went to the person who asked</td>\n<td class="next">the clarified question</td>');
+    expect(page).toContain('<li class="round-start">calling <small>(attempt 1)</small> <small class="round">round 2</small></li>');
+    expect(page).toContain('attempt 1: the clarified question');
+    expect(page).toContain('section.clarification {');
+  });
+
+  it('toHtml: a rephrasing, and two rounds, each under its own heading', async () => {
+    const result = await waitedRun([ambiguousReply(['a', 'b']), ambiguousReply(['c', 'd']), envelope('x', 0.95)], [{ rephrased: 'Q, said again' }, 'd']);
+    const page = await toHtml(result);
+    expect(page).toContain('clarified <b>the person rephrased the question as &quot;Q, said again&quot;; then the person chose &quot;d&quot;</b>');
+    expect([...page.matchAll(/<h3>(round [^<]*)<\/h3>/g)].map(([, heading]) => heading)).toEqual(['round 2, from attempt 1', 'round 3, from attempt 2']);
+    expect([...page.matchAll(/<tr class="round" data-round="(\d)">/g)].map(([, round]) => round)).toEqual(['2', '3']);
+    // No reading is marked chosen when the question was rephrased; the second round's question holds the rephrasing.
+    expect(page).toContain('<ol class="readings"><li>a</li><li>b</li></ol>');
+    expect(page).toContain('<ol class="readings"><li>c</li><li class="chosen">d <small>(chosen)</small></li></ol>');
+    expect(page).toContain('The person who asked has clarified the question, rephrasing it as &quot;Q, said again&quot;.');
+  });
+
+  it('toHtml of a run never clarified has no clarification section, style or row', async () => {
+    for (const result of [repaired(), check(scripted([ambiguousReply()]).sync, 'q')]) {
+      const page = await toHtml(result);
+      for (const absent of ['Clarifications', 'section.clarification', 'class="round', 'data-name="clarified"']) expect(page).not.toContain(absent);
+    }
   });
 });

@@ -5,6 +5,7 @@ import type { BoothResult } from '../../results/result.js';
 import { checkOutput } from '../../results/stored.js';
 import { numberText } from '../../util/numbers.js';
 import { answerText, isPlainObject } from '../../util/values.js';
+import { clarificationsOf, readingsOf, readingsWentOut, roundAt, roundName, saidText } from '../../visualize/clarifications.js';
 import { durationText, nextStep, settingsRows, usageText, verdictOf } from '../../visualize/explain.js';
 import { retryReasons } from '../../visualize/retries.js';
 import { runDot } from '../../visualize/run.js';
@@ -56,6 +57,22 @@ export interface TraceView {
   readonly prompts: readonly (readonly [string, string])[];
   /** The states the run went through, with their attempt. */
   readonly trace: readonly (readonly [string, number])[];
+  /** Each time the person who asked clarified the question, in order; empty when nobody did. */
+  readonly clarifications: readonly ClarificationView[];
+}
+
+/** A clarification, as the trace page's "Clarifications" words it. */
+export interface ClarificationView {
+  /** The first attempt of the round it began: the attempts table marks the round before it. */
+  readonly attempt: number;
+  /** `round 2, from attempt 1` */
+  readonly heading: string;
+  /** The readings offered, each with whether the person chose it. */
+  readonly readings: readonly (readonly [string, boolean])[];
+  /** What the person said: `the person chose "…"`, or rephrased the question as `"…"`. */
+  readonly said: string;
+  /** The question as it stood when the readings were offered. */
+  readonly question: string;
 }
 
 /** A sampling attempt's vote, as the trace page's "Samples and votes" words it. */
@@ -199,9 +216,13 @@ export function reportModel(source: string, lines: readonly ReadLine[], question
       result.answer === null ? '' : typeof result.answer === 'string' ? result.answer : answerText(result.answer),
       correct,
     ]);
-    // runDot draws from the trace's states and the prompts' kinds alone: runs alike in both share
-    // a drawing, made once (drawing each of 10 000 runs took seconds). A test holds the two together.
-    const drawn = JSON.stringify([result.trace.map((step) => step.state), result.prompts.map((prompt) => prompt.kind)]);
+    // runDot draws from the trace's states, the prompts' kinds and the clarifications' kinds alone: runs
+    // alike in these share a drawing, made once (drawing each of 10 000 runs took seconds). A test holds the two together.
+    const drawn = JSON.stringify([
+      result.trace.map((step) => step.state),
+      result.prompts.map((prompt) => prompt.kind),
+      clarificationsOf(result).map((c) => c.rephrased === null),
+    ]);
     let path = drawings.get(drawn);
     if (path === undefined && drawings.size < MAX_DRAWN_PATHS) {
       const dot = runDot(result);
@@ -251,6 +272,7 @@ function runRows(record: RunRecord | null): [string, string][] {
 
 /** One run's trace as the trace page words it (`renderHtml`): its header, its attempts and why, its prompts and steps. */
 function traceView(result: BoothResult, hasPrompts: boolean, path: number | null, settings: number, expected: unknown, correct: boolean | null): TraceView {
+  const clarifications = clarificationsOf(result);
   const retried = hasPrompts ? retryReasons(result.prompts, result.method) : null;
   const pairs: [string, string][] = [
     ['answer', result.answer === null ? '—' : answerText(result.answer)],
@@ -265,6 +287,7 @@ function traceView(result: BoothResult, hasPrompts: boolean, path: number | null
     ...(retried === null ? [] : ([['retried for', retried]] satisfies [string, string][])),
     ...(result.reason ? ([['reason', `${result.reason}: ${result.detail ?? ''}`]] satisfies [string, string][]) : []),
     ...(result.interpretations.length > 0 ? ([['readings', result.interpretations.join(' | ')]] satisfies [string, string][]) : []),
+    ...(clarifications.length === 0 ? [] : ([['clarified', clarifications.map((c) => saidText(c)).join('; then ')]] satisfies [string, string][])),
   ];
   const last = result.attempts.length - 1;
   return {
@@ -272,7 +295,9 @@ function traceView(result: BoothResult, hasPrompts: boolean, path: number | null
     settings,
     path,
     attempts: result.attempts.map((a, i) => {
-      const why = verdictOf(a, result.settings);
+      // A clarification is recorded in the result itself: known with or without the prompts.
+      const clarified = roundAt(result, i + 1) !== undefined;
+      const why = verdictOf(a, result.settings, readingsWentOut(result, i));
       return [
         i,
         a.answer === null ? '—' : answerText(a.answer),
@@ -280,7 +305,7 @@ function traceView(result: BoothResult, hasPrompts: boolean, path: number | null
         why,
         a.ambiguous ? 'ambiguous' : why.startsWith('accepted') ? 'accepted' : 'rejected',
         // Without the prompts, which retry followed is not known; that one did is.
-        hasPrompts || i === last ? nextStep(result, i) : 'asked again (the line did not keep its prompts)',
+        hasPrompts || i === last || clarified ? nextStep(result, i) : 'asked again (the line did not keep its prompts)',
         durationText(a.durationMs),
         (a.usage ?? null) === null ? null : usageText(a.usage!),
         a.rawText,
@@ -289,6 +314,13 @@ function traceView(result: BoothResult, hasPrompts: boolean, path: number | null
     votes: votesOf(result, hasPrompts),
     prompts: result.prompts.map((p, i) => [`attempt ${i}: ${promptKindName(p.kind)}`, p.text] as const),
     trace: result.trace.map((step) => [step.state, step.attempt] as const),
+    clarifications: clarifications.map((c, i) => ({
+      attempt: c.attempt,
+      heading: roundName(i, c),
+      readings: readingsOf(c),
+      said: saidText(c),
+      question: c.question,
+    })),
   };
 }
 

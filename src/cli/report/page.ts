@@ -98,6 +98,13 @@ ol.steps { columns: 3; padding-left: 22px; }
 #detail tr.winner td { background: #eaf6ef; }
 #detail table.clusters { margin-top: 8px; }
 .caveat { color: var(--muted); font-size: 12px; }
+#detail section.clarification { margin: 0 0 10px; padding: 6px 12px; border: 1px solid var(--line); border-left: 4px solid var(--AMBIGUOUS); border-radius: 6px; }
+#detail section.clarification h4 { margin: 4px 0; }
+#detail section.clarification p { margin: 4px 0; }
+ol.readings li { white-space: pre-wrap; overflow-wrap: anywhere; }
+ol.readings li.chosen { font-weight: 600; }
+#detail tr.round td { background: #fff7e0; font-weight: 600; }
+ol.steps small.round { color: var(--AMBIGUOUS); font-weight: 600; }
 `;
 
 /** The page of a report. */

@@ -172,11 +172,41 @@ export const REPORT_SCRIPT = html`
     if (drawing !== null) figure.appendChild(drawing.content.cloneNode(true));
     else figure.appendChild(element('p', 'Not drawn: this file holds more distinct paths than a report draws (' + data.maxDrawn + '); toHtml(resultFrom(line)) from boothjs/visualize draws this one.', 'muted small'));
     parts.push(figure);
+    /* Each clarification, and the round it began, as the trace page shows them. */
+    var rounds = new Map();
+    t.clarifications.forEach(function (c, n) {
+      if (!rounds.has(c.attempt)) rounds.set(c.attempt, c);
+      if (n === 0) parts.push(element('h3', 'Clarifications'));
+      var section = element('section', null, 'clarification');
+      section.dataset.clarification = String(n);
+      section.appendChild(element('h4', c.heading));
+      section.appendChild(element('p', 'The question was ambiguous; the model offered ' + c.readings.length + (c.readings.length === 1 ? ' reading:' : ' readings:')));
+      var list = section.appendChild(element('ol', null, 'readings'));
+      c.readings.forEach(function (r) {
+        var li = list.appendChild(element('li', r[1] ? r[0] + ' ' : r[0], r[1] ? 'chosen' : null));
+        if (r[1]) li.appendChild(element('small', '(chosen)'));
+      });
+      section.appendChild(element('p', c.said, 'said'));
+      section.appendChild(folded('the question as it stood', c.question));
+      parts.push(section);
+    });
     if (t.attempts.length > 0) {
       parts.push(element('h3', 'Attempts'));
       var withTokens = t.attempts.some(function (a) { return a[7] !== null; });
       var headings = ['#', 'answer', 'confidence', 'why', 'then', 'duration'].concat(withTokens ? ['tokens'] : [], ['raw reply']);
-      var attempts = table(headings, t.attempts, function (a) {
+      /* A clarified round starts with a row that says what the person said. */
+      var items = [];
+      t.attempts.forEach(function (a) {
+        if (rounds.has(a[0])) items.push({ round: rounds.get(a[0]) });
+        items.push(a);
+      });
+      var attempts = table(headings, items, function (a) {
+        if (a.round !== undefined) {
+          var row = element('tr', null, 'round');
+          var cell = row.appendChild(element('td', a.round.heading + ': ' + a.round.said));
+          cell.colSpan = headings.length;
+          return row;
+        }
         var tr = element('tr');
         tr.appendChild(element('td', String(a[0])));
         tr.appendChild(element('td', a[1]));
@@ -217,9 +247,19 @@ export const REPORT_SCRIPT = html`
     }
     parts.push(element('h3', 'Trace'));
     var steps = element('ol', null, 'steps');
-    t.trace.forEach(function (s) {
+    var starts = new Map();
+    t.clarifications.forEach(function (c, n) {
+      var first = t.trace.findIndex(function (s) { return s[1] === c.attempt; });
+      if (!starts.has(first)) starts.set(first, n);
+    });
+    t.trace.forEach(function (s, k) {
       var li = steps.appendChild(element('li', s[0] + ' '));
       li.appendChild(element('small', '(attempt ' + s[1] + ')'));
+      if (starts.has(k)) {
+        li.className = 'round-start';
+        li.appendChild(document.createTextNode(' '));
+        li.appendChild(element('small', 'round ' + (starts.get(k) + 2), 'round'));
+      }
     });
     parts.push(steps);
     panel.replaceChildren.apply(panel, parts);
