@@ -145,21 +145,16 @@ export class Result {
 
   /** At least one attempt, and none parsed (after a clarification: none of its round). */
   get allParseFailed(): boolean {
-    const round = this.#round();
+    const round = latestRound(this);
     return round.length > 0 && round.every((a) => !a.parseOk);
   }
 
   /** At least one attempt, and every call failed (after a clarification: every call of its round, an outage all the same). */
   get callFailed(): boolean {
-    const round = this.#round();
+    const round = latestRound(this);
     return round.length > 0 && round.every((a) => a.callFailed);
   }
 
-  /** The attempts of the latest round: all of them, or those asked since the latest clarification. */
-  #round(): readonly Attempt<unknown>[] {
-    const start = this.clarification?.attempt ?? 0;
-    return start === 0 ? this.attempts : this.attempts.slice(start);
-  }
 
   /** The comparator threw or returned an unusable score. */
   get checkerFailed(): boolean {
@@ -223,6 +218,16 @@ export class Result {
       method: this.method,
     };
   }
+}
+
+/**
+ * The attempts of the latest round: all of them, or those asked since the latest
+ * clarification. A function, not a private method: the getters that read it are also read
+ * off copies of a result (a drawing's view of a result line).
+ */
+function latestRound({ attempts, clarifications }: Pick<Result, 'attempts'> & { readonly clarifications?: readonly Clarification[] }): readonly Attempt<unknown>[] {
+  const start = clarifications?.at(-1)?.attempt ?? 0;
+  return start === 0 ? attempts : attempts.slice(start);
 }
 
 /**

@@ -97,8 +97,8 @@ describe('machine graphs', () => {
     expect(labels('ambiguityGate', 'ambiguous')).toEqual(['[isAmbiguous]']);
     expect(labels('awaitingClarification', 'asking')).toEqual(['clarify.chose [isOfferedReading]', 'clarify.rephrased [isRephrasing]']);
     expect(labels('awaitingClarification', 'ambiguous')).toEqual(['clarify.cancelled']);
-    // Nothing runs while a person decides: a resume there re-arms no clock.
-    expect(labels('awaitingClarification', 'awaitingClarification')).toEqual(['booth.resumed']);
+    // Nothing runs while a person decides: a resume there re-arms no clock, and a late usage report is the run's.
+    expect(labels('awaitingClarification', 'awaitingClarification')).toEqual(['booth.resumed', 'model.usage']);
   });
 
   it("name XState's and/or/not guards by what they are, not by a function name a bundler renames", () => {
