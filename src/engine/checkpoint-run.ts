@@ -232,6 +232,9 @@ export function waitingSnapshot(output: CheckpointOutput<unknown>, question: str
   const started = contextOf(machineInput(question, settings), checkpointMachine);
   const attempts = output.attempts.map(currentAttempt) as unknown as CheckpointContext['attempts'];
   const asked = output.clarifications.reduce((before, clarification) => clarifiedQuestion(before, clarification), question);
+  // A result that ended AMBIGUOUS (no store kept it waiting) ends its trace in the final `ambiguous`, which no
+  // transition leaves: continued, the run waited for the person instead, as a run kept in a store records it.
+  const trace = output.trace.map((step, i) => (i === output.trace.length - 1 && step.state === 'ambiguous' ? Object.freeze({ ...step, state: WAITING }) : step));
   const context: CheckpointContext = {
     ...started,
     settings: Object.freeze({ ...started.settings, prompt: asked }),
@@ -239,7 +242,7 @@ export function waitingSnapshot(output: CheckpointOutput<unknown>, question: str
     prompts: output.prompts,
     draft: attempts.at(-1)!,
     attempts,
-    trace: output.trace as CheckpointContext['trace'],
+    trace: trace as CheckpointContext['trace'],
     status: AMBIGUOUS,
     clarifications: output.clarifications,
   };

@@ -1,0 +1,30 @@
+import { describe, expect, it, vi } from 'vitest';
+import { checkpointMachine } from '../../machines/checkpoint/machine.js';
+import { acheck, clarify, memoryStore } from '../../src/index.js';
+import { edgeCounts, edgeKey, machineGraph } from '../../src/visualize/graph.js';
+import { comparable, QUESTION, READINGS, scriptedCall } from '../fixtures/clarify-runs.js';
+
+const graph = machineGraph(checkpointMachine);
+const EDGES = new Set(graph.edges.map((edge) => edgeKey(edge.from, edge.to)));
+/** The steps of a trace no transition of the machine takes. */
+const impossibleSteps = (trace: ReadonlyArray<{ state: string }>) => [...edgeCounts(trace, graph).keys()].filter((key) => !EDGES.has(key)).map((key) => key.replace('\u0000', ' → '));
+
+describe('clarify() of a result that ended AMBIGUOUS', () => {
+  it('its trace shows the run waiting for the person, as a run kept in a store does: no step leaves the final `ambiguous`', async () => {
+    const call = scriptedCall('clarified');
+    const ended = await acheck(call, QUESTION);
+    expect(ended.trace.at(-1)?.state).toBe('ambiguous');
+    const clarified = await clarify(ended, READINGS[1], call);
+    const states = clarified.trace.map((step) => step.state);
+    expect(states.slice(0, 5)).toEqual(['calling', 'parsing', 'ambiguityGate', 'awaitingClarification', 'calling']);
+    expect(impossibleSteps(clarified.trace)).toEqual([]);
+    // Its JSON (a batch line) continues the same.
+    expect(comparable(await clarify(JSON.parse(JSON.stringify(ended)), 1, call))).toEqual(comparable(clarified));
+
+    const store = memoryStore();
+    await acheck(call, QUESTION, { checkpoint: store, key: 'k', awaitClarification: true });
+    const waited = await acheck(call, QUESTION, { checkpoint: store, key: 'k', clarification: 1 });
+    expect(comparable(waited)).toEqual(comparable(clarified));
+  });
+});
+
