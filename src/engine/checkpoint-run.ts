@@ -141,14 +141,15 @@ export class CheckpointRun {
    * the run does not wait for one.
    */
   clarify(choice: unknown, name: string): boolean {
-    const { value, context, status } = this.#engine.view();
+    const { value, context } = this.#engine.view();
     if (value === WAITING) {
       this.#engine.send(readChoice(choice, context.draft.interpretations, name));
       return true;
     }
-    // Resumed after a crash in the round this very answer began: it was handed over already.
+    // Resumed after a crash in the round this very answer began: it was handed over already. The run may have
+    // ended too, its last attempt saved before the crash kept the checkpoint from being deleted.
     const last = context.clarifications.at(-1);
-    if (status !== 'active' || last === undefined) return false;
+    if (last === undefined) return false;
     const event = readChoice(choice, last.readings, name);
     return event.type === 'clarify.chose' ? last.chosen === event.reading : last.rephrased === event.question;
   }

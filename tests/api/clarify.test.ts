@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import { checkpointMachine } from '../../machines/checkpoint/machine.js';
-import { acheck, clarify, memoryStore } from '../../src/index.js';
+import { acheck, type CheckpointStore, clarify, memoryStore } from '../../src/index.js';
 import { edgeCounts, edgeKey, machineGraph } from '../../src/visualize/graph.js';
 import { comparable, QUESTION, READINGS, scriptedCall } from '../fixtures/clarify-runs.js';
 
@@ -28,3 +28,19 @@ describe('clarify() of a result that ended AMBIGUOUS', () => {
   });
 });
 
+describe('a clarified run that ended, its checkpoint not yet deleted', () => {
+  it('given the same clarification again (the rerun of a process that died between the last save and the delete), it gives the result and calls nothing', async () => {
+    const kept = memoryStore();
+    const undeleted: CheckpointStore = { load: kept.load, save: kept.save, delete: () => undefined };
+    const call = scriptedCall('clarified');
+    await acheck(call, QUESTION, { checkpoint: kept, key: 'k', awaitClarification: true });
+    const first = await acheck(call, QUESTION, { checkpoint: undeleted, key: 'k', clarification: 1 });
+    expect(first.status).toBe('REPAIRED');
+    expect(kept.size).toBe(1);
+    const callFn = vi.fn(call);
+    const again = await acheck(callFn, QUESTION, { checkpoint: kept, key: 'k', clarification: READINGS[1] });
+    expect(comparable(again)).toEqual(comparable(first));
+    expect(callFn).not.toHaveBeenCalled();
+    expect(kept.size).toBe(0);
+  });
+});
