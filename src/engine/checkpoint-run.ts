@@ -385,6 +385,11 @@ function checkDecisions({ status, value, context }: DecidedRun, fail: (problem: 
     fail('holds a sample answered before its call was made, which the checkpoint machine never saves. Delete it to start the run afresh.');
   }
   if (!done && value === 'sampling') checkSlots(context, fail);
+  // A waiting run offers its draft's readings (the machine's isOfferedReading and clarify read them), while the
+  // person is shown its last attempt's: the draft must be that attempt, as committed, or an index picks a reading never shown.
+  if (waiting && !sameAttempt(context.draft, attempts.at(-1)!)) {
+    fail(`holds a run waiting for a clarification of a draft that is not its last attempt (${attempts.length - 1}): it was changed after it was saved. Delete it to start the run afresh.`);
+  }
   const rounds = clarifiedRounds(context, fail);
   const from = context.settings.samples > 1 ? 'agreementGate' : 'parsing';
   attempts.forEach((attempt, index) => {
@@ -423,6 +428,12 @@ function checkDecisions({ status, value, context }: DecidedRun, fail: (problem: 
       fail(`holds prompt ${index}, which is not the one the checkpoint machine builds for it: it was changed after it was saved. Delete it to start the run afresh.`);
     }
   });
+}
+
+/** Whether `draft` is `attempt` as the machine committed it: the commit adds only its duration and usage. */
+function sameAttempt(draft: Attempt<unknown>, attempt: Attempt<unknown>): boolean {
+  const decided = (a: Attempt<unknown>) => JSON.stringify({ ...a, durationMs: 0, usage: null });
+  return decided(draft) === decided(attempt);
 }
 
 /** One round of a run: the question it asked, from which attempt. Round 0 is the caller's question. */

@@ -285,6 +285,20 @@ describe('a run waiting for a clarification, changed in the store', () => {
     await refusedAsWaiting(store, 'k', withValueAt(saved, 'snapshot.context.clarifications[0].attempt', 0), notFollowing);
   });
 
+  it('readings offered now that are not those of the last attempt (the person picks among the result\'s, the machine among the draft\'s)', async () => {
+    for (const at of ['round 1', 'round 2'] as const) {
+      const store = memoryStore();
+      const saved = await savedClarifying(store, 'k', at);
+      const offered = (saved.snapshot.context['draft'] as { interpretations: string[] }).interpretations;
+      const draftOnly = 'holds a run waiting for a clarification of a draft that is not its last attempt';
+      await refusedAsWaiting(store, 'k', withValueAt(saved, 'snapshot.context.draft.interpretations', [offered[0], INJECTED]), draftOnly);
+      await refusedAsWaiting(store, 'k', withValueAt(saved, 'snapshot.context.draft.ambiguous', false), draftOnly);
+      // The last attempt changed and the draft left as it was: the person would be shown readings the machine does not offer.
+      const last = at === 'round 1' ? 0 : 1;
+      await refusedAsWaiting(store, 'k', withValueAt(saved, `snapshot.context.attempts[${last}].interpretations`, [offered[0], INJECTED]), draftOnly);
+    }
+  });
+
   it('a question (settings.prompt) that is not the one its clarifications lead to', async () => {
     const store = memoryStore();
     const saved = await savedClarifying(store, 'k', 'round 2');
