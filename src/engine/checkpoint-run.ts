@@ -381,7 +381,8 @@ function checkDecisions({ status, value, context }: DecidedRun, fail: (problem: 
     fail(`holds a run at attempt ${context.attempt} with ${attempts.length} attempts and ${context.prompts.length} prompts, which do not go together. Delete it to start the run afresh.`);
   }
   // The replies of an attempt under way come after the save: any a saved run holds is a call a timer failed.
-  if (!done && context.slots.some((slot) => slot.reply !== null && !slot.reply.callFailed)) {
+  // A waiting run's slots are its finished attempt's, answered; the next round starts sampling afresh.
+  if (!done && !waiting && context.slots.some((slot) => slot.reply !== null && !slot.reply.callFailed)) {
     fail('holds a sample answered before its call was made, which the checkpoint machine never saves. Delete it to start the run afresh.');
   }
   if (!done && value === 'sampling') checkSlots(context, fail);

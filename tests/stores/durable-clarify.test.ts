@@ -370,3 +370,26 @@ describe('a waiting run on either engine: saved by one, continued by the other',
   }
 });
 
+
+describe('a sampling run waiting for its clarification', () => {
+  it('waits with its samples, continues with the choice, and ends as clarify() in memory does', async () => {
+    const options = { samples: 3, sampleConcurrency: 1, confidenceFrom: 'self' } as const;
+    const calls: number[] = [];
+    const call = scriptedCall('clarified');
+    const counted = async (prompt: string, info: { attempt: number }) => {
+      calls.push(info.attempt);
+      return call(prompt, info);
+    };
+    const store = memoryStore();
+    const first = await acheck(counted, QUESTION, { ...options, checkpoint: store, key: 'k', awaitClarification: true });
+    expect(first.status).toBe('AMBIGUOUS');
+    expect(first.attempts[0]?.samples).toHaveLength(3);
+    expect((store.load('k') as { snapshot: { value: string } }).snapshot.value).toBe('awaitingClarification');
+    const done = await acheck(counted, QUESTION, { ...options, checkpoint: store, key: 'k', clarification: 1 });
+    expect(calls).toEqual([0, 0, 0, 1, 1, 1, 2, 2, 2]);
+    const reference = await uninterruptedClarify('clarified', [1], options);
+    expect(comparable(done)).toEqual(comparable(reference));
+    expect(done.status).toBe('REPAIRED');
+    expect(store.size).toBe(0);
+  });
+});
