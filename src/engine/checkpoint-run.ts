@@ -316,6 +316,9 @@ export async function readCheckpoint(
     system: settings.system,
     messages: settings.messages,
     instructions: settings.instructions,
+    // The run's bound, like maxRetries. `awaitClarification` is not compared: the call that continues a waiting
+    // run gives its `clarification` and need not repeat it; the run waits again as it was started.
+    maxClarifications: settings.maxClarifications,
   };
   // What a run saved before conversations and sampling existed had: no system prompt, no turns, Booth's instructions, one sample.
   const before: Record<string, unknown> = { ...SETTINGS_BEFORE, instructions: instructions(answerFormatOf(settings.schema)) };

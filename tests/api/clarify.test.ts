@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import { checkpointMachine } from '../../machines/checkpoint/machine.js';
-import { acheck, type CheckpointStore, clarify, memoryStore } from '../../src/index.js';
+import { acheck, CheckpointError, type CheckpointStore, clarify, memoryStore } from '../../src/index.js';
 import { edgeCounts, edgeKey, machineGraph } from '../../src/visualize/graph.js';
 import { comparable, QUESTION, READINGS, scriptedCall } from '../fixtures/clarify-runs.js';
 
@@ -42,5 +42,40 @@ describe('a clarified run that ended, its checkpoint not yet deleted', () => {
     expect(comparable(again)).toEqual(comparable(first));
     expect(callFn).not.toHaveBeenCalled();
     expect(kept.size).toBe(0);
+  });
+});
+
+describe('a waiting run continued with other options', () => {
+  it('another maxClarifications is a CheckpointError naming both, as another maxRetries is, and nothing is called: the stored one no longer wins silently', async () => {
+    const call = scriptedCall('twice');
+    const store = memoryStore();
+    await acheck(call, QUESTION, { checkpoint: store, key: 'k', awaitClarification: true, maxClarifications: 1 });
+    const saved = JSON.stringify(await store.load('k'));
+    const callFn = vi.fn(call);
+    for (const [options, message] of [
+      [{ maxClarifications: 2 }, 'its maxClarifications is 1, this call\'s is 2.'],
+      [{}, 'its maxClarifications is 1, this call\'s is 2.'],
+      [{ maxClarifications: 1, maxRetries: 2 }, 'its maxRetries is 1, this call\'s is 2.'],
+    ] as const) {
+      const run = acheck(callFn, QUESTION, { checkpoint: store, key: 'k', clarification: 1, ...options });
+      await expect(run).rejects.toBeInstanceOf(CheckpointError);
+      await expect(run).rejects.toThrow(`Booth checkpoint for key "k" belongs to a different run: ${message}`);
+    }
+    expect(callFn).not.toHaveBeenCalled();
+    expect(JSON.stringify(await store.load('k'))).toBe(saved);
+    // With its own, it goes on, and ends AMBIGUOUS once its one clarification is spent.
+    const done = await acheck(callFn, QUESTION, { checkpoint: store, key: 'k', clarification: 1, maxClarifications: 1 });
+    expect(done.status).toBe('AMBIGUOUS');
+    expect(done.clarifications).toHaveLength(1);
+    expect(store.size).toBe(0);
+  });
+
+  it('awaitClarification is not compared: the call that continues a run need not repeat it, and the run waits again as it was started', async () => {
+    const call = scriptedCall('twice');
+    const store = memoryStore();
+    await acheck(call, QUESTION, { checkpoint: store, key: 'k', awaitClarification: true });
+    const second = await acheck(call, QUESTION, { checkpoint: store, key: 'k', clarification: 1 });
+    expect(second.status).toBe('AMBIGUOUS');
+    expect(store.size).toBe(1);
   });
 });

@@ -227,11 +227,11 @@ describe('a run waiting for a clarification, changed in the store', () => {
    * Resuming `key` — to continue it with a reading, or just to ask again — is a CheckpointError
    * matching `message`, no call is made, and the message quotes no stored text.
    */
-  async function refusedAsWaiting(store: CheckpointStore, key: string, forged: unknown, message: RegExp | string) {
+  async function refusedAsWaiting(store: CheckpointStore, key: string, forged: unknown, message: RegExp | string, caller: { maxClarifications?: number } = {}) {
     store.save(key, forged as Checkpoint);
     for (const options of [{ clarification: 0 }, { clarification: { rephrased: 'How dense is the element?' } }, {}] as const) {
       const callFn = vi.fn(scriptedCall('clarified'));
-      const run = acheck(callFn, CLARIFIED_QUESTION, { checkpoint: store, key, ...options });
+      const run = acheck(callFn, CLARIFIED_QUESTION, { checkpoint: store, key, ...caller, ...options });
       await expect(run).rejects.toBeInstanceOf(CheckpointError);
       await expect(run).rejects.toThrow(message);
       const said = await run.then(String, (error: Error) => error.message);
@@ -323,8 +323,8 @@ describe('a run waiting for a clarification, changed in the store', () => {
       await refusedAsWaiting(store, 'k', plain(saved), wouldNotWait);
       // Without awaitClarification no attempt waits: the first that did is named.
       await refusedAsWaiting(store, 'k', withValueAt(saved, 'snapshot.context.settings.awaitClarification', false), 'holds attempt 0, after which the run waited for a clarification');
-      // maxClarifications 1 lets round 1 wait, not round 2.
-      if (at === 'round 2') await refusedAsWaiting(store, 'k', withValueAt(saved, 'snapshot.context.settings.maxClarifications', 1), wouldNotWait);
+      // maxClarifications 1 (the caller's too, or it is another run's) lets round 1 wait, not round 2.
+      if (at === 'round 2') await refusedAsWaiting(store, 'k', withValueAt(saved, 'snapshot.context.settings.maxClarifications', 1), wouldNotWait, { maxClarifications: 1 });
     }
     // In round 2, the attempt the clarification followed must have been ambiguous too.
     const store = memoryStore();
@@ -346,7 +346,10 @@ describe('a run waiting for a clarification, changed in the store', () => {
   it('more clarifications than maxClarifications allows', async () => {
     const store = memoryStore();
     const saved = await savedClarifying(store, 'k', 'round 2');
-    await refusedAsWaiting(store, 'k', withValueAt(saved, 'snapshot.context.settings.maxClarifications', 0), 'holds clarification 0, which does not follow from the run before it');
+    const none = withValueAt(saved, 'snapshot.context.settings.maxClarifications', 0);
+    await refusedAsWaiting(store, 'k', none, 'holds clarification 0, which does not follow from the run before it', { maxClarifications: 0 });
+    // Called with another bound than the stored one, it is another run's.
+    await refusedAsWaiting(store, 'k', none, "belongs to a different run: its maxClarifications is 0, this call's is 2.");
     // A second clarification said to begin the same round: two answers to one question.
     const clarification = (saved.snapshot.context['clarifications'] as Clarification[])[0]!;
     const twice = withValueAt(saved, 'snapshot.context.clarifications', [clarification, clarification]);
