@@ -247,6 +247,9 @@ export function waitingSnapshot(output: CheckpointOutput<unknown>, question: str
   const started = contextOf(machineInput(question, settings), checkpointMachine);
   const attempts = output.attempts.map(currentAttempt) as unknown as CheckpointContext['attempts'];
   const asked = output.clarifications.reduce((before, clarification) => clarifiedQuestion(before, clarification), question);
+  // A result that ended AMBIGUOUS (no store kept it waiting) ends its trace in the final `ambiguous`, which no
+  // transition leaves: continued, the run waited for the person instead, as a run kept in a store records it.
+  const trace = output.trace.map((step, i) => (i === output.trace.length - 1 && step.state === 'ambiguous' ? Object.freeze({ ...step, state: WAITING }) : step));
   const context: CheckpointContext = {
     ...started,
     settings: Object.freeze({ ...started.settings, prompt: asked }),
@@ -254,7 +257,7 @@ export function waitingSnapshot(output: CheckpointOutput<unknown>, question: str
     prompts: output.prompts,
     draft: attempts.at(-1)!,
     attempts,
-    trace: output.trace as CheckpointContext['trace'],
+    trace: trace as CheckpointContext['trace'],
     status: AMBIGUOUS,
     clarifications: output.clarifications,
   };
@@ -338,13 +341,11 @@ export async function readCheckpoint(
     system: settings.system,
     messages: settings.messages,
     instructions: settings.instructions,
+    // The run's bound, like maxRetries. `awaitClarification` is not compared: the call that continues a waiting
+    // run gives its `clarification` and need not repeat it; the run waits again as it was started.
     maxClarifications: settings.maxClarifications,
   };
-  // A run that waits for a person is continued only by a call that knows it may: one that waits too, or brings the answer.
   const waits = settingsSaved?.['awaitClarification'] === true;
-  if (waits && !settings.awaitClarification && settings.clarification === null) {
-    fail('holds a run started with `awaitClarification`: pass `awaitClarification: true` to see it waiting, or the person\'s `clarification` to continue it.');
-  }
   if (!waits && (snapshot?.value === WAITING || (snapshot?.context?.clarifications?.length ?? 0) > 0)) {
     fail('holds a run that waits for, or was given, a clarification, yet was not started with `awaitClarification`, which the checkpoint machine never saves. Delete it to start the run afresh.');
   }
@@ -366,6 +367,11 @@ export async function readCheckpoint(
   }
   const run = upgraded(snapshot as unknown as SavedRun, settings);
   checkDecisions(run as unknown as DecidedRun, (problem) => fail(`${problem} Delete it to start the run afresh.`));
+  // A run that waits for a person is continued only by a call that knows it may: one that waits too, or brings the answer.
+  // So a store's clarification text reaches no call that did not ask for clarifications.
+  if (waits && !settings.awaitClarification && settings.clarification === null) {
+    fail('holds a run started with `awaitClarification`: pass `awaitClarification: true` to see it waiting, or the person\'s `clarification` to continue it.');
+  }
   return run;
 }
 
@@ -374,7 +380,7 @@ export async function readCheckpoint(
  * settings it ran with) is a run the machine made: the same questions a stored run is asked.
  */
 export function checkContinuedRun(snapshot: Snapshot<unknown>, fail: (problem: string) => never): void {
-  checkDecisions(snapshot as unknown as DecidedRun, fail);
+  checkDecisions(snapshot as unknown as DecidedRun, fail, true);
 }
 
 /** A saved run once upgraded: the machine's context, in a state. */
@@ -408,7 +414,7 @@ const RESTING = ['calling', 'backingOff', 'sampling', WAITING];
  * corrupt, and fails here before any call. Time cannot be asked again, so the deadline is
  * given the benefit of the doubt: a run with one may have ended UNCERTAIN with retries left.
  */
-function checkDecisions({ status, value, context }: DecidedRun, fail: (problem: string) => never): void {
+function checkDecisions({ status, value, context }: DecidedRun, fail: (problem: string) => never, continued = false): void {
   const done = status === 'done';
   const waiting = value === WAITING;
   const { attempts } = context;
@@ -420,10 +426,16 @@ function checkDecisions({ status, value, context }: DecidedRun, fail: (problem: 
     fail(`holds a run at attempt ${context.attempt} with ${attempts.length} attempts and ${context.prompts.length} prompts, which do not go together.`);
   }
   // The replies of an attempt under way come after the save: any a saved run holds is a call a timer failed.
+  // A waiting run's slots are its finished attempt's, answered; the next round starts sampling afresh.
   if (!done && !waiting && context.slots.some((slot) => slot.reply !== null && !slot.reply.callFailed)) {
     fail('holds a sample answered before its call was made, which the checkpoint machine never saves.');
   }
   if (!done && value === 'sampling') checkSlots(context, fail);
+  // A waiting run offers its draft's readings (the machine's isOfferedReading and clarify read them), while the
+  // person is shown its last attempt's: the draft must be that attempt, as committed, or an index picks a reading never shown.
+  if (waiting && !sameAttempt(context.draft, attempts.at(-1)!)) {
+    fail(`holds a run waiting for a clarification of a draft that is not its last attempt (${attempts.length - 1}): it was changed after it was saved.`);
+  }
   const rounds = clarifiedRounds(context, fail);
   const from = context.settings.samples > 1 ? 'agreementGate' : 'parsing';
   attempts.forEach((attempt, index) => {
@@ -433,9 +445,11 @@ function checkDecisions({ status, value, context }: DecidedRun, fail: (problem: 
     const clarifications = context.clarifications.slice(0, round.index);
     const decided = decidedState(from, { ...context, settings, clarifications, attempt: index, draft: attempt, awaitingVerdict: false }, ['reconsidering']);
     const clarifiedAfter = rounds.some((r) => r.start === index + 1);
-    // An ambiguous attempt: the run waited after it, or ended AMBIGUOUS and was continued by clarify().
+    // The run waited after it; or, continued by clarify(), it ended AMBIGUOUS there (without awaitClarification).
     if (clarifiedAfter || (waiting && index === attempts.length - 1)) {
-      if (decided !== WAITING && decided !== 'ambiguous') fail(`holds attempt ${index}, after which the run waited for a clarification, yet the attempt was not ambiguous.`);
+      if (decided !== WAITING && !(continued && decided === 'ambiguous')) {
+        fail(`holds attempt ${index}, after which the run waited for a clarification the checkpoint machine would not have waited for.`);
+      }
       return;
     }
     if (!done || index < attempts.length - 1) {
@@ -463,6 +477,12 @@ function checkDecisions({ status, value, context }: DecidedRun, fail: (problem: 
       fail(`holds prompt ${index}, which is not the one the checkpoint machine builds for it: it was changed after it was saved.`);
     }
   });
+}
+
+/** Whether `draft` is `attempt` as the machine committed it: the commit adds only its duration and usage. */
+function sameAttempt(draft: Attempt<unknown>, attempt: Attempt<unknown>): boolean {
+  const decided = (a: Attempt<unknown>) => JSON.stringify({ ...a, durationMs: 0, usage: null });
+  return decided(draft) === decided(attempt);
 }
 
 /** One round of a run: the question it asked, from which attempt. Round 0 is the caller's question. */
@@ -566,8 +586,7 @@ function upgraded(snapshot: SavedRun, caller: CheckSettings): Snapshot<unknown> 
       agree: caller.agree === null ? null : () => caller.agree,
       parseFn: caller.parseFn === null ? null : () => caller.parseFn,
     },
-    // A waiting run's readings are its last attempt's: the draft is not trusted to repeat them.
-    draft: currentAttempt(snapshot.value === WAITING ? context.attempts.at(-1)! : context.draft),
+    draft: currentAttempt(context.draft),
     attempts: context.attempts.map(currentAttempt),
   } as unknown as CheckpointContext;
   // A saved output is never read: XState would hand it out as it is, the stepper makes its own. A run resumed ended gets the machine's.

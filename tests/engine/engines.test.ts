@@ -244,6 +244,156 @@ describe('the stepper and the XState actor, side by side', () => {
   });
 });
 
+/**
+ * Runs that wait for a clarification: an ambiguous reply rests in awaitingClarification,
+ * where only the person's events move the run (a reading offered or not, a rephrasing blank
+ * or not, a cancel); a second round may be ambiguous again, with the same readings or others.
+ */
+const AMBIGUOUS_AGAIN = replied(envelope('', 0.6, { ambiguous: true, interpretations: ['c', 'd'] }));
+const CLARIFY_EVENTS: readonly CheckpointEvent[] = [
+  { type: 'clarify.chose', reading: 'a' },
+  // Offered only by AMBIGUOUS_AGAIN: refused after the first ambiguous reply.
+  { type: 'clarify.chose', reading: 'c' },
+  { type: 'clarify.chose', reading: 'A' },
+  { type: 'clarify.rephrased', question: 'The capital of the country, France?' },
+  { type: 'clarify.rephrased', question: ' \n' },
+  { type: 'clarify.cancelled' },
+];
+/** Events a waiting run must ignore: a late reply, a timer, a resume, a verdict nobody asked for. */
+const IGNORED_WHILE_WAITING: readonly CheckpointEvent[] = [
+  replied(envelope('Paris', 0.9)),
+  { type: 'run.deadline' },
+  { type: 'model.timedOut' },
+  { type: 'booth.resumed' },
+  { type: 'validator.returned', value: true },
+];
+const CLARIFY_REPLIES: readonly CheckpointEvent[] = [...EVENTS.slice(0, 4), AMBIGUOUS_AGAIN];
+const ambiguousSample = (sample: number, call: number): CheckpointEvent => ({ type: 'sample.replied', sample, call, reply: envelope('', 0.6, { ambiguous: true, interpretations: ['a', 'b'] }) });
+
+const randomClarifyInputs: Array<[string, CheckpointInput]> = [];
+for (const maxRetries of [0, 1]) {
+  for (const maxClarifications of [1, 2]) {
+    for (const [variant, extra] of Object.entries({ plain: {}, timers: VARIANTS.timers, 'a validator': { validator: true }, 'call retries': VARIANTS['call retries'] })) {
+      randomClarifyInputs.push([
+        `maxRetries ${maxRetries}, maxClarifications ${maxClarifications}, ${variant}`,
+        { prompt: 'Capital of France?', maxRetries, effects: 'events', awaitClarification: true, maxClarifications, ...extra },
+      ]);
+    }
+  }
+}
+randomClarifyInputs.push(['2 samples, maxClarifications 2', { prompt: 'Capital of France?', maxRetries: 1, effects: 'events', awaitClarification: true, samples: 2 }]);
+// Three rounds with a retry each outgrow the paths' time past the plain run, and call retries multiply every round's: the random sequences take those.
+const clarifyInputs = randomClarifyInputs.filter(([name]) => !name.includes('call retries') && !name.includes('samples') && (!name.startsWith('maxRetries 1, maxClarifications 2') || name.endsWith('plain')));
+
+function clarifyPaths(input: CheckpointInput) {
+  return getShortestPaths(checkpointMachine, {
+    input,
+    events: (snapshot) => {
+      if (snapshot.status !== 'active') return [];
+      if (snapshot.value === 'awaitingClarification') return [...CLARIFY_EVENTS, ...IGNORED_WHILE_WAITING];
+      if (snapshot.value === 'validationGate') return EVENTS.slice(7, 10);
+      return CLARIFY_REPLIES;
+    },
+  });
+}
+
+describe('the stepper and the XState actor, side by side, on runs that wait for a clarification', () => {
+  for (const [name, input] of clarifyInputs) {
+    it(`every shortest path, every event: ${name}`, { timeout: 120_000 }, () => {
+      const paths = clarifyPaths(input);
+      const waited = paths.filter((path) => path.steps.some((step) => step.state.value === 'awaitingClarification'));
+      expect(waited.length).toBeGreaterThan(5);
+      // Both of the person's events are taken, in as many rounds as maxClarifications allows, and the run ends every way.
+      const ends = new Set(paths.filter((path) => path.state.status === 'done').map((path) => `${String(path.state.value)} after ${path.state.context.clarifications.length}`));
+      for (let n = 0; n <= input.maxClarifications!; n += 1) expect(ends, [...ends].join()).toContain(`ambiguous after ${n}`);
+      expect(ends).toContain(`verified after ${input.maxClarifications}`);
+      const kinds = new Set(paths.flatMap((path) => path.state.context.clarifications.map((c) => (c.rephrased === null ? 'chose' : 'rephrased'))));
+      expect([...kinds].sort()).toEqual(['chose', 'rephrased']);
+      for (const path of paths) {
+        const pair = new Pair(input);
+        path.steps.forEach((step, i) => {
+          if (i === 0) return;
+          pair.send(step.event as CheckpointEvent);
+          pair.expectEqual(`after step ${i}: ${JSON.stringify(step.event).slice(0, 80)}`);
+          // A person may take days: a waiting run arms no timer, so a long wait changes nothing on either engine.
+          vi.advanceTimersByTime(step.state.value === 'awaitingClarification' ? 86_400_000 : 600);
+          pair.expectEqual(`after the wait after step ${i}`);
+        });
+        pair.stop();
+      }
+    });
+  }
+
+  it('a refused event leaves the run waiting on both engines, unchanged; an offered one starts round 2 with the clarified prompt', () => {
+    const input: CheckpointInput = { prompt: 'Capital of France?', effects: 'events', awaitClarification: true, deadlineMs: 5_000 };
+    const pair = new Pair(input);
+    pair.send(EVENTS[2]!);
+    expect(pair.actor.view().value).toBe('awaitingClarification');
+    const waiting = seen(pair.stepper);
+    for (const refused of [CLARIFY_EVENTS[1]!, CLARIFY_EVENTS[2]!, CLARIFY_EVENTS[4]!, ...IGNORED_WHILE_WAITING, { type: 'clarify.chose', reading: 7 } as never]) {
+      pair.send(refused);
+      pair.expectEqual(JSON.stringify(refused));
+      expect(seen(pair.stepper)).toBe(waiting);
+    }
+    vi.advanceTimersByTime(10_000);
+    expect(seen(pair.stepper)).toBe(waiting);
+    pair.send(CLARIFY_EVENTS[0]!);
+    pair.expectEqual('chose a');
+    const { value, context } = pair.stepper.view();
+    expect(value).toBe('calling');
+    expect(context.prompts.map((p) => p.kind)).toEqual(['first', 'clarification']);
+    expect(context.settings.deadlineAt).toBe(Date.now() + 5_000);
+    // The deadline is the new round's: it fires 5 s after the choice, on both engines alike.
+    vi.advanceTimersByTime(4_999);
+    expect(pair.actor.view().value).toBe('calling');
+    vi.advanceTimersByTime(1);
+    pair.expectEqual('deadline of round 2');
+    expect(pair.actor.view().value).toBe('uncertain');
+    pair.stop();
+  });
+
+  it('random event sequences, clock ticks and crossed resumes, while waiting and after', () => {
+    const reached = { waited: new Set<string>(), clarified: new Set<string>() };
+    // Weighted toward the replies and the person's events, so that sequences reach the later rounds.
+    const commandFor = (input: CheckpointInput) =>
+      fc.oneof(
+        input.samples === 2
+          ? { weight: 6, arbitrary: fc.record({ send: fc.constantFrom(...[0, 1, 2, 3].flatMap((call) => [ambiguousSample(0, call), ambiguousSample(1, call), sampleEvents(0, call)[0]!, sampleEvents(1, call)[1]!])) }) }
+          : { weight: 6, arbitrary: fc.record({ send: fc.constantFrom(...CLARIFY_REPLIES, ...EVENTS.slice(7, 10)) }) },
+        { weight: 4, arbitrary: fc.record({ send: fc.constantFrom(...CLARIFY_EVENTS) }) },
+        { weight: 1, arbitrary: fc.record({ send: fc.constantFrom(...EVENTS.slice(4), ...USAGE_EVENTS) }) },
+        { weight: 1, arbitrary: fc.record({ advance: fc.integer({ min: 0, max: 3_000 }) }) },
+        { weight: 1, arbitrary: fc.constant({ swap: true as const }) },
+      );
+    const runs = fc.constantFrom(...randomClarifyInputs).chain((named) => fc.tuple(fc.constant(named), fc.array(commandFor(named[1]), { maxLength: 30 })));
+    fc.assert(
+      fc.property(runs, ([[, input], commands]) => {
+        vi.setSystemTime(1_800_000_000_000);
+        const pair = new Pair(input);
+        try {
+          for (const [i, c] of commands.entries()) {
+            if (!pair.active) break;
+            if ('send' in c) pair.send(c.send);
+            else if ('advance' in c) vi.advanceTimersByTime(c.advance);
+            else pair.swapCheckpoints(input);
+            pair.expectEqual(`after command ${i}: ${JSON.stringify(c)}`);
+            const { value, context } = pair.actor.view();
+            if (value === 'awaitingClarification') reached.waited.add(input.samples === 2 ? 'sampled' : `after ${context.clarifications.length}`);
+            if (context.clarifications.length > 0) reached.clarified.add(`${context.clarifications.length} in ${String(value)}`);
+          }
+        } finally {
+          pair.stop();
+          vi.clearAllTimers();
+        }
+      }),
+      { numRuns: 500, seed: 20261204 },
+    );
+    // The sequences reach the waiting state in each round, sampled too, and go on from it.
+    expect([...reached.waited].sort()).toEqual(['after 0', 'after 1', 'sampled']);
+    expect(reached.clarified.size).toBeGreaterThan(5);
+  });
+});
+
 describe("the stepper's context, updated in place", () => {
   const input = readMachineInput({ prompt: 'Capital of France?', maxRetries: 2, effects: 'events' });
 

@@ -1,5 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
-import { type Attempt, acheck, check } from '../../src/index.js';
+import { type Attempt, acheck, check, type ClarificationChoice, clarify, memoryStore } from '../../src/index.js';
+import { forceEngine } from '../../src/engine/engines.js';
 import { decided, envelope, scripted, type Step } from '../fixtures/helpers.js';
 
 /** Runs a script through both entry points and insists they agree. */
@@ -161,5 +162,82 @@ describe('§7 onAttempt', () => {
     } finally {
       process.off('unhandledRejection', unhandled);
     }
+  });
+});
+
+describe('§7.1 with awaitClarification: an ambiguous question waits, and each clarified round decides afresh', () => {
+  const ambiguous = envelope('Paris, France', 0.8, { ambiguous: true, interpretations: ['Paris, France', 'Paris, Texas'] });
+
+  /**
+   * Runs `replies` (by attempt) with a store: first with awaitClarification, then continued
+   * with `choice`; on both engines, which must agree, and equal to acheck() + clarify() in
+   * memory. The two calls' results and onAttempt indexes.
+   */
+  async function waited(replies: readonly string[], choice: ClarificationChoice, options: { maxRetries?: number; maxClarifications?: number; validator?: () => boolean } = {}) {
+    const call = async (_prompt: string, { attempt }: { attempt: number }) => replies[attempt] ?? 'script exhausted';
+    const runs = [];
+    for (const engine of ['stepper', 'actor'] as const) {
+      forceEngine(engine);
+      try {
+        const store = memoryStore();
+        const reported: number[][] = [[], []];
+        const kept = (round: 0 | 1) => ({ ...options, checkpoint: store, key: 'k', onAttempt: (index: number) => void reported[round]!.push(index) });
+        const first = await acheck(call, 'Capital of Paris?', { ...kept(0), awaitClarification: true });
+        const waiting = store.size;
+        const second = first.status === 'AMBIGUOUS' && waiting === 1 ? await acheck(call, 'Capital of Paris?', { ...kept(1), clarification: choice }) : null;
+        runs.push({ first: decided(first.toJSON()), second: second && decided(second.toJSON()), reported, waiting, left: store.size });
+      } finally {
+        forceEngine(null);
+      }
+    }
+    expect(runs[1]).toEqual(runs[0]);
+    const run = runs[0]!;
+    if (run.second) {
+      const held = await clarify(await acheck(call, 'Capital of Paris?', options), choice, call, options);
+      expect(run.second).toEqual(decided(held.toJSON()));
+    }
+    return run;
+  }
+
+  it('ambiguous: AMBIGUOUS at once, kept waiting, however many retries remain; ambiguity wins over low confidence and a failing validator', async () => {
+    const validator = vi.fn(() => false);
+    const lowConfidence = envelope('', 0.1, { ambiguous: true, interpretations: ['a', 'b'] });
+    for (const reply of [ambiguous, lowConfidence]) {
+      const { first, waiting, reported } = await waited([reply], 0, { maxRetries: 3, validator });
+      expect(first).toMatchObject({ status: 'AMBIGUOUS', nAttempts: 1, clarifications: [] });
+      expect(waiting).toBe(1);
+      expect(reported[0]).toEqual([0]);
+    }
+    expect(validator).not.toHaveBeenCalled();
+  });
+
+  it('retries are counted per round: a round that follows a retry and a clarification gets maxRetries of its own', async () => {
+    const replies = [envelope('Lyon', 0.2), ambiguous, envelope('Austin', 0.3), envelope('Austin', 0.9)];
+    const { first, second, reported } = await waited(replies, 'Paris, Texas', { maxRetries: 1 });
+    expect(first).toMatchObject({ status: 'AMBIGUOUS', nAttempts: 2 });
+    expect(second).toMatchObject({ status: 'REPAIRED', answer: 'Austin', nAttempts: 4 });
+    expect(second!.prompts.map((p) => p.kind)).toEqual(['first', 'confidence', 'clarification', 'confidence']);
+    // Each attempt reported once, by the call that made it.
+    expect(reported).toEqual([[0, 1], [2, 3]]);
+  });
+
+  it("the first attempt of a clarified round accepted is VERIFIED, whatever round 1's retries were", async () => {
+    const { second } = await waited([envelope('Lyon', 0.2), ambiguous, envelope('Austin', 0.9)], 1, { maxRetries: 1 });
+    expect(second).toMatchObject({ status: 'VERIFIED', method: 'confidence', nAttempts: 3 });
+  });
+
+  it("a clarified round that spends its retries is UNCERTAIN; maxRetries 0 leaves it one attempt", async () => {
+    const { second } = await waited([ambiguous, envelope('Austin', 0.3), envelope('Austin', 0.4)], { rephrased: 'Which state is Paris, Texas in?' }, { maxRetries: 1 });
+    expect(second).toMatchObject({ status: 'UNCERTAIN', nAttempts: 3 });
+    const { second: once } = await waited([ambiguous, envelope('Austin', 0.3)], 1, { maxRetries: 0 });
+    expect(once).toMatchObject({ status: 'UNCERTAIN', nAttempts: 2 });
+  });
+
+  it('maxClarifications 0: nothing waits, the run ends AMBIGUOUS and its checkpoint is deleted', async () => {
+    const { first, waiting, second } = await waited([ambiguous], 0, { maxClarifications: 0 });
+    expect(first).toMatchObject({ status: 'AMBIGUOUS' });
+    expect(first.trace.at(-1)?.state).toBe('ambiguous');
+    expect(waiting).toBe(0);
+    expect(second).toBeNull();
   });
 });

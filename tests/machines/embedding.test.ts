@@ -1,4 +1,4 @@
-import { type Actor, type AnyActorRef, assign, createActor, forwardTo, fromPromise, type InputFrom, type OutputFrom, setup, toPromise } from 'xstate';
+import { type Actor, type AnyActorRef, assign, createActor, forwardTo, fromPromise, type InputFrom, type OutputFrom, sendTo, setup, toPromise, waitFor } from 'xstate';
 import { afterEach, describe, expect, expectTypeOf, it, vi } from 'vitest';
 import { CLARIFICATION_MARKER } from '../../src/decide/constants.js';
 import {
@@ -9,6 +9,7 @@ import {
   modelActor,
   type ValidationRequest,
   validatorActor,
+  withFunctions,
 } from '../../machines/index.js';
 import { envelope } from '../fixtures/helpers.js';
 
@@ -178,6 +179,92 @@ describe('embedding the checkpoint machine in a workflow', () => {
     expect(output.status).toBe('REPAIRED');
     expect(output.attempts[0]?.error).toBe('the model call timed out after 1000 ms');
     expect(signals[0]?.aborted).toBe(true);
+  });
+});
+
+describe('a workflow whose checkpoint waits for the person who asked', () => {
+  const READINGS = ['Mercury the planet', 'mercury the element'];
+  const ambiguous = envelope('4,879 km', 0.8, { ambiguous: true, interpretations: READINGS, chosen_interpretation: READINGS[0] });
+
+  /** A parent that invokes the checkpoint with awaitClarification and forwards the person's answer to it. */
+  const asker = setup({
+    types: {
+      input: {} as { question: string; model: (prompt: string) => Promise<string> },
+      context: {} as { question: string; model: (prompt: string) => Promise<string>; result?: CheckpointOutput },
+      events: {} as { type: 'person.chose'; reading: string } | { type: 'person.rephrased'; question: string } | { type: 'person.left' },
+    },
+    actors: { booth: checkpointMachine },
+  }).createMachine({
+    context: ({ input }) => input,
+    initial: 'checking',
+    states: {
+      checking: {
+        invoke: {
+          id: 'booth',
+          src: 'booth',
+          input: ({ context }) => ({ prompt: context.question, model: context.model, awaitClarification: true }),
+          onDone: { target: 'answered', actions: assign({ result: ({ event }) => event.output }) },
+        },
+        on: {
+          'person.chose': { actions: sendTo('booth', ({ event }) => ({ type: 'clarify.chose' as const, reading: event.reading })) },
+          'person.rephrased': { actions: sendTo('booth', ({ event }) => ({ type: 'clarify.rephrased' as const, question: event.question })) },
+          'person.left': { actions: sendTo('booth', { type: 'clarify.cancelled' as const }) },
+        },
+      },
+      answered: { type: 'final' },
+    },
+    output: ({ context }) => context.result,
+  });
+
+  async function waiting(replies: string[]) {
+    const model = vi.fn(async (_prompt: string) => replies.shift() ?? 'no more replies');
+    const actor = createActor(asker, { input: { question: 'How big is mercury?', model } }).start();
+    const booth = actor.getSnapshot().children['booth'] as AnyActorRef;
+    await waitFor(booth, (snapshot) => snapshot.value === 'awaitingClarification');
+    return { actor, booth, model };
+  }
+
+  it('the checkpoint rests in awaitingClarification, AMBIGUOUS, until the parent forwards a reading; then it asks again with it', async () => {
+    const { actor, booth, model } = await waiting([ambiguous, envelope('13.5 g/cm³', 0.9)]);
+    expect(actor.getSnapshot().value).toBe('checking');
+    expect(booth.getSnapshot().context.status).toBe('AMBIGUOUS');
+    expect(model).toHaveBeenCalledTimes(1);
+    // A reading that was not offered leaves it waiting.
+    actor.send({ type: 'person.chose', reading: 'Mercury the god' });
+    expect(booth.getSnapshot().value).toBe('awaitingClarification');
+    actor.send({ type: 'person.chose', reading: READINGS[1]! });
+    const output = (await toPromise(actor)) as CheckpointOutput;
+    expect(output.status).toBe('VERIFIED');
+    expect(output.clarifications).toEqual([{ question: 'How big is mercury?', readings: READINGS, chosen: READINGS[1], rephrased: null, attempt: 1 }]);
+    expect(output.prompts.map((p) => p.kind)).toEqual(['first', 'clarification']);
+    expect(model).toHaveBeenCalledTimes(2);
+    expect(model.mock.calls[1]![0]).toContain('The person who asked has clarified the question');
+  });
+
+  it('the person leaves: clarify.cancelled ends it AMBIGUOUS, no call made', async () => {
+    const { actor, model } = await waiting([ambiguous]);
+    actor.send({ type: 'person.left' });
+    const output = (await toPromise(actor)) as CheckpointOutput;
+    expect(output.status).toBe('AMBIGUOUS');
+    expect(output.trace.slice(-2).map((step) => step.state)).toEqual(['awaitingClarification', 'ambiguous']);
+    expect(output.clarifications).toEqual([]);
+    expect(model).toHaveBeenCalledTimes(1);
+  });
+
+  it("the waiting checkpoint's persisted snapshot, through JSON, restored with its model, goes on with a rephrasing", async () => {
+    const { actor, booth, model } = await waiting([ambiguous]);
+    const saved = JSON.parse(JSON.stringify(booth.getPersistedSnapshot()));
+    actor.stop();
+    const later = vi.fn(async () => envelope('about 13.5 g/cm³', 0.9));
+    const restored = createActor(checkpointMachine, { input: { prompt: 'How big is mercury?' }, snapshot: withFunctions(saved, { model: later }) }).start();
+    expect(restored.getSnapshot().value).toBe('awaitingClarification');
+    restored.send({ type: 'clarify.rephrased', question: 'How dense is the element mercury?' });
+    const output = await toPromise(restored);
+    expect(output.status).toBe('VERIFIED');
+    expect(output.clarifications[0]).toMatchObject({ chosen: null, rephrased: 'How dense is the element mercury?', attempt: 1 });
+    expect(output.attempts).toHaveLength(2);
+    expect(model).toHaveBeenCalledTimes(1);
+    expect(later).toHaveBeenCalledTimes(1);
   });
 });
 

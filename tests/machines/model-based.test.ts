@@ -2,7 +2,9 @@ import { getShortestPaths } from 'xstate/graph';
 import { describe, expect, it } from 'vitest';
 import { type CheckpointEvent } from '../../machines/checkpoint/types.js';
 import { checkpointMachine } from '../../machines/checkpoint/machine.js';
-import { acheck, type AnswerSchema, check, type Validator } from '../../src/index.js';
+import { acheck, type AnswerSchema, check, type ClarificationChoice, clarify, memoryStore, type Validator } from '../../src/index.js';
+import { forceEngine } from '../../src/engine/engines.js';
+import { AMBIGUOUS } from '../../src/decide/constants.js';
 import { decided, envelope, type Step } from '../fixtures/helpers.js';
 
 /**
@@ -217,6 +219,98 @@ describe('model-based: every path of a sampling run, through both interpreters',
       if (samples > 1 && maxRetries > 0) {
         expect(paths.some((path) => path.state.output!.prompts.some((p) => p.kind === 'disagreement'))).toBe(true);
       }
+    });
+  }
+});
+
+/** A second ambiguous reply, with readings of its own: choosing 'a' after it is refused, 'c' taken. */
+const AMBIGUOUS_AGAIN = modelDone(envelope('', 0.6, { ambiguous: true, interpretations: ['c', 'd'] }));
+/**
+ * The person's answers in round `round`. A rephrasing says which round it answers: the same
+ * words given again to a run kept in a store are the retried call of an answer already given.
+ */
+const personEvents = (round: number): CheckpointEvent[] => [
+  { type: 'clarify.chose', reading: 'a' },
+  { type: 'clarify.chose', reading: 'c' },
+  { type: 'clarify.rephrased', question: `Capital of the country France? (${round})` },
+];
+
+/** A clarify event as the person's choice acheck() and clarify() take: the reading's text, or { rephrased }. */
+function choiceOf(event: CheckpointEvent): ClarificationChoice {
+  if (event.type === 'clarify.chose') return event.reading;
+  if (event.type === 'clarify.rephrased') return { rephrased: event.question };
+  throw new Error(`not a choice: ${event.type}`);
+}
+
+describe('model-based: every path of a run that waits for its clarification, through a store and through clarify(), on both engines', () => {
+  // Paths multiply with every round: three rounds are walked without retries, two with one.
+  for (const [maxRetries, maxClarifications] of [
+    [0, 1],
+    [0, 2],
+    [1, 1],
+  ] as const) {
+    it(`maxRetries ${maxRetries}, maxClarifications ${maxClarifications}`, { timeout: 120_000 }, async () => {
+      const input = { prompt: 'Capital of France?', threshold: 0.7, maxRetries, effects: 'events', awaitClarification: true, maxClarifications } as const;
+      const paths = getShortestPaths(checkpointMachine, {
+        input,
+        events: (snapshot) => {
+          if (snapshot.status !== 'active') return [];
+          if (snapshot.value === 'calling') return [...MODEL_EVENTS, AMBIGUOUS_AGAIN];
+          if (snapshot.value === 'awaitingClarification') return personEvents(snapshot.context.clarifications.length + 1);
+          return [];
+        },
+      }).filter((path) => path.state.status === 'done' || path.state.value === 'awaitingClarification');
+      const ends = new Set<string>();
+      try {
+        for (const path of paths) {
+          const events = path.steps.slice(1).map((step) => step.event as CheckpointEvent);
+          const replies = events.filter((event) => event.type === 'model.replied' || event.type === 'model.failed');
+          const choices = events.filter((event) => event.type.startsWith('clarify.')).map(choiceOf);
+          const call = async (_prompt: string, { attempt }: { attempt: number }) => {
+            const event = replies[attempt];
+            if (event === undefined) throw new Error(`script exhausted at attempt ${attempt}`);
+            if (event.type === 'model.failed') throw event.error;
+            return (event as { reply: string }).reply;
+          };
+          const waiting = path.state.status === 'active';
+          const { context } = path.state;
+          // What the machine says the run is: its output once done, or its context while it waits.
+          const expected = path.state.output ?? { ...context, status: AMBIGUOUS };
+          ends.add(`${String(path.state.value)} after ${context.clarifications.length}`);
+          for (const engine of ['stepper', 'actor'] as const) {
+            forceEngine(engine);
+            const options = { maxRetries, maxClarifications };
+            const store = memoryStore();
+            const kept = { ...options, checkpoint: store, key: 'k' };
+            let durable = await acheck(call, 'Capital of France?', { ...kept, awaitClarification: true });
+            for (const clarification of choices) durable = await acheck(call, 'Capital of France?', { ...kept, clarification });
+            const results = [durable];
+            // Without a store the ambiguous result ends, and clarify() continues it: the same run once it is done.
+            if (!waiting) {
+              let held = await acheck(call, 'Capital of France?', options);
+              for (const choice of choices) held = await clarify(held, choice, call, options);
+              results.push(held);
+            }
+            for (const result of results) {
+              expect(result.status).toBe(expected.status);
+              expect(result.trace).toEqual(expected.trace);
+              expect(decided(result.attempts)).toEqual(decided(expected.attempts));
+              expect(result.prompts).toEqual(expected.prompts);
+              expect(result.clarifications).toEqual(expected.clarifications);
+            }
+            // Kept while it waits, deleted once done.
+            expect(store.size).toBe(waiting ? 1 : 0);
+          }
+        }
+      } finally {
+        forceEngine(null);
+      }
+      // An ambiguous reply waits while clarifications remain, and ends the run once they are spent.
+      for (let n = 0; n < maxClarifications; n += 1) expect(ends).toContain(`awaitingClarification after ${n}`);
+      expect(ends).toContain(`ambiguous after ${maxClarifications}`);
+      expect([...ends].filter((end) => end.startsWith('ambiguous after') && end !== `ambiguous after ${maxClarifications}`)).toEqual([]);
+      expect(ends).toContain(`verified after ${maxClarifications}`);
+      expect(ends).toContain(`uncertain after ${maxClarifications}`);
     });
   }
 });

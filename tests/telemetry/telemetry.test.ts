@@ -4,7 +4,7 @@ import { InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor, type Span
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import { createRequire } from 'node:module';
 import { afterAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import { acheck, type CallInfo, check, checkWithEvidence, memoryStore, type TelemetryApi } from '../../src/index.js';
+import { acheck, type CallInfo, check, checkWithEvidence, clarify, memoryStore, type TelemetryApi } from '../../src/index.js';
 import { forceEngine } from '../../src/engine/engines.js';
 import { envelope } from '../fixtures/helpers.js';
 
@@ -721,5 +721,105 @@ describe('telemetry without @opentelemetry/api', () => {
   it('any other failure to load it is thrown as it is', async () => {
     const denied = Object.assign(new Error('EACCES: permission denied'), { code: 'EACCES' });
     await without(denied, (read) => expect(() => read(true)).toThrow(denied));
+  });
+});
+
+describe('telemetry of a run that waits for its clarification', () => {
+  /** Each finished booth.check span's booth.clarification events, and everything on every span as text. */
+  function seen() {
+    const spans = exporter.getFinishedSpans();
+    const checks = spans.filter((span) => span.name === 'booth.check');
+    const events = checks.flatMap((span) => span.events.filter((event) => event.name === 'booth.clarification').map((event) => event.attributes));
+    const text = JSON.stringify(spans.map((span) => ({ attributes: span.attributes, events: span.events.map((event) => event.attributes ?? {}), status: span.status })));
+    return { checks, events, text };
+  }
+  const READING_0 = 'READING-MARK-0 the planet';
+  const READING_1 = 'READING-MARK-1 the element';
+  const REPHRASED = 'REPHRASED-MARK how dense is the element?';
+  const ambiguous = envelope('4,879 km', 0.8, { ambiguous: true, interpretations: [READING_0, READING_1] });
+  const replies = [ambiguous, envelope('13.5 g/cm³', 0.2), envelope('13.5 g/cm³', 0.9)];
+
+  for (const engine of ['stepper', 'actor'] as const) {
+    it(`${engine}: started, asked again, continued after a crash in round 2: booth.clarification once, in the call that took it, counts only`, async () => {
+      forceEngine(engine);
+      try {
+        const store = memoryStore();
+        const controller = new AbortController();
+        const model = async (_p: string, { attempt }: CallInfo) => {
+          if (attempt === 2 && !controller.signal.aborted) controller.abort(new Error('going down'));
+          return replies[attempt] ?? '';
+        };
+        const options = { checkpoint: store, key: 'k', telemetry: true };
+
+        await acheck(model, 'How big is mercury?', { ...options, awaitClarification: true });
+        expect(checkSpan().attributes['booth.status']).toBe('AMBIGUOUS');
+        expect(seen().events).toEqual([]);
+
+        // Asked again while it waits: a resumed check with nothing to do, no attempt span, no clarification.
+        exporter.reset();
+        await acheck(model, 'How big is mercury?', { ...options, awaitClarification: true });
+        const again = checkSpan();
+        expect(again.attributes).toMatchObject({ 'booth.status': 'AMBIGUOUS', 'booth.resumed_attempts': 1 });
+        expect(again.children).toEqual([]);
+        expect(seen().events).toEqual([]);
+
+        // The clarification is taken; round 2 dies in its second call.
+        exporter.reset();
+        await expect(acheck(model, 'How big is mercury?', { ...options, clarification: 1, signal: controller.signal })).rejects.toThrow('going down');
+        const taken = seen();
+        expect(taken.events).toEqual([{ 'booth.clarification.readings': 2, 'booth.clarification.kind': 'chose', 'booth.clarification.attempt': 1 }]);
+        expect(taken.text).not.toContain('READING-MARK');
+
+        // Run again with the same clarification: the run goes on; the clarification is not shown again.
+        exporter.reset();
+        const result = await acheck(model, 'How big is mercury?', { ...options, clarification: READING_1 });
+        expect(result.status).toBe('REPAIRED');
+        const root = checkSpan();
+        expect(root.attributes).toMatchObject({ 'booth.status': 'REPAIRED', 'booth.resumed_attempts': 2, 'booth.attempts': 3 });
+        expect(root.children.map((child) => [child.attributes['booth.attempt.index'], child.attributes['booth.attempt.resumed']])).toEqual([[2, true]]);
+        expect(seen().events).toEqual([]);
+        expect(seen().text).not.toContain('READING-MARK');
+      } finally {
+        forceEngine(null);
+      }
+    });
+  }
+
+  it('continued at once: one event on the check span, before the new round\'s attempt spans; the text only with recordPrompts', async () => {
+    for (const [clarification, kind, text] of [
+      [0, 'chose', READING_0],
+      [{ rephrased: REPHRASED }, 'rephrased', REPHRASED],
+    ] as const) {
+      for (const recordPrompts of [false, true]) {
+        const store = memoryStore();
+        const model = async (_p: string, { attempt }: CallInfo) => replies[attempt] ?? '';
+        await acheck(model, 'How big is mercury?', { checkpoint: store, key: 'k', awaitClarification: true });
+        exporter.reset();
+        await acheck(model, 'How big is mercury?', { checkpoint: store, key: 'k', clarification, telemetry: { recordPrompts } });
+        const { events, text: all } = seen();
+        expect(events).toEqual([
+          {
+            'booth.clarification.readings': 2,
+            'booth.clarification.kind': kind,
+            'booth.clarification.attempt': 1,
+            ...(recordPrompts ? { 'booth.clarification.text': text } : {}),
+          },
+        ]);
+        const root = checkSpan();
+        expect(root.children.map((child) => child.attributes['booth.attempt.index'])).toEqual([1, 2]);
+        // Off, neither the readings nor the person's words are on any span; on, the prompts carry them too.
+        for (const marker of ['READING-MARK', 'REPHRASED-MARK']) expect(all.includes(marker), `${marker} ${recordPrompts}`).toBe(recordPrompts && text.startsWith(marker.split(' ')[0]!));
+      }
+    }
+  });
+
+  it("clarify(): its own entry, the same event once", async () => {
+    const model = async (_p: string, { attempt }: CallInfo) => replies[attempt] ?? '';
+    const ended = await acheck(model, 'How big is mercury?');
+    exporter.reset();
+    await clarify(ended, READING_1, model, { telemetry: true });
+    expect(checkSpan().attributes).toMatchObject({ 'booth.entry': 'clarify', 'booth.status': 'REPAIRED', 'booth.resumed_attempts': 1 });
+    expect(seen().events).toEqual([{ 'booth.clarification.readings': 2, 'booth.clarification.kind': 'chose', 'booth.clarification.attempt': 1 }]);
+    expect(seen().text).not.toContain('READING-MARK');
   });
 });
