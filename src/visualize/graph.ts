@@ -113,20 +113,13 @@ function guardName(guard: unknown): string {
  * initial state even when its trace does not name it (the checkpoint's begins after
  * `asking`), so its first step counts as a move from there: n attempts are n moves out of
  * `asking`, not n − 1.
- *
- * `start`: where the run began, when not in the initial state (a run restored in another
- * state); `counts`: the counts to add to, for a trace read in parts.
  */
-export function edgeCounts(
-  trace: readonly { readonly state: string }[],
-  graph: MachineGraph,
-  start: string = graph.initial,
-  counts: Map<string, number> = new Map(),
-): Map<string, number> {
+export function edgeCounts(trace: readonly { readonly state: string }[], graph: MachineGraph): Map<string, number> {
+  const counts = new Map<string, number>();
   const count = (from: string, to: string) => counts.set(edgeKey(from, to), (counts.get(edgeKey(from, to)) ?? 0) + 1);
   const edges = new Set(graph.edges.map((edge) => edgeKey(edge.from, edge.to)));
   const states = trace.map((step) => step.state);
-  if (states.length > 0 && states[0] !== start) states.unshift(start);
+  if (states.length > 0 && states[0] !== graph.initial) states.unshift(graph.initial);
   for (let i = 1; i < states.length; i += 1) {
     const from = states[i - 1]!;
     const to = states[i]!;

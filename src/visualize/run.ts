@@ -28,29 +28,9 @@ function graphOfResult(result: BoothResult): MachineGraph {
   return graphOf(first === graphOf(evidenceMachine).initial ? evidenceMachine : checkpointMachine);
 }
 
-/**
- * How often the run took each edge. A result continued by `clarify()` holds the first run's
- * trace, which ended in `ambiguous`, then the new round's: `clarify()` restores the run in
- * `awaitingClarification` and answers it there, so each part after an `ambiguous` step is
- * counted from that state. (A run that waited in a store has `awaitingClarification` in its
- * trace, and reads in one part.)
- */
-function countsOf(trace: BoothResult['trace'], graph: MachineGraph): Map<string, number> {
-  const counts = new Map<string, number>();
-  let start = graph.initial;
-  let from = 0;
-  trace.forEach((step, i) => {
-    if (step.state !== 'ambiguous' || i === trace.length - 1) return;
-    edgeCounts(trace.slice(from, i + 1), graph, start, counts);
-    start = WAITING;
-    from = i + 1;
-  });
-  return edgeCounts(trace.slice(from), graph, start, counts);
-}
-
 function pathOf(result: BoothResult): Path {
   const graph = graphOfResult(result);
-  const counts = countsOf(result.trace, graph);
+  const counts = edgeCounts(result.trace, graph);
   // Both ends of every edge taken, so the states the trace leaves out (`asking`) are filled too
   // and the red path runs unbroken from the initial state.
   const visited = new Set<string>(result.trace.map((step) => step.state));

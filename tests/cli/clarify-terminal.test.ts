@@ -50,7 +50,7 @@ describe('booth ask at a terminal, when the answer is AMBIGUOUS', () => {
     const after = terminal.screen();
     expect(after).toContain('status      VERIFIED');
     expect(after).toContain('answer      4,879 km');
-    expect(after).toMatch(/path {8}calling → parsing → ambiguityGate → ambiguous → calling → parsing → ambiguityGate → confidenceGate → verified/);
+    expect(after).toMatch(/path {8}calling → parsing → ambiguityGate → awaitingClarification → calling → parsing → ambiguityGate → confidenceGate → verified/);
     expect(server.provider.received).toHaveLength(2);
     expect(asked(1)).toContain(`How big is Mercury?\n\n${CLARIFICATION_MARKER}: they mean "Mercury the planet", one of the readings you offered.`);
   }, 60_000);

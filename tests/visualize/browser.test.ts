@@ -199,14 +199,14 @@ describe.runIf(available)('in a browser, offline', () => {
     expect(await page.locator('#prompts summary').allInnerTexts()).toEqual(['attempt 0: first prompt', 'attempt 1: the clarified question', 'attempt 2: confidence retry']);
     expect(await page.locator('#trace li.round-start').innerText()).toBe('calling (attempt 1) round 2');
 
-    // The diagram: the first call's path to ambiguous, and the new round out of awaitingClarification.
+    // The diagram: the first call's path to awaitingClarification, and the new round out of it.
     const edge = (from: string, to: string) => page.locator('#diagram svg g.edge', { has: page.locator('title', { hasText: new RegExp(`^${from}->${to}$`) }) });
     expect(await edge('awaitingClarification', 'asking').getAttribute('class')).toBe('edge taken');
     expect(await edge('awaitingClarification', 'asking').locator('text').allTextContents()).toEqual(['clarify.chose [isOfferedReading] ×1', 'clarify.rephrased [isRephrasing]']);
-    expect(await edge('ambiguityGate', 'ambiguous').getAttribute('class')).toBe('edge taken');
-    expect(await edge('ambiguityGate', 'awaitingClarification').getAttribute('class')).toBe('edge');
+    expect(await edge('ambiguityGate', 'ambiguous').getAttribute('class')).toBe('edge');
+    expect(await edge('ambiguityGate', 'awaitingClarification').getAttribute('class')).toBe('edge taken');
     const visited = await page.locator('#diagram svg g.node.visited title').allTextContents();
-    expect(visited.sort()).toEqual(['ambiguityGate', 'ambiguous', 'asking', 'awaitingClarification', 'calling', 'confidenceGate', 'parsing', 'reconsidering', 'repaired']);
+    expect(visited.sort()).toEqual(['ambiguityGate', 'asking', 'awaitingClarification', 'calling', 'confidenceGate', 'parsing', 'reconsidering', 'repaired']);
 
     await page.screenshot({ path: new URL('clarified.png', OUTPUT).pathname, fullPage: true });
     expect(leaked).toEqual([]);
@@ -329,7 +329,7 @@ describe.runIf(available)('in a browser, offline', () => {
       'REPAIRED "0.39 AU"',
     ]);
     expect(await page.locator('svg text.noteText').allTextContents()).toEqual([
-      'parsing → ambiguityGate → ambiguous',
+      'parsing → ambiguityGate → awaitingClarification',
       'parsing → ambiguityGate → confidenceGate → reconsidering',
       'parsing → ambiguityGate → confidenceGate → repaired',
     ]);

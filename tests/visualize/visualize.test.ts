@@ -461,13 +461,14 @@ describe('a clarified run, drawn', () => {
     expect(labels).toEqual([CLARIFY_EVENTS.chose, CLARIFY_EVENTS.rephrased]);
   });
 
-  it("clarify(): the first call's path to ambiguous, then the new round from awaitingClarification, with the choice counted", async () => {
+  it("clarify(): the first call's path to awaitingClarification, then the new round out of it, with the choice counted", async () => {
     const { result } = await clarifiedRun(0);
     expect(result.status).toBe('REPAIRED');
-    // clarify() keeps the first call's trace, which ended in ambiguous, and restores the run in awaitingClarification.
-    expect(result.trace.map((step) => step.state).slice(0, 5)).toEqual(['calling', 'parsing', 'ambiguityGate', 'ambiguous', 'calling']);
+    // clarify() reads the first call's end as the wait it was: the path the machine takes.
+    expect(result.trace.map((step) => step.state).slice(0, 5)).toEqual(['calling', 'parsing', 'ambiguityGate', 'awaitingClarification', 'calling']);
     const taken = takenEdges(toDot(result));
-    expect(taken).toContain('ambiguityGate->ambiguous [isAmbiguous] / ×1');
+    expect(taken).toContain('ambiguityGate->awaitingClarification [isAmbiguous and canAwaitClarification] / ×1');
+    expect(taken.some((edge) => edge.startsWith('ambiguityGate->ambiguous'))).toBe(false);
     expect(taken).toContain('awaitingClarification->asking clarify.chose [isOfferedReading] ×1 / clarify.rephrased [isRephrasing]');
     // Three attempts, three moves out of asking: the clarified round's first included.
     expect(taken).toContain('asking->calling [else] / ×3');
@@ -475,7 +476,7 @@ describe('a clarified run, drawn', () => {
     expect(taken).toHaveLength(9);
     expect(toDot(result)).toMatch(/"awaitingClarification" \[[^\]]*class="visited"/);
     expect(toMermaid(result)).toContain('awaitingClarification -->|"clarify.chose [isOfferedReading] ×1 / clarify.rephrased [isRephrasing]"| asking');
-    expect(toMermaid(result)).toMatch(/class asking,calling,parsing,ambiguityGate,confidenceGate,awaitingClarification,reconsidering,repaired,ambiguous visited/);
+    expect(toMermaid(result)).toMatch(/class asking,calling,parsing,ambiguityGate,confidenceGate,awaitingClarification,reconsidering,repaired visited/);
   });
 
   it('a run that waited in a store: ambiguityGate → awaitingClarification → asking, in one unbroken path, twice', async () => {
@@ -496,7 +497,7 @@ describe('a clarified run, drawn', () => {
     const lines = toSequence(result).split('\n');
     const boundary = lines.indexOf('  Booth->>Model: attempt 1, the clarified question');
     expect(lines.slice(boundary - 3, boundary + 1)).toEqual([
-      '  Note over Booth: parsing → ambiguityGate → ambiguous',
+      '  Note over Booth: parsing → ambiguityGate → awaitingClarification',
       '  Booth-->>App: AMBIGUOUS, 2 readings: #quot;the planet#quot;, #quot;the element#quot;',
       '  App->>Booth: the person chose #quot;the planet#quot;',
       '  Booth->>Model: attempt 1, the clarified question',
