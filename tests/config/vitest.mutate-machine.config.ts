@@ -24,6 +24,10 @@ export default defineConfig({
       'tests/engine/loading.test.ts',
       'tests/api/typed-answers.test.ts',
       'tests/api/samples.test.ts',
+      // The clarification state and its guards: the library, the stored runs, the trace.
+      'tests/api/clarify.test.ts',
+      'tests/api/clarified-trace.test.ts',
+      'tests/stores/checkpoint-trust.test.ts',
     ],
   },
 });
