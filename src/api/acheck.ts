@@ -82,7 +82,7 @@ export async function runAcheck(
     if (continued) run.clarify(continued.choice, 'choice');
     else if (settings.clarification !== null && run.answer(settings.clarification, 'clarification') === 'none') {
       throw new TypeError(
-        `\`clarification\` was given, but no run under key ${JSON.stringify(checkpoint!.key)} waits for it: none is saved, the run ended or is under way with another answer, or it never waited for one. Continue a result you hold with clarify(result, choice, callFn).`,
+        `\`clarification\` was given, but no run under key ${JSON.stringify(checkpoint!.key)} waits for it: none is saved, the run ended (answered, or AMBIGUOUS once \`maxClarifications\` was spent) or is under way with another answer, or it never waited for one. Continue a result you hold with clarify(result, choice, callFn).`,
       );
     }
     for (;;) {

@@ -248,6 +248,29 @@ describe('booth clarify at a terminal', () => {
     expect(server.provider.received).toHaveLength(before + 1);
   }, 60_000);
 
+  it('stopped at a later round of a question, keeps the check it paid for and says the next run goes on from the next question', async () => {
+    const batch = await batchOf(['question 0', 'question 1', 'question 3'], '--with-prompts');
+    const args = ['clarify', batch.results, '-o', batch.clarified, ...server.endpoint];
+    // The clarified question comes back ambiguous again: a second round is asked for.
+    server.provider.fallback = (body) => ((body['messages'] as Array<{ content: string }>).at(-1)?.content.includes(CLARIFICATION_MARKER) ? ambiguous(['its radius', 'its mass']) : batchModel(body));
+    const first = open(args);
+    await first.waitFor(PROMPT);
+    first.type('1');
+    await first.waitFor('  1. its radius\n');
+    first.press('C-d');
+    expect(await first.exitCode()).toBe(1);
+    expect(first.screen()).toContain(`this question's clarified check is written (AMBIGUOUS again); to clarify it further, run booth clarify on ${batch.clarified} into a new file.`);
+    expect(first.screen()).toContain(`stopped: the lines so far are in ${batch.clarified}; run the same command again to go on from the next question.`);
+    const written = resultsIn(batch.clarified);
+    expect(written.map((line) => [line.id, line.status, (line['clarifications'] as unknown[]).length])).toEqual([[0, 'VERIFIED', 0], [1, 'AMBIGUOUS', 1]]);
+
+    server.provider.fallback = batchModel;
+    const second = open(args);
+    expect(await second.exitCode()).toBe(0);
+    expect(second.screen()).not.toContain(PROMPT);
+    expect(resultsIn(batch.clarified).map((line) => line.id)).toEqual([0, 1, 2]);
+  }, 60_000);
+
   it('writes no line for a question whose clarified round heard nothing from the model: exit 3, and the next run asks again', async () => {
     const batch = await batchOf(['question 0', 'question 1', 'question 3'], '--with-prompts');
     const args = ['clarify', batch.results, '-o', batch.clarified, ...server.endpoint];

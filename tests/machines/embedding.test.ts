@@ -2,6 +2,7 @@ import { type Actor, type AnyActorRef, assign, createActor, forwardTo, fromPromi
 import { afterEach, describe, expect, expectTypeOf, it, vi } from 'vitest';
 import { CLARIFICATION_MARKER } from '../../src/decide/constants.js';
 import {
+  type CheckpointContext,
   type CheckpointInput,
   type CheckpointOutput,
   checkpointMachine,
@@ -313,6 +314,17 @@ describe('clarifyingMachine: a person in the loop of a workflow', () => {
     ]);
     expect(prompts[1]).toContain(`${CLARIFICATION_MARKER}: they mean "Mercury the planet"`);
     expect(output.trace.map((s) => s.state)).toEqual(['calling', 'parsing', 'ambiguityGate', 'awaitingClarification', 'calling', 'parsing', 'ambiguityGate', 'confidenceGate', 'verified']);
+  });
+
+  it("as docs/clarification.md shows: XState's waitFor on the child, the readings off its last attempt, the person's reading sent to the parent", async () => {
+    const replies = [ambiguous, envelope('4,879 km', 0.9)];
+    const actor = createActor(desk(async () => replies.shift() ?? '')).start();
+    const booth = child(actor);
+    const waitingNow = await waitFor(booth as Parameters<typeof waitFor>[0], (snapshot) => (snapshot as { value: unknown }).value === 'awaitingClarification');
+    const readings = (waitingNow as unknown as { context: CheckpointContext }).context.attempts.at(-1)!.interpretations;
+    expect(readings).toEqual(['Mercury the planet', 'mercury the element']);
+    actor.send({ type: 'clarify.chose', reading: readings[0]! });
+    expect(((await toPromise(actor)) as CheckpointOutput).status).toBe('VERIFIED');
   });
 
   it('a reading that was not offered, or a blank rephrasing, leaves it waiting; a rephrasing then goes on', async () => {

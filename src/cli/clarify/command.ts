@@ -42,7 +42,9 @@ type Step =
   | { readonly kind: 'ask'; readonly line: ReadLine; readonly where: string; readonly question: string; readonly given: CheckpointOutput<unknown> };
 
 /** How a walk ended: every line handled, or stopped by the person (Ctrl-D, Ctrl-C) or by an endpoint that answers no call. */
-type Ending = 'done' | 'ended' | 'interrupted' | 'outage';
+type Ending = 'done' | Stop | `${Stop}-written` | 'outage';
+/** The person stopped (Ctrl-D, Ctrl-C); `-written` when the question under way had a clarified check, which was kept. */
+type Stop = 'ended' | 'interrupted';
 
 export async function clarifyBatch(input: string, flags: ClarifyFlags): Promise<void> {
   if (!personAtTerminal()) {
@@ -82,7 +84,7 @@ export async function clarifyBatch(input: string, flags: ClarifyFlags): Promise<
     let ending: Ending;
     const tally = { answered: 0, skipped: 0, copied: 0, statuses: new Map<string, number>() };
     try {
-      ending = await walk(steps, toAsk.length, { lines, callFn, options, run, tally, typed: schema !== undefined });
+      ending = await walk(steps, toAsk.length, { lines, callFn, options, run, tally, typed: schema !== undefined, output: flags.output });
     } finally {
       lines.close();
     }
@@ -160,6 +162,7 @@ interface Walk {
   readonly run: ReturnType<typeof runRecord>;
   readonly tally: { answered: number; skipped: number; copied: number; readonly statuses: Map<string, number> };
   readonly typed: boolean;
+  readonly output: string;
 }
 
 /** Each line in the order of the input: copied, or asked about and written once the person is done with it. */
@@ -189,7 +192,10 @@ async function walk(steps: readonly Step[], total: number, context: Walk): Promi
       lines.write({ ...row });
       tally.skipped += 1;
     }
-    if (ending !== 'done') return ending;
+    if (ending === 'done') continue;
+    // Its checks were paid for: kept, and so not asked again; a later round is one more booth clarify over the output.
+    if (clarified !== null) print(`this question's clarified check is written (AMBIGUOUS again); to clarify it further, run booth clarify on ${context.output} into a new file.`);
+    return clarified === null || ending === 'outage' ? ending : `${ending}-written`;
   }
   return 'done';
 }
@@ -199,7 +205,7 @@ async function walk(steps: readonly Step[], total: number, context: Walk): Promi
  * readings, the person's reply, and clarify(). `clarified` is the last result checked (null
  * when the person gave no choice), `ms` the time the checks took, the person's excluded.
  */
-async function askAbout(step: Extract<Step, { kind: 'ask' }>, { callFn, options, typed }: Walk): Promise<{ ending: Ending; clarified: CheckResult<unknown, unknown> | null; ms: number }> {
+async function askAbout(step: Extract<Step, { kind: 'ask' }>, { callFn, options, typed }: Walk): Promise<{ ending: 'done' | Stop | 'outage'; clarified: CheckResult<unknown, unknown> | null; ms: number }> {
   const print = printer();
   let current: CheckResult<unknown, unknown> | null = null;
   let ms = 0;
@@ -247,11 +253,13 @@ function report(ending: Ending, tally: Walk['tally'], kept: number, output: stri
     case 'done':
       return print(`every line is in ${output}`);
     case 'ended':
-      console.error(`stopped: the lines so far are in ${output}; run the same command again to go on from this question.`);
+    case 'ended-written':
+      console.error(`stopped: the lines so far are in ${output}; run the same command again to go on from ${ending === 'ended' ? 'this question' : 'the next question'}.`);
       process.exitCode = 1;
       return;
     case 'interrupted':
-      console.error(`stopped by Ctrl-C: the lines so far are in ${output}; run the same command again to go on from this question.`);
+    case 'interrupted-written':
+      console.error(`stopped by Ctrl-C: the lines so far are in ${output}; run the same command again to go on from ${ending === 'interrupted' ? 'this question' : 'the next question'}.`);
       process.exitCode = INTERRUPTED;
       return;
     case 'outage':
