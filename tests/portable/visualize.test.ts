@@ -82,6 +82,7 @@ describe('pictures of the machine', () => {
     const graph = machineGraph(checkpointMachine);
     expect(graph.initial).toBe('asking');
     expect(graph.states.filter((state) => state.final).map((state) => state.name)).toEqual(['verified', 'repaired', 'ambiguous', 'uncertain']);
-    expect(graph.states).toHaveLength(15);
+    expect(graph.states).toHaveLength(16);
+    expect(mermaid).toContain('ambiguityGate --> awaitingClarification : [isAmbiguous and canAwaitClarification]');
   });
 });
