@@ -65,8 +65,8 @@ export function clarify(
     return Promise.reject(error);
   }
   const { question, settings, snapshot } = prepared;
-  const continued = () => runAcheck(callFn, question, settings, telemetry, { snapshot, choice });
   const telemetry = settings.telemetry === null ? null : new RunTelemetry(settings.telemetry, 'clarify', question);
+  const continued = () => runAcheck(callFn, question, settings, telemetry, { snapshot, choice });
   return telemetry ? telemetry.aroundAsync(continued) : continued();
 }
 
