@@ -142,12 +142,17 @@ describe('clarify(): the person who asked says what an AMBIGUOUS question means'
     );
   });
 
-  it('a model that fails in the clarified round is a call failure in the result, never a rejection', async () => {
+  it('a model that fails in the clarified round is a call failure in the result, never a rejection, and no answer of the round before is reported', async () => {
     const { model, first } = await ambiguousFirst([{ throws: new Error('503') } as never, { throws: new Error('503') } as never]);
     const result = await clarify(first, 1, model.async);
     expect(result.status).toBe('UNCERTAIN');
     expect(result.method).toBe('call_failure');
+    expect(result.callFailed).toBe(true);
     expect(result.attempts).toHaveLength(3);
+    // The first round's answer answered another question: never reported for the clarified one.
+    expect(result.answer).toBeNull();
+    expect(result.confidence).toBeNull();
+    expect(result.parsed).toBeNull();
   });
 
   it.each<EngineName>(['stepper', 'actor'])('the %s engine gives the same result', async (engine) => {
