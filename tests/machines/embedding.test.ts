@@ -1,6 +1,7 @@
 import { type Actor, type AnyActorRef, assign, createActor, forwardTo, fromPromise, type InputFrom, type OutputFrom, sendTo, setup, toPromise, waitFor } from 'xstate';
 import { afterEach, describe, expect, expectTypeOf, it, vi } from 'vitest';
 import { CLARIFICATION_MARKER } from '../../src/decide/constants.js';
+import { MAX_REPHRASED_CHARS } from '../../src/decide/clarification.js';
 import {
   type CheckpointContext,
   type CheckpointInput,
@@ -339,6 +340,26 @@ describe('clarifyingMachine: a person in the loop of a workflow', () => {
     actor.send({ type: 'clarify.rephrased', question: 'What is the diameter of the planet Mercury?' });
     const output = (await toPromise(actor)) as CheckpointOutput;
     expect(output.clarifications.map((c) => c.rephrased)).toEqual(['What is the diameter of the planet Mercury?']);
+    expect(prompts).toHaveLength(2);
+  });
+
+  it('the guards of the answer: a reading or question that is not text, or a rephrasing over 20 000 characters, leaves it waiting; one of 20 000 goes on', async () => {
+    const prompts: string[] = [];
+    const replies = [ambiguous, envelope('4,879 km', 0.9)];
+    const actor = createActor(desk(async (prompt) => (prompts.push(prompt), replies.shift() ?? ''))).start();
+    await waiting(actor);
+    for (const event of [
+      { type: 'clarify.chose', reading: 0 },
+      { type: 'clarify.chose', reading: ['Mercury the planet'] },
+      { type: 'clarify.rephrased', question: 42 },
+      { type: 'clarify.rephrased', question: 'x'.repeat(MAX_REPHRASED_CHARS + 1) },
+    ]) {
+      expect(() => child(actor).send(event as never)).not.toThrow();
+      expect(child(actor).getSnapshot().value, JSON.stringify(event).slice(0, 60)).toBe('awaitingClarification');
+    }
+    expect(child(actor).getSnapshot().status).toBe('active');
+    actor.send({ type: 'clarify.rephrased', question: 'y'.repeat(MAX_REPHRASED_CHARS) });
+    expect(((await toPromise(actor)) as CheckpointOutput).status).toBe('VERIFIED');
     expect(prompts).toHaveLength(2);
   });
 
