@@ -2,6 +2,7 @@ import type { AnyStateMachine } from 'xstate';
 import { NO_REPLY_YET } from '../../src/decide/attempt.js';
 import { AMBIGUOUS, UNCERTAIN } from '../../src/decide/constants.js';
 import { firstPrompt } from '../../src/decide/prompts.js';
+import { roundStart } from '../../src/decide/clarification.js';
 import { answerFormatOf } from '../../src/decide/schema.js';
 import { type MachineInput, readMachineInput } from '../../src/options/machine-input.js';
 import { type AgreeFn, agreementOf } from '../../src/decide/agreement.js';
@@ -100,8 +101,8 @@ export function checkpointOutput(context: CheckpointContext): CheckpointOutput<u
   const last = attempts.at(-1);
   // With a schema, an answer it rejected is no answer: the last one it passed is reported. An
   // answer from before the latest clarification answered another question: never reported.
-  const roundStart = clarifications.length === 0 ? 0 : clarifications[clarifications.length - 1]!.attempt;
-  const reported = attempts.findLast((a, index) => index >= roundStart && a.parseOk && a.schemaIssues === null);
+  const start = roundStart(clarifications);
+  const reported = attempts.findLast((a, index) => index >= start && a.parseOk && a.schemaIssues === null);
   const { settings } = context;
   return {
     settings: {

@@ -1,15 +1,13 @@
 import { and } from 'xstate';
 import { remember } from '../effects.js';
 import { isTransient } from '../../src/decide/call-retries.js';
-import { MAX_REPHRASED_CHARS } from '../../src/decide/clarification.js';
+import { MAX_REPHRASED_CHARS, roundStart } from '../../src/decide/clarification.js';
 import type { SampleSlot } from './types.js';
 import type { SampleParams } from './types.js';
 import type { CheckpointContext, CheckpointEvent } from './types.js';
 
 /** Every question the checkpoint machine asks before it moves. */
 
-/** The first attempt of the round under way: 0, or the first asked after the latest clarification. */
-const roundStart = ({ clarifications }: CheckpointContext) => (clarifications.length === 0 ? 0 : clarifications[clarifications.length - 1]!.attempt);
 
 const timeLeft = ({ settings }: CheckpointContext) => settings.deadlineAt === null || Date.now() < settings.deadlineAt;
 
@@ -17,7 +15,7 @@ type GuardArgs = { readonly context: CheckpointContext };
 /** Every decision the machine makes, as a question about its context (or the event's payload). */
 export const guards = {
   // Retries are counted per round: a clarified question gets its own.
-  canRetry: ({ context }: GuardArgs) => context.attempt - roundStart(context) < context.settings.maxRetries && timeLeft(context),
+  canRetry: ({ context }: GuardArgs) => context.attempt - roundStart(context.clarifications) < context.settings.maxRetries && timeLeft(context),
   canRetryCall: ({ context }: GuardArgs, { error }: { error: unknown }) => {
     const policy = context.settings.callRetries;
     return policy !== null && context.tries.length < policy.retries && isTransient(error) && timeLeft(context);
@@ -33,7 +31,7 @@ export const guards = {
   failedValidation: ({ context }: GuardArgs) => !context.awaitingVerdict && !context.draft.passedValidation,
   // Asked only of a draft that parsed, which has a confidence.
   isConfident: ({ context }: GuardArgs) => context.draft.confidence! >= context.settings.threshold,
-  isFirstAttempt: ({ context }: GuardArgs) => context.attempt === roundStart(context),
+  isFirstAttempt: ({ context }: GuardArgs) => context.attempt === roundStart(context.clarifications),
   canAwaitClarification: ({ context }: GuardArgs) => context.settings.awaitClarification && context.clarifications.length < context.settings.maxClarifications,
   // A reading the model did not offer (a parent's typo, a forged event) leaves the run waiting.
   isOfferedReading: ({ context }: GuardArgs, { reading }: { reading: unknown }) =>

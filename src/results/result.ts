@@ -15,6 +15,7 @@ import {
 } from '../decide/constants.js';
 import type { JsonObject, JsonValue } from '../reply/json-objects.js';
 import type { Clarification, SentPrompt } from '../decide/prompts.js';
+import { roundStart } from '../decide/clarification.js';
 import type { Usage } from '../decide/usage.js';
 import { failedForGood } from '../decide/call-retries.js';
 
@@ -226,7 +227,7 @@ export class Result {
  * off copies of a result (a drawing's view of a result line).
  */
 function latestRound({ attempts, clarifications }: Pick<Result, 'attempts'> & { readonly clarifications?: readonly Clarification[] }): readonly Attempt<unknown>[] {
-  const start = clarifications?.at(-1)?.attempt ?? 0;
+  const start = roundStart(clarifications);
   return start === 0 ? attempts : attempts.slice(start);
 }
 

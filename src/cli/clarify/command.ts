@@ -220,7 +220,7 @@ async function askAbout(step: Extract<Step, { kind: 'ask' }>, { callFn, options,
     ms += performance.now() - started;
     for (const line of verdictLines(next, typed)) print(line);
     // A round that heard nothing is not written, an earlier round of this question neither: the next run asks it again from the input's line.
-    if (roundUnheard(next)) {
+    if (next.callFailed) {
       print(`every call of this round failed (${next.attempts.at(-1)?.error ?? 'no reply'}): the model could not be reached.`);
       return { ending: 'outage', clarified: null, ms };
     }
@@ -233,12 +233,6 @@ async function askAbout(step: Extract<Step, { kind: 'ask' }>, { callFn, options,
   }
 }
 
-/** Every call of the result's last round failed: nothing was heard about the clarified question, which is then not written as answered. */
-function roundUnheard(result: CheckResult<unknown, unknown>): boolean {
-  const start = result.clarifications.at(-1)?.attempt ?? 0;
-  const round = result.attempts.slice(start);
-  return round.length > 0 && round.every((attempt) => attempt.callFailed);
-}
 
 /** The walk's end: what was written, and the exit code. */
 function report(ending: Ending, tally: Walk['tally'], kept: number, output: string): void {
