@@ -2,7 +2,7 @@ import type * as OpenTelemetry from '@opentelemetry/api';
 import type { CheckpointContext } from '../../machines/checkpoint/types.js';
 import { PARSE_FN_THREW, type Attempt } from '../decide/attempt.js';
 import type { AnyBoothResult } from '../results/result.js';
-import { addUsage, type Usage } from '../decide/usage.js';
+import { addUsage, totalUsage, type Usage } from '../decide/usage.js';
 import { errorName, failed, type TelemetrySettings } from './settings.js';
 
 type Span = OpenTelemetry.Span;
@@ -42,6 +42,11 @@ interface OpenSpan {
 export class RunTelemetry {
   readonly #settings: TelemetrySettings;
   readonly #check: OpenSpan;
+  /** In a cascade, the span of the model asked now, and which model of which round it is. */
+  #model: OpenSpan | null = null;
+  #modelKey = '';
+  /** The first attempt the open model span holds. */
+  #modelFirst = 0;
   /** The attempt span open now, and its index. */
   #attempt: OpenSpan | null = null;
   #attemptIndex = -1;
@@ -129,7 +134,7 @@ export class RunTelemetry {
       this.#broken = true;
       this.#settings.api.diag.error('boothjs: a tracer or span threw; this check records no more telemetry', error);
       // Ended as they are, where the tracer still lets them end, so an exporter is not left waiting for them.
-      for (const open of [...this.#samples.values(), this.#attempt, this.#check]) {
+      for (const open of [...this.#samples.values(), this.#attempt, this.#model, this.#check]) {
         try {
           open?.span.end();
         } catch {
@@ -145,13 +150,17 @@ export class RunTelemetry {
       'booth.threshold': settings.threshold,
       'booth.max_retries': settings.maxRetries,
       'booth.samples': settings.samples,
+      ...budgetAttributes(settings.budget),
     });
+    // A cascade's models, named in the order they would be asked: known before any is.
+    if (settings.models.length > 1) this.#check.span.setAttribute('booth.models', settings.models.map((m, i) => m.name ?? `model ${i + 1}`));
     if (!resumed) return;
     this.#steps = context.trace.length;
     this.#clarifications = context.clarifications.length;
     // A resumed run: its attempt under way gets its span now, before the call it repeats.
     this.#check.span.setAttribute('booth.resumed_attempts', context.attempts.length);
     if (context.status === null) {
+      this.#enterModel(context, context.attempt);
       this.#startAttempt(context.attempt);
       this.#attempt!.span.setAttribute('booth.attempt.resumed', true);
     }
@@ -175,6 +184,7 @@ export class RunTelemetry {
       if (step.attempt > reported) break;
       if (step.attempt !== this.#attemptIndex) {
         this.#endAttempt(context);
+        this.#enterModel(context, step.attempt);
         this.#startAttempt(step.attempt);
       }
       this.#attempt!.span.addEvent('booth.state', { 'booth.state': step.state });
@@ -186,7 +196,12 @@ export class RunTelemetry {
   /** The check ended with `result`: an UNCERTAIN or AMBIGUOUS result is an outcome, not an error. */
   #end(result: AnyBoothResult): void {
     const { span } = this.#check;
+    this.#endModel(result.attempts);
     span.setAttributes({ 'booth.status': result.status, 'booth.method': result.method, 'booth.attempts': result.attempts.length });
+    // The model that gave the answer reported, when the run names its models.
+    if (typeof result.model === 'string') span.setAttribute('booth.model.name', result.model);
+    // Booth's own words for the limit reached; no prompt or reply text is in them.
+    if (result.method === 'budget') span.addEvent('booth.budget.stop', { 'booth.budget.detail': result.detail ?? '' });
     if (result.settings === null && result.evidenceAgreement !== null) span.setAttribute('booth.evidence_agreement', result.evidenceAgreement);
     span.setAttributes(usageAttributes(result.usage));
     span.end();
@@ -195,12 +210,13 @@ export class RunTelemetry {
   /** The check threw (a wrong argument, an abort, an internal error): every span still open ends in error. */
   #fail(error: unknown): void {
     const { api } = this.#settings;
-    for (const open of [...this.#samples.values(), ...(this.#attempt ? [this.#attempt] : [])]) {
+    for (const open of [...this.#samples.values(), ...(this.#attempt ? [this.#attempt] : []), ...(this.#model ? [this.#model] : [])]) {
       open.span.setStatus({ code: api.SpanStatusCode.ERROR, message: 'the check ended with an error' });
       open.span.end();
     }
     this.#samples.clear();
     this.#attempt = null;
+    this.#model = null;
     failed(this.#settings, this.#check.span, error);
     this.#check.span.end();
   }
@@ -213,7 +229,38 @@ export class RunTelemetry {
 
   #startAttempt(index: number): void {
     this.#attemptIndex = index;
-    this.#attempt = this.#open('booth.attempt', { ...this.#settings.common, 'gen_ai.operation.name': 'chat', 'booth.attempt.index': index }, this.#check.context);
+    const parent = this.#model ?? this.#check;
+    this.#attempt = this.#open('booth.attempt', { ...this.#settings.common, 'gen_ai.operation.name': 'chat', 'booth.attempt.index': index }, parent.context);
+  }
+
+  /**
+   * In a cascade, the model span attempt `index` belongs under: the one open, or a new one
+   * when the attempt begins the next model (an escalation) or a clarified round, which asks
+   * the first model again. A run of one model has no model span: its attempts stay children
+   * of the check, as they always were.
+   */
+  #enterModel(context: CheckpointContext, index: number): void {
+    const { models } = context.settings;
+    if (models.length < 2) return;
+    const round = roundOf(context, index);
+    const stage = context.escalations.filter((e) => e.attempt > round && e.attempt <= index).length;
+    const key = `${round}:${stage}`;
+    if (this.#model !== null && key === this.#modelKey) return;
+    this.#endModel(context.attempts);
+    const name = models[stage]?.name ?? `model ${stage + 1}`;
+    this.#model = this.#open('booth.model', { ...this.#settings.common, 'booth.model.name': name, 'booth.model.index': stage }, this.#check.context);
+    this.#modelKey = key;
+    this.#modelFirst = index;
+  }
+
+  /** Ends the model span open now with what its attempts committed: how many, and what they used. */
+  #endModel(attempts: readonly Attempt<unknown>[]): void {
+    const open = this.#model;
+    if (open === null) return;
+    const its = attempts.slice(this.#modelFirst);
+    open.span.setAttributes({ 'booth.model.attempts': its.length, ...usageAttributes(totalUsage(its.map((a) => a.usage ?? null))) });
+    open.span.end();
+    this.#model = null;
   }
 
   /** Ends the attempt span open now with what the machine committed for it (nothing, if the run ends uncommitted). */
@@ -235,24 +282,52 @@ export class RunTelemetry {
   #observeSamples(context: CheckpointContext): void {
     context.slots.forEach((slot, sample) => {
       const open = this.#samples.get(sample);
-      if (open === undefined && slot.state !== 'queued' && !this.#sampleUsage.has(sample) && this.#attempt !== null) {
+      // A sample not yet in a wave (`held`), or waiting for a free call (`queued`), has not been asked.
+      const asked = slot.state !== 'queued' && slot.state !== 'held';
+      if (open === undefined && asked && !this.#sampleUsage.has(sample) && this.#attempt !== null) {
         this.#samples.set(sample, this.#open('booth.sample', { ...this.#settings.common, 'gen_ai.operation.name': 'chat', 'booth.sample.index': sample }, this.#attempt.context));
         this.#sampleUsage.set(sample, null);
-      } else if (open !== undefined && slot.state === 'done') {
-        this.#endSample(sample, open, slot.reply);
+      } else if (open !== undefined && (slot.state === 'done' || slot.state === 'skipped')) {
+        this.#endSample(sample, open, slot.state === 'skipped' ? SKIPPED : slot.reply);
         this.#samples.delete(sample);
       }
     });
   }
 
-  #endSample(sample: number, open: OpenSpan, reply: SampleReply | null): void {
-    if (reply !== null) open.span.setAttributes(replyAttributes(reply, this.#settings.recordReplies));
+  #endSample(sample: number, open: OpenSpan, reply: SampleReply | typeof SKIPPED | null): void {
+    if (reply === SKIPPED || (reply !== null && (reply as { skipped?: unknown }).skipped === true)) {
+      // Aborted in flight once the vote was settled: no reply to describe, and no failure.
+      open.span.setAttribute('booth.sample.skipped', true);
+      open.span.addEvent('booth.sample.skipped');
+    } else if (reply !== null) {
+      open.span.setAttributes(replyAttributes(reply, this.#settings.recordReplies));
+    }
     open.span.setAttributes(usageAttributes(this.#sampleUsage.get(sample) ?? null));
     open.span.end();
   }
 }
 
 type SampleReply = Pick<Attempt<unknown>, 'rawText' | 'parseOk' | 'confidence' | 'error' | 'callFailed' | 'callTries'>;
+
+/** A sample whose call was aborted once the vote was settled. */
+const SKIPPED = Symbol('skipped');
+
+/** The first attempt of the round attempt `index` is in: 0, or the first after the latest clarification before it. */
+function roundOf(context: CheckpointContext, index: number): number {
+  let start = 0;
+  for (const { attempt } of context.clarifications) if (attempt <= index && attempt > start) start = attempt;
+  return start;
+}
+
+/** The run's budget, as `booth.budget.*` attributes: only the limits given. */
+function budgetAttributes(budget: CheckpointContext['settings']['budget']): Attributes {
+  if (budget === null) return {};
+  const attributes: Attributes = {};
+  if (budget.maxCalls !== null) attributes['booth.budget.max_calls'] = budget.maxCalls;
+  if (budget.maxTokens !== null) attributes['booth.budget.max_tokens'] = budget.maxTokens;
+  if (budget.maxCostUsd !== null) attributes['booth.budget.max_cost_usd'] = budget.maxCostUsd;
+  return attributes;
+}
 
 function replyAttributes(reply: SampleReply, recordReplies: boolean): Attributes {
   const attributes: Attributes = { 'booth.parse_ok': reply.parseOk, 'booth.call_tries': reply.callTries.length };

@@ -7,6 +7,7 @@ import type { Usage } from '../decide/usage.js';
 import { numberText } from '../util/numbers.js';
 import { redactUrls } from '../util/urls.js';
 import { isWaiting, roundAt } from './clarifications.js';
+import { escalationAt, modelText, stoppedByBudget } from './models.js';
 import { promptKindName } from './sequence.js';
 
 /**
@@ -57,7 +58,7 @@ const DOLLARS_FORMAT = new Intl.NumberFormat('en-US', { minimumFractionDigits: 2
 const CENTS_FORMAT = new Intl.NumberFormat('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 6 });
 
 /** Dollars: a call often costs a fraction of a cent, which two decimals would show as $0.00. */
-function costText(usd: number): string {
+export function costText(usd: number): string {
   return `$${(usd >= 1 ? DOLLARS_FORMAT : CENTS_FORMAT).format(usd)}`;
 }
 
@@ -96,10 +97,14 @@ function callRetriesText(policy: CallRetryPolicy | null): string {
  */
 export function nextStep(result: BoothResult, index: number): string {
   if (roundAt(result, index + 1) !== undefined) return promptKindName('clarification');
+  // A cascade's next model is known from the result's own record of it, as a clarification is.
+  const escalation = escalationAt(result, index + 1);
+  if (escalation !== undefined) return `escalated to ${modelText(escalation.escalation.model)}`;
   const next = result.prompts[index + 1];
   if (next !== undefined) return promptKindName(next.kind);
   if (isWaiting(result) && index === result.attempts.length - 1) return `${result.status}: waiting for the person who asked`;
   if (result.status !== UNCERTAIN) return result.status;
+  if (stoppedByBudget(result) && index === result.attempts.length - 1) return 'UNCERTAIN: stopped by the budget';
   const retriesLeft = result.settings !== null && index < result.settings.maxRetries;
   if (!retriesLeft) return 'UNCERTAIN: no retries left';
   return failedForGood(result.attempts[index]?.callTries ?? []) ? 'UNCERTAIN: a call failed with a status no retry can fix' : 'UNCERTAIN: out of time';

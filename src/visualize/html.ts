@@ -11,6 +11,7 @@ import { graphvizSvg, type Html, html, join } from './escape.js';
 import { durationText, nextStep, settingsRows, usageText, verdictOf } from './explain.js';
 import { retryReasons } from './retries.js';
 import { promptKindName, shareText, shownAnswer } from './sequence.js';
+import { budgetText, escalationAt, escalationsOf, escalationText, isSkipped, modelOf, modelPairs, modelPathText, modelsOf, modelText, namesModels, samplesAskedText, samplesMax, stoppedByBudget } from './models.js';
 
 const STYLE = html`
   :root { color-scheme: light; --ink: #1d2330; --muted: #5b6475; --line: #d9dde5; --red: #c0392b; --ok: #1e7b4a; --warn: #9a6a00; }
@@ -57,6 +58,14 @@ const CLARIFY_STYLE = html`  section.clarification { margin: 0 0 12px; padding: 
   ol.trace small.round { color: var(--warn); font-weight: 600; }
 `;
 
+// Added only to pages of runs that name their models, stop their samples early or ran out of budget.
+const SPEND_STYLE = html`  tr.escalation td { background: #eef3fb; font-weight: 600; }
+  ol.trace small.escalation { color: #2b6cb0; font-weight: 600; }
+  tr.skipped td { color: var(--muted); font-style: italic; }
+  p.budget { margin: 8px 0; padding: 6px 10px; background: #fdecea; border-left: 4px solid var(--red); border-radius: 4px; }
+  table.models { margin-top: 4px; }
+`;
+
 /** The page of `toHtml()`: inline SVG and CSS, no script, nothing fetched. */
 export function renderHtml(result: BoothResult, svg: string): string {
   const answer = result.answer === null ? '—' : answerText(result.answer);
@@ -66,6 +75,7 @@ export function renderHtml(result: BoothResult, svg: string): string {
     ...(result.agreement === null ? [] : [['agreement', numberText(result.agreement)]]),
     ['method', result.method],
     ['attempts', String(result.nAttempts)],
+    ...modelPairs(result),
     ['duration', durationText(result.durationMs)],
     // Null means no call reported usage: unknown, so the page says nothing rather than 0.
     ...(result.usage === null ? [] : [['tokens', usageText(result.usage)]]),
@@ -76,24 +86,25 @@ export function renderHtml(result: BoothResult, svg: string): string {
   ];
   const votes = votesSection(result);
   const clarified = clarificationsOf(result).length > 0;
+  const spend = namesModels(result) || stoppedByBudget(result) || result.attempts.some((a) => (a.samples ?? []).some(isSkipped));
   return html`<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Booth trace: ${result.status}</title>
-<style>${STYLE}${votes === null ? '' : VOTE_STYLE}${clarified ? CLARIFY_STYLE : ''}</style>
+<style>${STYLE}${votes === null ? '' : VOTE_STYLE}${clarified ? CLARIFY_STYLE : ''}${spend ? SPEND_STYLE : ''}</style>
 </head>
 <body>
 <header>
 <h1 id="status" class="status-${result.status}">${result.status}</h1>
 <div class="summary" id="summary">${pairs(summary)}</div>
-${settingsLine(result)}
+${stoppedByBudget(result) ? budgetLine(result) : ''}${settingsLine(result)}
 <p class="caveat">VERIFIED and REPAIRED mean an acceptance condition was met, never that the answer is true.</p>
 </header>
 <h2>Path through the machine</h2>
 <figure id="diagram"${leastWidth(svg)}>${graphvizSvg(svg)}</figure>
-${clarified ? clarificationsSection(result) : ''}${result.attempts.length > 0 ? attemptsTable(result) : ''}${votes ?? ''}
+${modelPath(result)}${clarified ? clarificationsSection(result) : ''}${modelsSection(result)}${result.attempts.length > 0 ? attemptsTable(result) : ''}${votes ?? ''}
 ${result.prompts.length > 0 ? promptsList(result) : ''}
 <h2>Trace</h2>
 <ol class="trace" id="trace">${traceItems(result)}</ol>
@@ -142,19 +153,66 @@ function clarificationsSection(result: BoothResult): Html {
 `;
 }
 
-/** The states, with the first of each clarified round marked. */
+/** The states, with the first of each clarified round, and of each model a cascade moved on to, marked. */
 function traceItems(result: BoothResult): Html[] {
   const starts = new Map<number, number>();
   clarificationsOf(result).forEach((c, i) => {
     const first = result.trace.findIndex((step) => step.attempt === c.attempt);
     if (!starts.has(first)) starts.set(first, i);
   });
+  const models = new Map<number, string | null>();
+  escalationsOf(result).forEach((e) => {
+    const first = result.trace.findIndex((step) => step.attempt === e.attempt);
+    if (first !== -1 && !models.has(first)) models.set(first, e.model);
+  });
   return result.trace.map((s, i) => {
     const round = starts.get(i);
+    const escalated = models.has(i) ? html` <small class="escalation">escalated to ${modelText(models.get(i) ?? null)}</small>` : '';
     return round === undefined
-      ? html`<li>${s.state} <small>(attempt ${s.attempt})</small></li>`
-      : html`<li class="round-start">${s.state} <small>(attempt ${s.attempt})</small> <small class="round">round ${round + 2}</small></li>`;
+      ? html`<li${models.has(i) ? ESCALATION_START : ''}>${s.state} <small>(attempt ${s.attempt})</small>${escalated}</li>`
+      : html`<li class="round-start">${s.state} <small>(attempt ${s.attempt})</small> <small class="round">round ${round + 2}</small>${escalated}</li>`;
   });
+}
+
+const ESCALATION_START = html` class="escalation-start"`;
+
+/** Under the diagram, which model made which attempts: the path's states do not say. */
+function modelPath(result: BoothResult): Html | '' {
+  const text = modelPathText(result);
+  return text === null ? '' : html`<p class="summary" id="model-path">models: <b>${text}</b></p>
+`;
+}
+
+/** The run stopped before a call its budget could not afford: said in words above the settings. */
+function budgetLine(result: BoothResult): Html {
+  return html`<p class="budget" id="budget">${budgetText(result)}</p>
+`;
+}
+
+/** Each model the run asked, in the order first tried, with what it spent; nothing unless several were tried. */
+function modelsSection(result: BoothResult): Html | '' {
+  const models = modelsOf(result);
+  if (models.length < 2) return '';
+  const rows = models.map(
+    (m, i) => html`<tr data-model="${i}">
+<td>${modelText(m.model)}</td>
+<td>${m.attempts}</td>
+<td>${m.calls}</td>
+<td class="tokens">${m.usage === null ? '—' : usageText(m.usage)}</td>
+</tr>`,
+  );
+  return html`<h2>Models</h2>
+<table id="models" class="models">
+<thead><tr><th>model</th><th>attempts</th><th>calls</th><th>tokens</th></tr></thead>
+<tbody>${join(rows, html`\n`)}</tbody>
+</table>
+`;
+}
+
+/** The row before the first attempt of the next model of a cascade. */
+function escalationRow(index: number, text: string, columns: number): Html {
+  return html`<tr class="escalation" data-escalation="${index}"><td colspan="${columns}">${text}</td></tr>
+`;
 }
 
 /** The header's `retried for` entry, when the retries had reasons other than the method's. */
@@ -178,12 +236,16 @@ function attemptsTable(result: BoothResult): Html {
   // A column only when some call reported usage; an attempt whose calls reported none reads —.
   // `?? null`: attempts saved by a Booth from before usage was kept have none.
   const tokens = result.attempts.some((a) => (a.usage ?? null) !== null);
+  // A column only when the run names its models: which one made each attempt.
+  const models = namesModels(result);
+  const columns = 7 + (tokens ? 1 : 0) + (models ? 1 : 0);
   const rows = result.attempts.map((a, i) => {
     const verdict = verdictOf(a, result.settings, readingsWentOut(result, i));
     const round = roundAt(result, i);
-    return html`${round === undefined ? '' : roundRow(round.index, round.clarification, tokens ? 8 : 7)}<tr data-attempt="${i}">
+    const escalation = escalationAt(result, i);
+    return html`${round === undefined ? '' : roundRow(round.index, round.clarification, columns)}${escalation === undefined ? '' : escalationRow(escalation.index, escalationText(escalation.escalation), columns)}<tr data-attempt="${i}">
 <td>${i}</td>
-<td>${a.answer === null ? '—' : answerText(a.answer)}${a.ambiguous ? AMBIGUOUS_MARK : ''}</td>
+${models ? html`<td class="model">${modelText(modelOf(a))}</td>\n` : ''}<td>${a.answer === null ? '—' : answerText(a.answer)}${a.ambiguous ? AMBIGUOUS_MARK : ''}</td>
 <td>${a.confidence === null ? '—' : numberText(a.confidence)}</td>
 <td class="why ${a.ambiguous ? 'ambiguous' : verdict.startsWith('accepted') ? 'accepted' : 'rejected'}">${verdict}${callTriesList(a)}</td>
 <td class="next">${nextStep(result, i)}</td>
@@ -193,7 +255,7 @@ ${tokens ? html`<td class="tokens">${(a.usage ?? null) === null ? '—' : usageT
   });
   return html`<h2>Attempts</h2>
 <table id="attempts">
-<thead><tr><th>#</th><th>answer</th><th>confidence</th><th>why</th><th>then</th><th>duration</th>${tokens ? html`<th>tokens</th>` : ''}<th>raw reply</th></tr></thead>
+<thead><tr><th>#</th>${models ? html`<th>model</th>` : ''}<th>answer</th><th>confidence</th><th>why</th><th>then</th><th>duration</th>${tokens ? html`<th>tokens</th>` : ''}<th>raw reply</th></tr></thead>
 <tbody>${join(rows, html`\n`)}</tbody>
 </table>`;
 }
@@ -242,7 +304,7 @@ function rawReply(text: string): Html {
 function votesSection(result: BoothResult): Html | null {
   const blocks = result.attempts.flatMap((attempt, i) => {
     if (attempt.samples === undefined || result.settings === null) return [];
-    const heading = `attempt ${i}: ${promptKindName(result.prompts[i]?.kind ?? 'first')}, ${attempt.samples.length} samples`;
+    const heading = `attempt ${i}: ${promptKindName(result.prompts[i]?.kind ?? 'first')}, ${samplesAskedText(attempt, samplesMax(result))}`;
     return [voteBlock(i, heading, attempt, attempt.samples, result.settings.confidenceFrom)];
   });
   return blocks.length === 0 ? null : html`\n<h2>Samples and votes</h2>\n<div id="votes">${join(blocks, html`\n`)}</div>`;
@@ -274,6 +336,18 @@ function voteBlock(
   ];
   const sampleRows = samples.map((sample, s) => {
     const cluster = clusterOf.get(s);
+    if (isSkipped(sample)) {
+      // Aborted in flight once the vote was settled: no reply, no vote, no failure.
+      return html`<tr data-sample="${s}" class="skipped">
+<td>${s}</td>
+<td class="answer">—</td>
+<td>—</td>
+<td>skipped</td>
+<td class="error">the vote was settled before it replied</td>
+<td class="cluster">—</td>
+<td></td>
+</tr>`;
+    }
     return html`<tr data-sample="${s}"${cluster === 0 ? WINNER_CLASS : ''}>
 <td>${s}</td>
 <td class="answer">${sample.answer === null ? '—' : answerText(sample.answer)}${sample.ambiguous ? AMBIGUOUS_MARK : ''}</td>

@@ -6,7 +6,8 @@ import type { BoothResult } from '../results/result.js';
 import { numberText } from '../util/numbers.js';
 import { redactUrls } from '../util/urls.js';
 import { roundAt, saidText } from './clarifications.js';
-import { join, type Mermaid, mermaid } from './escape.js';
+import { join, type Mermaid, mermaid, mermaidId } from './escape.js';
+import { escalationAt, escalationText, isSkipped, modelOf, modelText, namesModels, samplesAskedText, samplesMax, skippedCount, stoppedByBudget } from './models.js';
 
 const PROMPT_KINDS: Readonly<Record<SentPrompt['kind'], string>> = {
   first: 'first prompt',
@@ -63,9 +64,25 @@ export function shareText(clusters: readonly Cluster<unknown>[]): string | null 
   return winner === undefined ? null : `${winner.count} of ${clusters.reduce((sum, c) => sum + c.count, 0)}`;
 }
 
+/**
+ * The lifelines of the models a run asked: one `Model` when it names none, or one only;
+ * `Model1`, `Model2`, … in the order first tried when a cascade asked several. A name is
+ * never an id: it is the text of a note over its lifeline, escaped as every label is.
+ */
+function modelLanes(result: BoothResult): Map<string | null, Mermaid> {
+  const names = [...new Set(result.attempts.map(modelOf))];
+  if (names.length <= 1) return new Map([[names[0] ?? null, mermaid`Model`]]);
+  return new Map(names.map((name, i) => [name, mermaidId(`Model${i + 1}`)]));
+}
+
 /** A Mermaid sequence diagram of a run, one block per attempt. */
 export function sequence(result: BoothResult): string {
-  const lines = [mermaid`sequenceDiagram`, mermaid`  participant App`, mermaid`  participant Booth`, mermaid`  participant Model`];
+  const lanes = modelLanes(result);
+  const lines = [mermaid`sequenceDiagram`, mermaid`  participant App`, mermaid`  participant Booth`];
+  for (const lane of lanes.values()) lines.push(mermaid`  participant ${lane}`);
+  // Each lifeline says which model it is, when the run names them.
+  if (namesModels(result)) for (const [name, lane] of lanes) lines.push(mermaid`  Note over ${lane}: ${label(modelText(name))}`);
+  const max = samplesMax(result);
   if (result.attempts.length === 0) {
     lines.push(mermaid`  App->>Booth: answer and evidence`);
     lines.push(mermaid`  Note over Booth: ${gates(result, 0, false)}`);
@@ -80,19 +97,28 @@ export function sequence(result: BoothResult): string {
       lines.push(mermaid`  Booth-->>App: ${label(`AMBIGUOUS, ${readings.length} reading${readings.length === 1 ? '' : 's'}: ${readings.map(answerHead).join(', ')}`)}`);
       lines.push(mermaid`  App->>Booth: ${label(saidText(round.clarification, answerHead))}`);
     }
+    const escalation = escalationAt(result, index);
+    // Where a cascade moved on: the model before ended UNCERTAIN, and the next is asked from the first prompt.
+    if (escalation !== undefined) lines.push(mermaid`  Note over Booth: ${label(escalationText(escalation.escalation))}`);
     const kind = promptKindName(result.prompts[index]?.kind ?? 'first');
+    const lane = lanes.get(modelOf(attempt)) ?? mermaid`Model`;
     if (attempt.samples === undefined) {
-      lines.push(mermaid`  Booth->>Model: attempt ${index}, ${kind}`);
-      lines.push(replyLine(attempt));
+      lines.push(mermaid`  Booth->>${lane}: attempt ${index}, ${kind}`);
+      lines.push(replyLine(attempt, lane));
     } else {
       attempt.samples.forEach((sample, s) => {
-        lines.push(mermaid`  Booth->>Model: attempt ${index}, ${kind}, sample ${s}`);
-        lines.push(replyLine(sample));
+        lines.push(mermaid`  Booth->>${lane}: attempt ${index}, ${kind}, sample ${s}`);
+        // A skipped sample's call was aborted once the vote was settled: Booth called it off, the model never answered.
+        lines.push(isSkipped(sample) ? mermaid`  Booth-)${lane}: sample ${s} aborted, the vote was settled` : replyLine(sample, lane));
       });
       lines.push(mermaid`  Note over Booth: ${vote(attempt)}`);
+      if (max !== null && (attempt.samples.length < max || skippedCount(attempt) > 0)) {
+        lines.push(mermaid`  Note over Booth: ${label(samplesAskedText(attempt, max))}`);
+      }
     }
     lines.push(mermaid`  Note over Booth: ${gates(result, index, true)}`);
   });
+  if (stoppedByBudget(result)) lines.push(mermaid`  Note over Booth: ${label(`stopped by the budget: ${result.detail ?? ''}`)}`);
   const verdict = [result.status, result.answer === null ? '' : answerHead(result.answer), result.reason ?? '']
     .filter(Boolean)
     .join(' ');
@@ -103,8 +129,8 @@ export function sequence(result: BoothResult): string {
 /** What a reply needs to be drawn: an attempt's own fields, or one sample's. */
 type Reply = Pick<Sample<unknown>, 'answer' | 'confidence' | 'parseOk' | 'error' | 'callFailed' | 'ambiguous'>;
 
-function replyLine(reply: Reply): Mermaid {
-  return mermaid`  ${reply.callFailed ? mermaid`Model--xBooth` : mermaid`Model-->>Booth`}: ${label(replyText(reply))}`;
+function replyLine(reply: Reply, lane: Mermaid): Mermaid {
+  return mermaid`  ${lane}${reply.callFailed ? mermaid`--xBooth` : mermaid`-->>Booth`}: ${label(replyText(reply))}`;
 }
 
 function replyText(reply: Reply): string {

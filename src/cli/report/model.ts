@@ -3,6 +3,7 @@ import type { CheckpointOutput } from '../../../machines/checkpoint/types.js';
 import { resultOf } from '../../results/result-from.js';
 import type { BoothResult } from '../../results/result.js';
 import { checkOutput } from '../../results/stored.js';
+import { addUsage, type Usage } from '../../decide/usage.js';
 import { numberText } from '../../util/numbers.js';
 import { answerText, isPlainObject } from '../../util/values.js';
 import { clarificationsOf, readingsOf, readingsWentOut, roundAt, roundName, saidText } from '../../visualize/clarifications.js';
@@ -10,6 +11,22 @@ import { durationText, nextStep, settingsRows, usageText, verdictOf } from '../.
 import { retryReasons } from '../../visualize/retries.js';
 import { runDot } from '../../visualize/run.js';
 import { promptKindName, shareText, shownAnswer } from '../../visualize/sequence.js';
+import {
+  budgetText,
+  escalationAt,
+  escalationsOf,
+  escalationText,
+  isSkipped,
+  modelOf,
+  modelPairs,
+  modelPathText,
+  modelsOf,
+  modelText,
+  namesModels,
+  samplesAskedText,
+  samplesMax,
+  stoppedByBudget,
+} from '../../visualize/models.js';
 import { CliFileError } from '../batch/input.js';
 import type { RunRecord } from '../batch/run-record.js';
 import { type BatchSummary, percentile, summarize, type Tally, tallyOf } from '../batch/summary.js';
@@ -49,8 +66,8 @@ export interface TraceView {
   readonly settings: number;
   /** Which of the report's path drawings is this run's; null past `MAX_DRAWN_PATHS`. */
   readonly path: number | null;
-  /** Per attempt: `[#, answer, confidence, why, verdict kind, then, duration, tokens, raw reply]`. */
-  readonly attempts: readonly (readonly [number, string, string, string, 'accepted' | 'rejected' | 'ambiguous', string, string, string | null, string])[];
+  /** Per attempt: `[#, answer, confidence, why, verdict kind, then, duration, tokens, raw reply, model]`; the model null when the run names none. */
+  readonly attempts: readonly (readonly [number, string, string, string, 'accepted' | 'rejected' | 'ambiguous', string, string, string | null, string, string | null])[];
   /** Per sampling attempt, its samples and how they voted; empty for a one-sample run. */
   readonly votes: readonly VoteView[];
   /** Per prompt sent: `[heading, text]`; empty when the line did not keep them. */
@@ -59,6 +76,14 @@ export interface TraceView {
   readonly trace: readonly (readonly [string, number])[];
   /** Each time the person who asked clarified the question, in order; empty when nobody did. */
   readonly clarifications: readonly ClarificationView[];
+  /** Each time a cascade moved on to its next model: the attempt it began with, and `escalated to …, from attempt …`. */
+  readonly escalations: readonly (readonly [attempt: number, text: string])[];
+  /** Per model tried, when a cascade tried several: `[model, attempts, calls, tokens]`. */
+  readonly models: readonly (readonly [string, number, number, string])[];
+  /** Why the run stopped before a call, when its budget stopped it; null otherwise. */
+  readonly budget: string | null;
+  /** Which model made which attempts, for under the diagram; null unless the run names its models. */
+  readonly modelPath: string | null;
 }
 
 /** A clarification, as the trace page's "Clarifications" words it. */
@@ -107,6 +132,21 @@ export interface ReportModel {
   readonly traces: readonly TraceView[];
   /** Graphviz DOT of each distinct path; a run's `path` indexes this. Runs share drawings, so 10 000 questions draw a few dozen. */
   readonly paths: readonly string[];
+  /** What each model spent over the file, in the order first tried; empty when no line names its models. */
+  readonly models: readonly ModelTotals[];
+}
+
+/** One model over a results file: the questions that asked it, what it spent, and the accepted answers it gave. */
+export interface ModelTotals {
+  readonly model: string;
+  /** Questions that asked it at least once. */
+  readonly questions: number;
+  /** Questions whose accepted answer (VERIFIED or REPAIRED) it gave. */
+  readonly accepted: number;
+  readonly attempts: number;
+  readonly calls: number;
+  /** What its calls reported; null when none did. */
+  readonly usage: Usage | null;
 }
 
 /** A result line read back: its fields as written, and the result they make. */
@@ -187,7 +227,18 @@ export function reportModel(source: string, lines: readonly ReadLine[], question
   const drawings = new Map<string, number>();
   const settings: ((readonly [string, string])[] | null)[] = [];
   const settingsIndex = new Map<string, number>();
+  const spends = new Map<string, { questions: number; accepted: number; attempts: number; calls: number; usage: Usage | null }>();
   for (const { row, result, hasPrompts } of lines) {
+    for (const m of modelsOf(result)) {
+      const name = modelText(m.model);
+      const spend = spends.get(name) ?? { questions: 0, accepted: 0, attempts: 0, calls: 0, usage: null };
+      spend.questions += 1;
+      spend.attempts += m.attempts;
+      spend.calls += m.calls;
+      spend.usage = addUsage(spend.usage, m.usage);
+      if (result.ok && m.model === (result.model ?? null)) spend.accepted += 1;
+      spends.set(name, spend);
+    }
     // The line's derived fields (method, latency) are read from the checked result, not trusted as written.
     const ms = typeof row['latencyMs'] === 'number' && Number.isFinite(row['latencyMs']) && row['latencyMs'] >= 0 ? row['latencyMs'] : result.durationMs;
     const tally = tallyOf({ ...row, method: result.method, latencyMs: ms });
@@ -257,6 +308,7 @@ export function reportModel(source: string, lines: readonly ReadLine[], question
     rows,
     traces,
     paths: [...paths.keys()],
+    models: [...spends].map(([model, spend]) => ({ model, ...spend })),
   };
 }
 
@@ -282,6 +334,7 @@ function traceView(result: BoothResult, hasPrompts: boolean, path: number | null
     ...(result.agreement === null ? [] : ([['agreement', numberText(result.agreement)]] satisfies [string, string][])),
     ['method', result.method],
     ['attempts', String(result.nAttempts)],
+    ...modelPairs(result),
     ['duration', durationText(result.durationMs)],
     ...(result.usage === null ? [] : ([['tokens', usageText(result.usage)]] satisfies [string, string][])),
     ...(retried === null ? [] : ([['retried for', retried]] satisfies [string, string][])),
@@ -290,13 +343,15 @@ function traceView(result: BoothResult, hasPrompts: boolean, path: number | null
     ...(clarifications.length === 0 ? [] : ([['clarified', clarifications.map((c) => saidText(c)).join('; then ')]] satisfies [string, string][])),
   ];
   const last = result.attempts.length - 1;
+  const names = namesModels(result);
+  const models = modelsOf(result);
   return {
     pairs,
     settings,
     path,
     attempts: result.attempts.map((a, i) => {
-      // A clarification is recorded in the result itself: known with or without the prompts.
-      const clarified = roundAt(result, i + 1) !== undefined;
+      // A clarification, or a cascade's next model, is recorded in the result itself: known with or without the prompts.
+      const clarified = roundAt(result, i + 1) !== undefined || escalationAt(result, i + 1) !== undefined;
       const why = verdictOf(a, result.settings, readingsWentOut(result, i));
       return [
         i,
@@ -309,6 +364,7 @@ function traceView(result: BoothResult, hasPrompts: boolean, path: number | null
         durationText(a.durationMs),
         (a.usage ?? null) === null ? null : usageText(a.usage!),
         a.rawText,
+        names ? modelText(modelOf(a)) : null,
       ] as const;
     }),
     votes: votesOf(result, hasPrompts),
@@ -321,6 +377,10 @@ function traceView(result: BoothResult, hasPrompts: boolean, path: number | null
       said: saidText(c),
       question: c.question,
     })),
+    escalations: escalationsOf(result).map((e) => [e.attempt, escalationText(e)] as const),
+    models: models.length < 2 ? [] : models.map((m) => [modelText(m.model), m.attempts, m.calls, m.usage === null ? '—' : usageText(m.usage)] as const),
+    budget: stoppedByBudget(result) ? budgetText(result) : null,
+    modelPath: modelPathText(result),
   };
 }
 
@@ -340,7 +400,7 @@ function votesOf(result: BoothResult, hasPrompts: boolean): VoteView[] {
     const kind = hasPrompts ? `: ${promptKindName(result.prompts[i]?.kind ?? 'first')}` : '';
     return [
       {
-        heading: `attempt ${i}${kind}, ${attempt.samples.length} samples`,
+        heading: `attempt ${i}${kind}, ${samplesAskedText(attempt, samplesMax(result))}`,
         pairs: [
           ...(share === null
             ? ([['vote', 'none: no sample parsed']] as const)
@@ -352,6 +412,8 @@ function votesOf(result: BoothResult, hasPrompts: boolean): VoteView[] {
         ],
         samples: attempt.samples.map((sample, n) => {
           const cluster = clusterOf.get(n);
+          // Aborted in flight once the vote was settled, as the trace page says it.
+          if (isSkipped(sample)) return [n, '—', '—', 'skipped', 'the vote was settled before it replied', '—'] as const;
           return [
             n,
             sample.answer === null ? '—' : answerText(sample.answer),

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { numberText } from '../../util/numbers.js';
-import { countText, durationText } from '../../visualize/explain.js';
+import { costText, countText, durationText } from '../../visualize/explain.js';
 import { graphvizSvg, type Html, html, scriptJson } from '../../visualize/escape.js';
 import type { Calibration } from '../calibrate.js';
 import { MAX_DRAWN_PATHS, type ReportModel } from './model.js';
@@ -105,6 +105,10 @@ ol.readings li { white-space: pre-wrap; overflow-wrap: anywhere; }
 ol.readings li.chosen { font-weight: 600; }
 #detail tr.round td { background: #fff7e0; font-weight: 600; }
 ol.steps small.round { color: var(--AMBIGUOUS); font-weight: 600; }
+#detail tr.escalation td { background: #eef3fb; font-weight: 600; }
+ol.steps small.escalation { color: var(--accent); font-weight: 600; }
+#detail tr.skipped td { color: var(--muted); font-style: italic; }
+#detail p.budget { margin: 8px 0; padding: 6px 10px; background: #fdecea; border-left: 4px solid var(--UNCERTAIN); border-radius: 4px; }
 `;
 
 /** The page of a report. */
@@ -195,13 +199,14 @@ function summarySection(model: ReportModel): Html {
   );
   const methods = Object.entries(summary.byMethod).map(
     ([method, n]) =>
-      html`<tr><td>${method}${method === 'call_failure' ? html` <span class="flag small">outage</span>` : ''}</td><td class="n">${countText(n)}</td><td class="n muted">${share(n, total)}</td></tr>`,
+      html`<tr><td>${method}${METHOD_FLAGS.get(method) ?? ''}</td><td class="n">${countText(n)}</td><td class="n muted">${share(n, total)}</td></tr>`,
   );
   const mostAttempts = Math.max(1, ...model.attemptCounts.values());
   const attempts = [...model.attemptCounts].map(
     ([k, n]) => html`<div><span>${k} attempt${k === 1 ? '' : 's'}</span><i style="width:${((n / mostAttempts) * 100).toFixed(2)}%"></i><span class="num">${countText(n)}</span></div>`,
   );
   const calledOff = summary.byMethod['call_failure'] ?? 0;
+  const budgetStopped = summary.byMethod['budget'] ?? 0;
   const badReplies = summary.byMethod['parse_failure'] ?? 0;
   return html`<section class="grid" id="summary">
 <div class="card" id="by-status">
@@ -235,7 +240,31 @@ ${histogram(latency.sorted, latency)}
 <h3>Tokens and cost</h3>
 ${model.spent.length === 0 ? html`<div class="muted">No call reported usage: the tokens are unknown.</div>` : model.spent.map((line) => html`<div>${line}</div>`)}
 </div>
-</section>`;
+${model.models.length === 0 && budgetStopped === 0 ? '' : spendCard(model, budgetStopped)}</section>`;
+}
+
+/** Methods the summary marks beside their count: what they mean for the run as a whole. */
+const METHOD_FLAGS = new Map<string, Html>([
+  ['call_failure', html` <span class="flag small">outage</span>`],
+  ['budget', html` <span class="flag small">stopped by the budget</span>`],
+]);
+
+/**
+ * What each model spent over the file, in the order first tried, and how many questions the
+ * budget stopped: a cascade's figures, to see which model answered and at what cost.
+ */
+function spendCard(model: ReportModel, budgetStopped: number): Html {
+  const rows = model.models.map(
+    (m) => html`<tr><td>${m.model}</td><td class="n">${countText(m.questions)}</td><td class="n">${countText(m.accepted)}</td><td class="n">${countText(m.attempts)}</td><td class="n">${countText(m.calls)}</td><td class="n">${m.usage === null ? '—' : countText(m.usage.totalTokens)}</td><td class="n">${m.usage === null || m.usage.costUsd === null ? '—' : costText(m.usage.costUsd)}</td></tr>`,
+  );
+  return html`<div class="card" id="models">
+<h3>Models and budget</h3>
+<div><b class="num">${countText(budgetStopped)}</b> question${budgetStopped === 1 ? '' : 's'} stopped by the budget${budgetStopped > 0 ? html` <span class="flag small">budget</span>` : ''}</div>
+<div class="muted small">a question stopped before a call its budget could not afford ends UNCERTAIN, method budget</div>
+${rows.length === 0 ? '' : html`<table class="plain" style="margin-top:8px"><tr><th>model</th><th class="n">questions</th><th class="n">accepted</th><th class="n">attempts</th><th class="n">calls</th><th class="n">tokens</th><th class="n">cost</th></tr>${rows}</table>
+<div class="muted small">per model, in the order first tried; accepted: the VERIFIED or REPAIRED answers it gave. — when its calls reported no usage, or no cost.</div>`}
+</div>
+`;
 }
 
 /**

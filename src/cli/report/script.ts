@@ -162,6 +162,11 @@ export const REPORT_SCRIPT = html`
     parts.push(header);
     if (r[8] !== '') parts.push(element('p', r[8]));
     parts.push(pairs(t.pairs));
+    if (t.budget !== null) {
+      var stopped = element('p', t.budget, 'budget');
+      stopped.id = 'detail-budget';
+      parts.push(stopped);
+    }
     var settings = data.settings[t.settings];
     if (settings === null) parts.push(element('p', 'An evidence check: no confidence threshold, retry, validator or timer.', 'muted small'));
     else parts.push(element('p', 'settings: ' + settings.map(function (p) { return p[0] + ' ' + p[1]; }).join(' · '), 'muted small'));
@@ -172,6 +177,11 @@ export const REPORT_SCRIPT = html`
     if (drawing !== null) figure.appendChild(drawing.content.cloneNode(true));
     else figure.appendChild(element('p', 'Not drawn: this file holds more distinct paths than a report draws (' + data.maxDrawn + '); toHtml(resultFrom(line)) from boothjs/visualize draws this one.', 'muted small'));
     parts.push(figure);
+    if (t.modelPath !== null) {
+      var path = element('p', 'models: ' + t.modelPath, 'muted small');
+      path.id = 'detail-model-path';
+      parts.push(path);
+    }
     /* Each clarification, and the round it began, as the trace page shows them. */
     var rounds = new Map();
     t.clarifications.forEach(function (c, n) {
@@ -190,25 +200,41 @@ export const REPORT_SCRIPT = html`
       section.appendChild(folded('the question as it stood', c.question));
       parts.push(section);
     });
+    /* Each model a cascade tried, with what it spent. */
+    if (t.models.length > 0) {
+      parts.push(element('h3', 'Models'));
+      var models = table(['model', 'attempts', 'calls', 'tokens'], t.models, function (m) {
+        var tr = element('tr');
+        m.forEach(function (value) { tr.appendChild(element('td', String(value))); });
+        return tr;
+      });
+      models.id = 'detail-models';
+      parts.push(models);
+    }
+    var escalations = new Map();
+    t.escalations.forEach(function (e) { if (!escalations.has(e[0])) escalations.set(e[0], e[1]); });
     if (t.attempts.length > 0) {
       parts.push(element('h3', 'Attempts'));
       var withTokens = t.attempts.some(function (a) { return a[7] !== null; });
-      var headings = ['#', 'answer', 'confidence', 'why', 'then', 'duration'].concat(withTokens ? ['tokens'] : [], ['raw reply']);
-      /* A clarified round starts with a row that says what the person said. */
+      var withModels = t.attempts.some(function (a) { return a[9] !== null && a[9] !== undefined; });
+      var headings = ['#'].concat(withModels ? ['model'] : [], ['answer', 'confidence', 'why', 'then', 'duration'], withTokens ? ['tokens'] : [], ['raw reply']);
+      /* A clarified round starts with a row that says what the person said; a cascade's next model with one that names it. */
       var items = [];
       t.attempts.forEach(function (a) {
         if (rounds.has(a[0])) items.push({ round: rounds.get(a[0]) });
+        if (escalations.has(a[0])) items.push({ escalation: escalations.get(a[0]) });
         items.push(a);
       });
       var attempts = table(headings, items, function (a) {
-        if (a.round !== undefined) {
-          var row = element('tr', null, 'round');
-          var cell = row.appendChild(element('td', a.round.heading + ': ' + a.round.said));
+        if (a.round !== undefined || a.escalation !== undefined) {
+          var row = element('tr', null, a.round !== undefined ? 'round' : 'escalation');
+          var cell = row.appendChild(element('td', a.round !== undefined ? a.round.heading + ': ' + a.round.said : a.escalation));
           cell.colSpan = headings.length;
           return row;
         }
         var tr = element('tr');
         tr.appendChild(element('td', String(a[0])));
+        if (withModels) tr.appendChild(element('td', a[9] === null ? '—' : a[9], 'model'));
         tr.appendChild(element('td', a[1]));
         tr.appendChild(element('td', a[2]));
         tr.appendChild(element('td', a[3], 'why ' + (a[4] === 'accepted' || a[4] === 'ambiguous' ? a[4] : 'rejected')));
@@ -225,7 +251,7 @@ export const REPORT_SCRIPT = html`
       parts.push(element('h3', 'Samples and votes: ' + v.heading));
       parts.push(pairs(v.pairs));
       var samples = table(['sample', 'answer', 'confidence', 'reply', 'error', 'cluster'], v.samples, function (s) {
-        var tr = element('tr', null, s[5] === '1 (winner)' ? 'winner' : null);
+        var tr = element('tr', null, s[5] === '1 (winner)' ? 'winner' : s[3] === 'skipped' ? 'skipped' : null);
         s.forEach(function (value) { tr.appendChild(element('td', String(value))); });
         return tr;
       });
@@ -252,6 +278,11 @@ export const REPORT_SCRIPT = html`
       var first = t.trace.findIndex(function (s) { return s[1] === c.attempt; });
       if (!starts.has(first)) starts.set(first, n);
     });
+    var moved = new Map();
+    t.escalations.forEach(function (e) {
+      var first = t.trace.findIndex(function (s) { return s[1] === e[0]; });
+      if (first !== -1 && !moved.has(first)) moved.set(first, e[1]);
+    });
     t.trace.forEach(function (s, k) {
       var li = steps.appendChild(element('li', s[0] + ' '));
       li.appendChild(element('small', '(attempt ' + s[1] + ')'));
@@ -259,6 +290,11 @@ export const REPORT_SCRIPT = html`
         li.className = 'round-start';
         li.appendChild(document.createTextNode(' '));
         li.appendChild(element('small', 'round ' + (starts.get(k) + 2), 'round'));
+      }
+      if (moved.has(k)) {
+        if (!starts.has(k)) li.className = 'escalation-start';
+        li.appendChild(document.createTextNode(' '));
+        li.appendChild(element('small', moved.get(k), 'escalation'));
       }
     });
     parts.push(steps);
