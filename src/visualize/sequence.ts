@@ -17,6 +17,7 @@ const PROMPT_KINDS: Readonly<Record<SentPrompt['kind'], string>> = {
   disagreement: 'disagreement retry',
   confidence: 'confidence retry',
   clarification: 'the clarified question',
+  escalation: 'first prompt, to the next model',
 };
 
 /**
