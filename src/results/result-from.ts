@@ -38,8 +38,8 @@ export function resultOf(output: CheckpointOutput<unknown>): CheckResult<unknown
     evidenceAgreement: null,
     parsed: output.parsed,
     // An output written before budgets existed has no budgetStop.
-    reason: output.budgetStop ? BUDGET_SPENT : null,
-    detail: output.budgetStop ?? null,
+    reason: budgetStopOf(output) === null ? null : BUDGET_SPENT,
+    detail: budgetStopOf(output),
     prompts: output.prompts,
     trace: output.trace,
     settings: output.settings,
@@ -51,6 +51,16 @@ export function resultOf(output: CheckpointOutput<unknown>): CheckResult<unknown
     // Nor one written before cascades escalations.
     escalations: output.escalations ?? [],
   });
+}
+
+/**
+ * Why the budget stopped the run, or null: the output's `budgetStop`, or — in a result's JSON,
+ * as a batch line holds it, which has no `budgetStop` — its `detail` beside the reason `BUDGET_SPENT`.
+ */
+function budgetStopOf(output: CheckpointOutput<unknown>): string | null {
+  if (output.budgetStop) return output.budgetStop;
+  const { reason, detail } = output as { reason?: unknown; detail?: unknown };
+  return reason === BUDGET_SPENT && typeof detail === 'string' && detail !== '' ? detail : null;
 }
 
 const CHECK_STATUSES: readonly unknown[] = [VERIFIED, REPAIRED, AMBIGUOUS, UNCERTAIN];
