@@ -245,9 +245,9 @@ function attemptsTable(result: BoothResult): Html {
     const escalation = escalationAt(result, i);
     return html`${round === undefined ? '' : roundRow(round.index, round.clarification, columns)}${escalation === undefined ? '' : escalationRow(escalation.index, escalationText(escalation.escalation), columns)}<tr data-attempt="${i}">
 <td>${i}</td>
-${models ? html`<td class="model">${modelText(modelOf(a))}</td>\n` : ''}<td>${a.answer === null ? '—' : answerText(a.answer)}${a.ambiguous ? AMBIGUOUS_MARK : ''}</td>
+<td>${a.answer === null ? '—' : answerText(a.answer)}${a.ambiguous ? AMBIGUOUS_MARK : ''}</td>
 <td>${a.confidence === null ? '—' : numberText(a.confidence)}</td>
-<td class="why ${a.ambiguous ? 'ambiguous' : verdict.startsWith('accepted') ? 'accepted' : 'rejected'}">${verdict}${callTriesList(a)}</td>
+${models ? html`<td class="model">${modelText(modelOf(a))}</td>\n` : ''}<td class="why ${a.ambiguous ? 'ambiguous' : verdict.startsWith('accepted') ? 'accepted' : 'rejected'}">${verdict}${callTriesList(a)}</td>
 <td class="next">${nextStep(result, i)}</td>
 <td class="duration">${durationText(a.durationMs)}</td>
 ${tokens ? html`<td class="tokens">${(a.usage ?? null) === null ? '—' : usageText(a.usage!)}</td>\n` : ''}<td>${rawReply(a.callFailed ? redactUrls(a.rawText) : a.rawText)}</td>
@@ -255,7 +255,7 @@ ${tokens ? html`<td class="tokens">${(a.usage ?? null) === null ? '—' : usageT
   });
   return html`<h2>Attempts</h2>
 <table id="attempts">
-<thead><tr><th>#</th>${models ? html`<th>model</th>` : ''}<th>answer</th><th>confidence</th><th>why</th><th>then</th><th>duration</th>${tokens ? html`<th>tokens</th>` : ''}<th>raw reply</th></tr></thead>
+<thead><tr><th>#</th><th>answer</th><th>confidence</th>${models ? html`<th>model</th>` : ''}<th>why</th><th>then</th><th>duration</th>${tokens ? html`<th>tokens</th>` : ''}<th>raw reply</th></tr></thead>
 <tbody>${join(rows, html`\n`)}</tbody>
 </table>`;
 }
@@ -278,7 +278,8 @@ function callTriesList(attempt: Attempt<unknown>): Html | '' {
   const calls =
     attempt.samples === undefined
       ? attempt.callTries.map((callTry, n) => ({ name: `try ${n + 1}`, callTry }))
-      : attempt.samples.flatMap((sample, s) => sample.callTries.map((callTry, n) => ({ name: `sample ${s}, try ${n + 1}`, callTry })));
+      : // A skipped sample's call was aborted, not failed: the samples table says so.
+        attempt.samples.flatMap((sample, s) => (isSkipped(sample) ? [] : sample.callTries.map((callTry, n) => ({ name: `sample ${s}, try ${n + 1}`, callTry }))));
   if (calls.length < 2 || calls.every(({ callTry }) => callTry.error === null)) return '';
   const items = calls.map(({ name, callTry }) => html`<li class="${callTry.error === null ? 'replied' : 'failed'}">${name} ${tryText(callTry)}</li>`);
   return html`<ol class="tries">${items}</ol>`;
@@ -304,7 +305,7 @@ function rawReply(text: string): Html {
 function votesSection(result: BoothResult): Html | null {
   const blocks = result.attempts.flatMap((attempt, i) => {
     if (attempt.samples === undefined || result.settings === null) return [];
-    const heading = `attempt ${i}: ${promptKindName(result.prompts[i]?.kind ?? 'first')}, ${samplesAskedText(attempt, samplesMax(result))}`;
+    const heading = `attempt ${i}: ${promptKindName(result.prompts[i]?.kind ?? 'first')}, ${samplesAskedText(attempt, samplesMax(result, i))}`;
     return [voteBlock(i, heading, attempt, attempt.samples, result.settings.confidenceFrom)];
   });
   return blocks.length === 0 ? null : html`\n<h2>Samples and votes</h2>\n<div id="votes">${join(blocks, html`\n`)}</div>`;

@@ -117,3 +117,22 @@ export function modelPathText(result: BoothResult): string | null {
     .map(({ model, first, last }) => `${modelText(model)}: ${first === last ? `attempt ${first}` : `attempts ${first}–${last}`}`)
     .join(' → ');
 }
+
+/**
+ * The most samples attempt `index` could ask, as far as the result says: the run's `samples`
+ * (an adaptive plan's `max`) for the first model's attempts. A later model of a cascade may
+ * have had samples of its own, which the result does not record: null, unknown.
+ */
+export function samplesMax(result: BoothResult, index: number): number | null {
+  if (result.settings === null) return null;
+  const start = latestStart(result, index);
+  const escalated = escalationsOf(result).some((e) => e.attempt > start && e.attempt <= index);
+  return escalated ? null : result.settings.samples;
+}
+
+/** The first attempt of the round attempt `index` is in: 0, or the first after the latest clarification before it. */
+function latestStart(result: BoothResult, index: number): number {
+  let start = 0;
+  for (const { attempt } of result.clarifications ?? []) if (attempt <= index && attempt > start) start = attempt;
+  return start;
+}

@@ -83,7 +83,6 @@ export function sequence(result: BoothResult): string {
   for (const lane of lanes.values()) lines.push(mermaid`  participant ${lane}`);
   // Each lifeline says which model it is, when the run names them.
   if (namesModels(result)) for (const [name, lane] of lanes) lines.push(mermaid`  Note over ${lane}: ${label(modelText(name))}`);
-  const max = samplesMax(result);
   if (result.attempts.length === 0) {
     lines.push(mermaid`  App->>Booth: answer and evidence`);
     lines.push(mermaid`  Note over Booth: ${gates(result, 0, false)}`);
@@ -113,7 +112,8 @@ export function sequence(result: BoothResult): string {
         lines.push(isSkipped(sample) ? mermaid`  Booth-)${lane}: sample ${s} aborted, the vote was settled` : replyLine(sample, lane));
       });
       lines.push(mermaid`  Note over Booth: ${vote(attempt)}`);
-      if (max !== null && (attempt.samples.length < max || skippedCount(attempt) > 0)) {
+      const max = samplesMax(result, index);
+      if ((max !== null && attempt.samples.length < max) || skippedCount(attempt) > 0) {
         lines.push(mermaid`  Note over Booth: ${label(samplesAskedText(attempt, max))}`);
       }
     }

@@ -823,3 +823,167 @@ describe('telemetry of a run that waits for its clarification', () => {
     expect(seen().text).not.toContain('READING-MARK');
   });
 });
+
+describe('telemetry of a run that spends only what it needs: cascades, adaptive samples, budgets', () => {
+  const QUESTION = 'QUESTION-MARK capital of France?';
+  /** A model that reports what it used and replies `answer` at `confidence`. */
+  const reporting = (answer: string, confidence: number, tokens: number) => (_p: string, info: CallInfo) => {
+    info.reportUsage?.({ inputTokens: tokens, outputTokens: 1, costUsd: tokens / 1000 });
+    return envelope(answer, confidence);
+  };
+  const attemptsOf = (node: Node | undefined) => node?.children.map((child) => child.attributes['booth.attempt.index']);
+
+  for (const engine of ['stepper', 'actor'] as const) {
+    it(`${engine}: a cascade has one booth.model span per model tried, its attempts' spans under it, each with its name, place, attempts and usage`, () => {
+      forceEngine(engine);
+      try {
+        const result = check(reporting('Lyon', 0.3, 10), QUESTION, {
+          telemetry: true,
+          maxRetries: 1,
+          modelName: 'cheap',
+          escalate: [{ call: reporting('Paris', 0.95, 100), name: 'strong' }],
+        });
+        expect(result.escalations).toEqual([{ attempt: 2, model: 'strong' }]);
+        const root = checkSpan();
+        expect(root.attributes).toMatchObject({ 'booth.models': ['cheap', 'strong'], 'booth.model.name': 'strong', 'booth.status': 'VERIFIED', 'booth.attempts': 3 });
+        expect(root.children.map((child) => [child.name, child.attributes['booth.model.name'], child.attributes['booth.model.index']])).toEqual([
+          ['booth.model', 'cheap', 0],
+          ['booth.model', 'strong', 1],
+        ]);
+        const [cheap, strong] = root.children;
+        expect(attemptsOf(cheap)).toEqual([0, 1]);
+        expect(attemptsOf(strong)).toEqual([2]);
+        expect(cheap?.attributes).toMatchObject({ 'booth.model.attempts': 2, 'gen_ai.usage.input_tokens': 20, 'booth.usage.total_tokens': 22, 'booth.usage.cost_usd': 0.02 });
+        expect(strong?.attributes).toMatchObject({ 'booth.model.attempts': 1, 'gen_ai.usage.input_tokens': 100, 'booth.usage.cost_usd': 0.1 });
+        expect(strong?.children[0]?.attributes['booth.attempt.retry_kind']).toBe('escalation');
+        // The first model's last attempt ended in `escalating`: the move is an event on the attempt that caused it.
+        expect(cheap?.children[1]?.states.at(-1)).toBe('escalating');
+        expect(open.size).toBe(0);
+        // The question is on no span without recordPrompts; the names, which are the caller's settings, are.
+        expect(JSON.stringify(exporter.getFinishedSpans().map((span) => [span.attributes, span.events]))).not.toContain('QUESTION-MARK');
+      } finally {
+        forceEngine(null);
+      }
+    });
+  }
+
+  it('a run of one model, named or not, has no booth.model span: its attempts stay children of the check', () => {
+    check(() => PARIS, 'q', { telemetry: true, modelName: 'solo' });
+    const root = checkSpan();
+    expect(root.children.map((child) => child.name)).toEqual(['booth.attempt']);
+    expect(root.attributes['booth.model.name']).toBe('solo');
+    expect(root.attributes).not.toHaveProperty('booth.models');
+  });
+
+  it('an outage at the first provider: its failed attempt is under its model span, the answer under the next', async () => {
+    await acheck(
+      async () => {
+        throw Object.assign(new Error('HTTP 401'), { status: 401 });
+      },
+      'q',
+      { telemetry: true, escalate: [async () => PARIS] },
+    );
+    const root = checkSpan();
+    expect(root.children.map((child) => [child.attributes['booth.model.name'], attemptsOf(child)])).toEqual([
+      ['model 1', [0]],
+      ['model 2', [1]],
+    ]);
+    expect(root.attributes['booth.model.name']).toBe('model 2');
+  });
+
+  it('the provider call nests under its attempt, under its model', () => {
+    const provider = (reply: string) => () =>
+      trace.getTracer('provider-sdk').startActiveSpan('provider.call', (span) => {
+        span.end();
+        return reply;
+      });
+    check(provider(envelope('Lyon', 0.2)), 'q', { telemetry: true, maxRetries: 0, escalate: [provider(PARIS)] });
+    const models = checkSpan().children;
+    expect(models.map((model) => model.children.map((attempt) => attempt.children.map((child) => child.name)))).toEqual([[['provider.call']], [['provider.call']]]);
+  });
+
+  it('a clarified question asks the first model again: a new booth.model span for it', async () => {
+    const ambiguous = envelope('?', 0.8, { ambiguous: true, interpretations: ['the planet', 'the element'] });
+    const cheap = async (_p: string, { attempt }: CallInfo) => (attempt === 0 ? ambiguous : envelope('far', 0.2));
+    const strong = async () => envelope('0.39 AU', 0.95);
+    const options = { maxRetries: 0, modelName: 'cheap', escalate: [{ call: strong, name: 'strong' }] };
+    const ended = await acheck(cheap, 'How far is Mercury?', options);
+    expect(ended.status).toBe('AMBIGUOUS');
+    exporter.reset();
+    const result = await clarify(ended, 'the planet', cheap, { ...options, telemetry: true });
+    expect(result.attempts.map((a) => a.model)).toEqual(['cheap', 'cheap', 'strong']);
+    const root = checkSpan();
+    expect(root.children.map((child) => [child.name, child.attributes['booth.model.name'], attemptsOf(child)])).toEqual([
+      ['booth.model', 'cheap', [1]],
+      ['booth.model', 'strong', [2]],
+    ]);
+    expect(open.size).toBe(0);
+  });
+
+  it('a run resumed mid-cascade: the model under way gets its span at once, its resumed attempt under it', async () => {
+    const store = memoryStore();
+    const controller = new AbortController();
+    const cheap = async () => envelope('Lyon', 0.2);
+    const strong = async (_p: string, info: CallInfo) => {
+      if (!controller.signal.aborted) controller.abort(new Error('going down'));
+      return PARIS;
+    };
+    const options = { checkpoint: store, key: 'k', telemetry: true, maxRetries: 0, modelName: 'cheap', escalate: [{ call: strong, name: 'strong' }] };
+    await expect(acheck(cheap, 'q', { ...options, signal: controller.signal })).rejects.toThrow('going down');
+    exporter.reset();
+    const result = await acheck(cheap, 'q', options);
+    expect(result.model).toBe('strong');
+    const root = checkSpan();
+    expect(root.attributes['booth.resumed_attempts']).toBe(1);
+    expect(root.children.map((child) => [child.attributes['booth.model.name'], child.attributes['booth.model.index'], attemptsOf(child)])).toEqual([['strong', 1, [1]]]);
+    expect(root.children[0]?.children[0]?.attributes['booth.attempt.resumed']).toBe(true);
+    expect(open.size).toBe(0);
+  });
+
+  it('adaptive samples: only the samples asked have spans; one aborted once the vote was settled is marked skipped, with no reply attributes', async () => {
+    await acheck(
+      (_p, info) => {
+        if (info.sample !== 2) return Promise.resolve(PARIS);
+        return new Promise<string>((_, reject) => info.signal!.addEventListener('abort', () => reject(info.signal!.reason)));
+      },
+      'q',
+      { telemetry: true, samples: { max: 4, min: 3, stop: { confidence: 0.8 } } },
+    );
+    const [attempt] = checkSpan().children;
+    expect(attempt?.children.map((sample) => sample.attributes)).toEqual([
+      { 'gen_ai.operation.name': 'chat', 'booth.sample.index': 0, 'booth.parse_ok': true, 'booth.call_tries': 1, 'booth.confidence': 0.9 },
+      { 'gen_ai.operation.name': 'chat', 'booth.sample.index': 1, 'booth.parse_ok': true, 'booth.call_tries': 1, 'booth.confidence': 0.9 },
+      { 'gen_ai.operation.name': 'chat', 'booth.sample.index': 2, 'booth.sample.skipped': true },
+    ]);
+    const skipped = exporter.getFinishedSpans().find((span) => span.attributes['booth.sample.skipped'] === true);
+    expect(skipped?.events.map((event) => event.name)).toEqual(['booth.sample.skipped']);
+    expect(open.size).toBe(0);
+  });
+
+  it('adaptive samples in a synchronous check: the samples never asked get no span', () => {
+    check(() => PARIS, 'q', { telemetry: true, samples: { max: 5 } });
+    const [attempt] = checkSpan().children;
+    expect(attempt?.children.map((sample) => sample.attributes['booth.sample.index'])).toEqual([0, 1, 2]);
+  });
+
+  it('a budget stop is an event on the check span, in Booth\'s words; the limits are on it from the start', () => {
+    check(() => envelope('x', 0.2), 'q', { telemetry: true, maxRetries: 5, budget: { maxCalls: 2, maxTokens: 5_000 } });
+    const root = checkSpan();
+    expect(root.attributes).toMatchObject({ 'booth.method': 'budget', 'booth.status': 'UNCERTAIN', 'booth.budget.max_calls': 2, 'booth.budget.max_tokens': 5_000 });
+    expect(root.attributes).not.toHaveProperty('booth.budget.max_cost_usd');
+    const stops = exporter.getFinishedSpans().flatMap((span) => span.events.filter((event) => event.name === 'booth.budget.stop').map((event) => [span.name, event.attributes]));
+    expect(stops).toEqual([['booth.check', { 'booth.budget.detail': 'usage is unknown: a call replied without reporting what it used (info.reportUsage), so the budget of 5000 tokens cannot be kept' }]]);
+    expect(root.children.at(-1)?.states.at(-1)).toBe('overBudget');
+    expect(open.size).toBe(0);
+  });
+
+  it('a budget that cuts a cascade short: the stop on the check, no span for the model never asked', () => {
+    check(reporting('x', 0.2, 10), 'q', { telemetry: true, maxRetries: 1, escalate: [{ call: reporting('y', 0.9, 10), name: 'strong' }], budget: { maxCalls: 2 } });
+    const root = checkSpan();
+    expect(root.children.map((child) => child.attributes['booth.model.name'])).toEqual(['model 1']);
+    expect(root.attributes['booth.model.name']).toBe('model 1');
+    expect(exporter.getFinishedSpans().flatMap((span) => span.events.filter((event) => event.name === 'booth.budget.stop').map((event) => event.attributes))).toEqual([
+      { 'booth.budget.detail': 'the budget of 2 calls is spent' },
+    ]);
+  });
+});

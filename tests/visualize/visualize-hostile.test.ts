@@ -15,9 +15,12 @@ import { clarifiedRun, HOSTILE_CLARIFICATIONS } from '../fixtures/clarified-runs
 
 const runs = await everyFieldRuns();
 
-/** A Mermaid sequence line as Booth writes it: a fixed statement, then label text only — no `;#"<>%{}` but in entities, no line break. */
+/**
+ * A Mermaid sequence line as Booth writes it: a fixed statement, then label text only — no `;#"<>%{}` but in entities, no line break.
+ * A cascade's models are lifelines `Model1`, `Model2`, … their names only ever in a note's text.
+ */
 const SEQUENCE_LINE =
-  /^(?:sequenceDiagram|  participant (?:App|Booth|Model)|  (?:App->>Booth|Booth->>Model|Model-->>Booth|Model--xBooth|Booth-->>App|Note over Booth): (?:[^;#"<>%{}\r\n\u2028\u2029\u0085]|#\w+;)*|)$/;
+  /^(?:sequenceDiagram|  participant (?:App|Booth|Model\d*)|  (?:App->>Booth|Booth->>Model\d*|Booth-\)Model\d*|Model\d*-->>Booth|Model\d*--xBooth|Booth-->>App|Note over (?:Booth|Model\d*)): (?:[^;#"<>%{}\r\n\u2028\u2029\u0085]|#\w+;)*|)$/;
 
 describe('diagrams of runs with a hostile value in every field', () => {
   it('the walk replaces every leaf, the fields the review found unescaped among them', () => {

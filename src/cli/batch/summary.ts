@@ -91,15 +91,18 @@ export function tallyOf(row: Record<string, unknown>): Tally | null {
   let unparseable = 0;
   let allFailed = attempts.length > 0;
   for (const attempt of attempts as Array<Record<string, unknown>>) {
+    const samples = attempt?.['samples'];
+    // A skipped sample's call was aborted once the vote was settled: not a failed call, not an unparseable reply.
+    const skipped = Array.isArray(samples) ? (samples as Array<Record<string, unknown>>).filter((sample) => sample?.['skipped'] === true) : [];
     const tries = Array.isArray(attempt?.['callTries']) ? (attempt['callTries'] as Array<{ error?: unknown }>) : null;
-    const failedTries = tries ? tries.filter((t) => t?.error !== null && t?.error !== undefined).length : 0;
+    const skippedTries = skipped.reduce((n, sample) => n + (Array.isArray(sample['callTries']) ? (sample['callTries'] as Array<{ error?: unknown }>).filter((t) => t?.error !== null && t?.error !== undefined).length : 0), 0);
+    const failedTries = Math.max(0, (tries ? tries.filter((t) => t?.error !== null && t?.error !== undefined).length : 0) - skippedTries);
     if (attempt?.['callFailed'] === true) failedCalls += Math.max(1, failedTries);
     else {
       failedCalls += failedTries;
       allFailed = false;
-      const samples = attempt?.['samples'];
       if (Array.isArray(samples)) {
-        for (const sample of samples as Array<Record<string, unknown>>) if (sample?.['callFailed'] !== true && sample?.['parseOk'] !== true) unparseable += 1;
+        for (const sample of samples as Array<Record<string, unknown>>) if (sample?.['callFailed'] !== true && sample?.['parseOk'] !== true && sample?.['skipped'] !== true) unparseable += 1;
       } else if (attempt?.['parseOk'] !== true) unparseable += 1;
     }
   }

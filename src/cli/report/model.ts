@@ -400,7 +400,7 @@ function votesOf(result: BoothResult, hasPrompts: boolean): VoteView[] {
     const kind = hasPrompts ? `: ${promptKindName(result.prompts[i]?.kind ?? 'first')}` : '';
     return [
       {
-        heading: `attempt ${i}${kind}, ${samplesAskedText(attempt, samplesMax(result))}`,
+        heading: `attempt ${i}${kind}, ${samplesAskedText(attempt, samplesMax(result, i))}`,
         pairs: [
           ...(share === null
             ? ([['vote', 'none: no sample parsed']] as const)

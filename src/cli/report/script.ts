@@ -217,7 +217,7 @@ export const REPORT_SCRIPT = html`
       parts.push(element('h3', 'Attempts'));
       var withTokens = t.attempts.some(function (a) { return a[7] !== null; });
       var withModels = t.attempts.some(function (a) { return a[9] !== null && a[9] !== undefined; });
-      var headings = ['#'].concat(withModels ? ['model'] : [], ['answer', 'confidence', 'why', 'then', 'duration'], withTokens ? ['tokens'] : [], ['raw reply']);
+      var headings = ['#', 'answer', 'confidence'].concat(withModels ? ['model'] : [], ['why', 'then', 'duration'], withTokens ? ['tokens'] : [], ['raw reply']);
       /* A clarified round starts with a row that says what the person said; a cascade's next model with one that names it. */
       var items = [];
       t.attempts.forEach(function (a) {
@@ -234,9 +234,9 @@ export const REPORT_SCRIPT = html`
         }
         var tr = element('tr');
         tr.appendChild(element('td', String(a[0])));
-        if (withModels) tr.appendChild(element('td', a[9] === null ? '—' : a[9], 'model'));
         tr.appendChild(element('td', a[1]));
         tr.appendChild(element('td', a[2]));
+        if (withModels) tr.appendChild(element('td', a[9] === null ? '—' : a[9], 'model'));
         tr.appendChild(element('td', a[3], 'why ' + (a[4] === 'accepted' || a[4] === 'ambiguous' ? a[4] : 'rejected')));
         tr.appendChild(element('td', a[5]));
         tr.appendChild(element('td', a[6]));
