@@ -13,6 +13,7 @@ import { hostileCopy, XSS_PAYLOADS } from '../fixtures/hostile-results.js';
 import { envelope, scripted } from '../fixtures/helpers.js';
 import { available, useChromium } from '../fixtures/chromium.js';
 import { clarifiedRun, HOSTILE_CLARIFICATIONS } from '../fixtures/clarified-runs.js';
+import { spendRuns } from '../fixtures/spend-runs.js';
 
 /**
  * Booth's pages and pictures of runs whose every field holds markup, opened in Debian's
@@ -181,6 +182,43 @@ describe.runIf(available)('hostile runs in a browser', () => {
     }
   }, 120_000);
 
+  it('a cascade whose models are named with markup: each name is text in the header, the Models table, the attempts, the escalation rows and the path line', async () => {
+    // Three different payloads a run, so the three models stay three: every payload once (a name has at most 200 characters).
+    for (const [p, names] of [
+      [XSS_PAYLOADS[0]!, XSS_PAYLOADS[1]!, XSS_PAYLOADS[2]!],
+      [XSS_PAYLOADS[3]!, XSS_PAYLOADS[4]!, XSS_PAYLOADS[5]!],
+    ].entries()) {
+      const { cascade } = await spendRuns(names as [string, string, string]);
+      const [cheap, strong, best] = names as [string, string, string];
+      const opened = await open(await page(cascade as unknown as BoothResult), `cascade-names-${p}.html`);
+      const context = `names ${p}`;
+      await expectInert(opened);
+      const { page: tab } = opened;
+      expect(await tab.title(), context).toBe('Booth trace: VERIFIED');
+      expect(await tab.locator('#summary [data-name="model"] b').textContent(), context).toBe(best);
+      expect(await tab.locator('#summary [data-name="models tried"] b').textContent(), context).toBe(`${cheap} → ${strong} → ${best}`);
+      expect(await tab.locator('#models tbody td:first-child').allTextContents(), context).toEqual([cheap, strong, best]);
+      expect(await tab.locator('#attempts td.model').allTextContents(), context).toEqual([cheap, cheap, strong, strong, best]);
+      expect(await tab.locator('#attempts tr.escalation').allTextContents(), context).toEqual([`escalated to ${strong}, from attempt 2`, `escalated to ${best}, from attempt 4`]);
+      expect(await tab.locator('#attempts td.next').allTextContents(), context).toEqual(['confidence retry', `escalated to ${strong}`, 'parse retry', `escalated to ${best}`, 'VERIFIED']);
+      expect(await tab.locator('#model-path b').textContent(), context).toBe(`${cheap}: attempts 0–1 → ${strong}: attempts 2–3 → ${best}: attempt 4`);
+      expect(await tab.locator('#trace small.escalation').allTextContents(), context).toEqual([`escalated to ${strong}`, `escalated to ${best}`]);
+      await tab.close();
+    }
+  }, 60_000);
+
+  it("a budget stop whose detail holds markup (a tampered file) shows it as text in the budget's line", async () => {
+    const { budget } = await spendRuns();
+    const tampered = Object.assign(Object.create(Object.getPrototypeOf(budget) as object) as object, { ...budget, detail: ALL_PAYLOADS }) as unknown as BoothResult;
+    expect(tampered.method).toBe('budget');
+    const opened = await open(await page(tampered), 'budget-detail.html');
+    await expectInert(opened);
+    expect(await opened.page.locator('#budget').textContent()).toBe(
+      `Stopped by the budget: ${ALL_PAYLOADS}. No call was started that the budget could not afford; the attempts are those made before.`,
+    );
+    await opened.page.close();
+  }, 30_000);
+
   it('the SVG of a hostile run, opened on its own and inline, runs nothing', async () => {
     const runs = await everyFieldRuns();
     for (const [name, run] of Object.entries(runs)) {
@@ -249,9 +287,20 @@ describe.runIf(available)('hostile runs in a browser', () => {
       clarified.push(sequence((await clarifiedRun(0, { readings: [text, `other ${text}`] })).result));
       clarified.push(sequence((await clarifiedRun({ rephrased: text }, { readings: [text, 'second'] })).result));
     }
-    sources.push(...clarified);
+    // And cascades of models named with markup: a lifeline each, its name the text of a note over it.
+    const cascades: string[] = [];
+    for (const names of [[XSS_PAYLOADS[0]!, XSS_PAYLOADS[5]!, XSS_PAYLOADS[3]!], [XSS_PAYLOADS[1]!, XSS_PAYLOADS[2]!, XSS_PAYLOADS[4]!]] as const) {
+      cascades.push(sequence((await spendRuns(names)).cascade as unknown as BoothResult));
+    }
+    sources.push(...cascades, ...clarified);
     const { opened, svgs } = await renderMermaid(sources);
     expect(svgs).toHaveLength(sources.length);
+    // Each cascade drew three model lifelines, whatever its models are called, and each name as a note's text.
+    for (const svg of svgs.slice(-clarified.length - cascades.length, -clarified.length)) {
+      const actors = new Set([...svg.matchAll(/<text[^>]*class="actor[^"]*"[^>]*>(?:<tspan[^>]*>)?([^<]*)</g)].map(([, text]) => text));
+      expect([...actors].sort()).toEqual(['App', 'Booth', 'Model1', 'Model2', 'Model3']);
+      expect([...svg.matchAll(/<text[^>]*class="noteText"[^>]*>/g)].length).toBeGreaterThanOrEqual(3);
+    }
     // Each clarified diagram drew its boundary as two messages, the person's answer among them.
     for (const svg of svgs.slice(-clarified.length)) {
       const messages = [...svg.matchAll(/<text[^>]*class="messageText"[^>]*>([^<]*)</g)].map(([, text]) => text ?? '');

@@ -6,6 +6,12 @@ import { writeReport } from '../../src/cli/report/write.js';
 import { available, useChromium, watchPage } from '../fixtures/chromium.js';
 import { XSS_PAYLOADS } from '../fixtures/hostile-results.js';
 import { clarifiedLine, manyPathLines, reportLines, reportQuestions, sampledLine } from '../fixtures/report-lines.js';
+import { spendRuns } from '../fixtures/spend-runs.js';
+import { resultRow } from '../../src/cli/batch/output.js';
+import type { RunRecord } from '../../src/cli/batch/run-record.js';
+
+/** What `booth batch --model cheap` records in each line's `run`. */
+const SPEND_RUN: RunRecord = { booth: '0.1.0', model: 'cheap', host: '127.0.0.1:8080', schema: null, system: null, temperature: null, seed: null };
 
 /**
  * `booth report`'s page in Debian's Chromium: 10 000 questions load, filter, search and sort
@@ -183,6 +189,61 @@ describe.runIf(available)('the report page in a browser', () => {
     // A line never clarified has no such section.
     await page.locator('#rows tr[data-row="2"]').click();
     expect(await page.locator('#detail section.clarification, #detail tr.round, #detail li.round-start').count()).toBe(0);
+    await expectInert(opened);
+    await page.close();
+  }, 60_000);
+
+  it('a batch that spent: models named with markup, skipped samples and a budget stop, in the summary, the filter and each trace, as text', async () => {
+    const names = [XSS_PAYLOADS[0]!, XSS_PAYLOADS[1]!, XSS_PAYLOADS[3]!] as const;
+    const [cheap, strong, best] = names;
+    const { cascade } = await spendRuns(names);
+    const { skipped, budget } = await spendRuns();
+    const line = (id: string, result: Parameters<typeof resultRow>[2]) => JSON.stringify(resultRow({ id, prompt: 'Capital of France?' }, 12, result, false, SPEND_RUN));
+    const { url, warnings } = await report('spent', [line('cascade', cascade), line('skipped', skipped), line('budget', budget), ...reportLines(3)], null);
+    expect(warnings).toEqual([]);
+    const opened = await open(url);
+    const { page } = opened;
+    await expectInert(opened);
+    // The summary: one question stopped by the budget, and what each model spent, names as text.
+    expect(await page.locator('#models > div').first().innerText()).toBe('1 question stopped by the budget budget');
+    expect(await page.locator('#models table tr td:first-child').allTextContents()).toEqual([cheap, strong, best]);
+    expect(await page.locator('#by-method tr', { hasText: 'budget' }).locator('td').first().innerText()).toBe('budget stopped by the budget');
+    // The method filter offers budget, and shows the one question it stopped.
+    expect(await page.locator('#method-filter option').allTextContents()).toContain('budget (1)');
+    await page.locator('#method-filter').selectOption('budget');
+    expect(await page.locator('#shown').textContent()).toBe('1 of 6 questions');
+    expect(await page.locator('#rows tr[data-row] td:first-child').allTextContents()).toEqual(['budget']);
+    await page.locator('#method-filter').selectOption('');
+
+    await page.locator('#rows tr[data-row="0"]').click();
+    expect(await page.locator('#detail-models tbody td:first-child').allTextContents()).toEqual([cheap, strong, best]);
+    expect(await page.locator('#detail-attempts td.model').allTextContents()).toEqual([cheap, cheap, strong, strong, best]);
+    const rows = page.locator('#detail-attempts tbody tr.escalation');
+    expect(await rows.allTextContents()).toEqual([`escalated to ${strong}, from attempt 2`, `escalated to ${best}, from attempt 4`]);
+    expect(await rows.first().locator('td').getAttribute('colspan')).toBe(String(await page.locator('#detail-attempts thead th').count()));
+    expect(await page.locator('#detail-model-path').textContent()).toBe(`models: ${cheap}: attempts 0–1 → ${strong}: attempts 2–3 → ${best}: attempt 4`);
+    expect(await page.locator('#detail ol.steps small.escalation').allTextContents()).toEqual([`escalated to ${strong}, from attempt 2`, `escalated to ${best}, from attempt 4`]);
+    expect(await page.locator('#detail dl.pairs').innerText()).toContain(`models tried\n${cheap} → ${strong} → ${best}`);
+    const escalating = page.locator('#detail-diagram svg g.node', { has: page.locator('title', { hasText: /^escalating$/ }) });
+    expect(await escalating.getAttribute('class')).toBe('node visited');
+    await expectInert(opened);
+    await page.keyboard.press('Escape');
+
+    await page.locator('#rows tr[data-row="1"]').click();
+    expect(await page.locator('#detail h3', { hasText: 'Samples and votes' }).textContent()).toBe(
+      'Samples and votes: attempt 0, 3 of at most 4 samples asked, 1 skipped when the vote was settled',
+    );
+    expect(await page.locator('#detail table.samples tr.skipped td').allInnerTexts()).toEqual(['2', '—', '—', 'skipped', 'the vote was settled before it replied', '—']);
+    expect(await page.locator('#detail-attempts thead th').allInnerTexts()).not.toContain('model');
+    await page.keyboard.press('Escape');
+
+    await page.locator('#rows tr[data-row="2"]').click();
+    expect(await page.locator('#detail-budget').innerText()).toBe(
+      'Stopped by the budget: the budget of 2 calls is spent. No call was started that the budget could not afford; the attempts are those made before.',
+    );
+    expect(await page.locator('#detail-attempts tbody td:nth-child(5)').allInnerTexts()).toEqual(['asked again (the line did not keep its prompts)', 'UNCERTAIN: stopped by the budget']);
+    expect(await page.locator('#detail ol.steps li').last().innerText()).toBe('overBudget (attempt 1)');
+    await page.screenshot({ path: new URL('spent.png', OUTPUT).pathname });
     await expectInert(opened);
     await page.close();
   }, 60_000);

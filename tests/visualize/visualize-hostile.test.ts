@@ -12,6 +12,8 @@ import { everyFieldRuns } from '../fixtures/every-field-runs.js';
 import { hostileCopy, XSS_PAYLOADS } from '../fixtures/hostile-results.js';
 import { envelope, scripted } from '../fixtures/helpers.js';
 import { clarifiedRun, HOSTILE_CLARIFICATIONS } from '../fixtures/clarified-runs.js';
+import { spendRuns } from '../fixtures/spend-runs.js';
+import type { BoothResult } from '../../src/results/result.js';
 
 const runs = await everyFieldRuns();
 
@@ -42,6 +44,17 @@ describe('diagrams of runs with a hostile value in every field', () => {
         for (const line of hostile) expect(line, name).toMatch(SEQUENCE_LINE);
       }
     }
+  });
+
+  it("a cascade's model names are only ever note text: its lifelines are Booth's own ids, one per model", async () => {
+    const names = [XSS_PAYLOADS[0]!, XSS_PAYLOADS[3]!, XSS_PAYLOADS[5]!] as const;
+    const lines = sequence((await spendRuns(names)).cascade as unknown as BoothResult).split('\n');
+    for (const line of lines) expect(line).toMatch(SEQUENCE_LINE);
+    expect(lines.filter((line) => line.startsWith('  participant Model'))).toEqual(['  participant Model1', '  participant Model2', '  participant Model3']);
+    expect(lines.filter((line) => line.startsWith('  Note over Model'))).toHaveLength(3);
+    // Names are never drawn in the path: its DOT and flowchart hold counts only.
+    const { cascade } = await spendRuns(names);
+    for (const text of [runFlowchart(cascade as unknown as BoothResult), runDot(cascade as unknown as BoothResult)]) expect(text).not.toMatch(/<img|<script|onerror|%%|themeCSS/);
   });
 
   it('the flowchart and DOT of a run carry none of its values: only counts, which are computed', () => {
