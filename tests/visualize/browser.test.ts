@@ -6,6 +6,7 @@ import { machineGraph, machineToMermaid, toHtml, toMermaid, toSequence } from '.
 import { envelope, scripted } from '../fixtures/helpers.js';
 import { available, useChromium, watchPage } from '../fixtures/chromium.js';
 import { ambiguousReply, clarifiedRun, waitedRun } from '../fixtures/clarified-runs.js';
+import { spendRuns } from '../fixtures/spend-runs.js';
 
 /**
  * The HTML trace in a real browser: Debian's Chromium, driven by playwright-core, with
@@ -255,8 +256,10 @@ describe.runIf(available)('in a browser, offline', () => {
       }),
       clarified: (await clarifiedRun(0)).result,
       waited: await waitedRun([ambiguousReply(['a', 'b']), ambiguousReply(['c', 'd']), envelope('x', 0.95)], [{ rephrased: 'Q again' }, 'd']),
+      // Through escalating twice, and into overBudget: the states a cascade and a budget add.
+      ...(({ cascade, budget }) => ({ cascade, budget }))(await spendRuns()),
     };
-    expect(Object.values(runs).map((run) => run.status)).toEqual(['VERIFIED', 'REPAIRED', 'REPAIRED', 'VERIFIED', 'UNCERTAIN', 'REPAIRED', 'REPAIRED', 'VERIFIED']);
+    expect(Object.values(runs).map((run) => run.status)).toEqual(['VERIFIED', 'REPAIRED', 'REPAIRED', 'VERIFIED', 'UNCERTAIN', 'REPAIRED', 'REPAIRED', 'VERIFIED', 'VERIFIED', 'UNCERTAIN']);
     for (const [name, result] of Object.entries(runs)) {
       const { page } = await open(await toHtml(result), `labels-${name}`);
       // Every edge's and node's label as the browser lays it out: the box around all its lines.
@@ -338,7 +341,8 @@ describe.runIf(available)('in a browser, offline', () => {
 
   it('Mermaid renders every diagram Booth writes', async () => {
     const result = check(scripted(['junk', envelope('Paris', 0.9)]).sync, 'q');
-    const diagrams = [machineToMermaid(checkpointMachine), toMermaid(result), toSequence(result)];
+    const { cascade, skipped, budget } = await spendRuns();
+    const diagrams = [machineToMermaid(checkpointMachine), toMermaid(result), toSequence(result), ...[cascade, skipped, budget].flatMap((run) => [toMermaid(run), toSequence(run)])];
     const page = await browser().newPage();
     await page.setContent('<!doctype html><body></body>');
     await page.addScriptTag({ content: readFileSync(new URL('../../node_modules/mermaid/dist/mermaid.min.js', import.meta.url), 'utf8') });
@@ -349,9 +353,13 @@ describe.runIf(available)('in a browser, offline', () => {
       for (const [i, source] of sources.entries()) out.push((await mermaid.render(`d${i}`, source)).svg);
       return out;
     }, diagrams);
-    expect(rendered).toHaveLength(3);
+    expect(rendered).toHaveLength(9);
     for (const svg of rendered) expect(svg).toMatch(/^<svg[\s\S]*<\/svg>$/);
     expect(rendered[0]).toContain('confidenceGate');
     expect(rendered[2]).toContain('parse retry');
+    // A cascade's lifelines, a skipped sample called off, a budget's stop.
+    expect(rendered[4]).toContain('escalated to best, from attempt 4');
+    expect(rendered[6]).toContain('sample 2 aborted, the vote was settled');
+    expect(rendered[8]).toContain('stopped by the budget: the budget of 2 calls is spent');
   }, 60_000);
 });
