@@ -1,0 +1,333 @@
+/**
+ * `npm run bench:spend`: what cascades and adaptive samples save, side by side in one run, on
+ * the same simulated questions (bench/spend-sim.ts: a seeded population, a cheap model and a
+ * strong one at ten times the price per token).
+ *
+ * 1. The population: how often one sample of each model is right, by kind of question.
+ * 2. Each way of asking, on every question: accuracy against the hidden truth (an accepted
+ *    answer that equals it), the share accepted and the share accepted wrong, calls, tokens and
+ *    cost per question as the simulated provider billed them, and how often the vote's winner
+ *    and the verdict are those of the fixed path it saves on.
+ * 3. The issue's targets, PASS or FAIL, with the arithmetic floor of each stopping rule.
+ * 4. Sensitivity: the same measures when the share of hard questions, the cheap model's
+ *    ability and the price ratio move, one at a time.
+ *
+ * Every check has `maxRetries: 0`: each model gets one attempt, so what is measured is the
+ * vote and the cascade, not reconsideration. Nothing here is timed: the figures are counts,
+ * the same on every machine for a seed.
+ *
+ *   node --import tsx bench/spend.ts [--questions=2000] [--seed=30] [--no-sensitivity]
+ */
+import { acheck, type AsyncCallFn } from '../src/index.js';
+import { type BilledCall, DEFAULT_PARAMS, floorSamples, population, populationStats, type Question, type SimParams, simulatedModel } from './spend-sim.js';
+
+type Models = { cheap: AsyncCallFn; strong: AsyncCallFn };
+type Ask = (models: Models) => { call: AsyncCallFn; options: Record<string, unknown> };
+
+interface Way {
+  readonly name: string;
+  readonly ask: Ask;
+  /** The row whose winners and verdicts this one's are compared with. */
+  readonly reference?: string;
+  /** Adaptive samples: the fixed `samples` count this one saves on, and its rule's floor in calls. */
+  readonly adaptive?: { readonly max: number; readonly stop: 'decided' | number };
+  readonly cascade?: boolean;
+}
+
+const base = { maxRetries: 0 };
+const strongEntry = (strong: AsyncCallFn) => ({ call: strong, name: 'strong', samples: 1 });
+
+const adaptive = (max: number, stop: 'decided' | number) => (stop === 'decided' ? { max } : { max, stop: { confidence: stop } });
+const label = (max: number, stop: 'decided' | number) => `adaptive max ${max}${stop === 'decided' ? ', exact' : `, Beta ${stop}`}`;
+
+const adaptiveWay = (max: number, stop: 'decided' | number): Way => ({
+  name: label(max, stop),
+  ask: ({ cheap }) => ({ call: cheap, options: { ...base, samples: adaptive(max, stop) } }),
+  reference: `cheap, samples: ${max}`,
+  adaptive: { max, stop },
+});
+
+const cascadeWay = (name: string, samples: unknown, reference?: string): Way => ({
+  name,
+  ask: ({ cheap, strong }) => ({
+    call: cheap,
+    options: { ...base, modelName: 'cheap', escalate: [strongEntry(strong)], ...(samples === undefined ? {} : { samples }) },
+  }),
+  cascade: true,
+  ...(reference === undefined ? {} : { reference }),
+});
+
+const WAYS: readonly Way[] = [
+  { name: 'strong', ask: ({ strong }) => ({ call: strong, options: { ...base } }) },
+  { name: 'cheap', ask: ({ cheap }) => ({ call: cheap, options: { ...base } }) },
+  { name: 'cheap, samples: 5', ask: ({ cheap }) => ({ call: cheap, options: { ...base, samples: 5 } }) },
+  adaptiveWay(5, 'decided'),
+  adaptiveWay(5, 0.95),
+  adaptiveWay(5, 0.9),
+  adaptiveWay(5, 0.85),
+  { name: 'cheap, samples: 10', ask: ({ cheap }) => ({ call: cheap, options: { ...base, samples: 10 } }) },
+  adaptiveWay(10, 'decided'),
+  adaptiveWay(10, 0.95),
+  cascadeWay('cascade cheap > strong', undefined),
+  cascadeWay('cascade, samples: 5', 5),
+  cascadeWay('cascade, adaptive 5 exact', { max: 5 }, 'cascade, samples: 5'),
+  cascadeWay('cascade, adaptive 5 Beta 0.95', { max: 5, stop: { confidence: 0.95 } }, 'cascade, samples: 5'),
+  cascadeWay('cascade, adaptive 5 Beta 0.85', { max: 5, stop: { confidence: 0.85 } }, 'cascade, samples: 5'),
+];
+
+/** What one check of one question came to. */
+interface Outcome {
+  readonly accepted: boolean;
+  readonly right: boolean;
+  /** The verdict: status and, when accepted, the answer. */
+  readonly verdict: string;
+  /** The first attempt's answer: the vote's winner with samples. */
+  readonly winner: string | null;
+  readonly calls: number;
+  readonly aborted: number;
+  readonly tokens: number;
+  readonly costUsd: number;
+  /** What the aborted calls were billed (their input tokens). */
+  readonly abortedUsd: number;
+  /** What Booth's result.usage says the calls cost (aborted calls report nothing). */
+  readonly reportedUsd: number;
+  readonly escalated: boolean;
+}
+
+async function checkOne(params: SimParams, q: Question, way: Way): Promise<Outcome> {
+  const ledger: BilledCall[] = [];
+  const models = { cheap: simulatedModel(params, q, 'cheap', ledger), strong: simulatedModel(params, q, 'strong', ledger) };
+  const { call, options } = way.ask(models);
+  const result = await acheck(call, q.text, options as Parameters<typeof acheck>[2]);
+  const accepted = result.status === 'VERIFIED' || result.status === 'REPAIRED';
+  const escalations = (result as unknown as { escalations?: readonly unknown[] }).escalations;
+  return {
+    accepted,
+    right: accepted && result.answer === q.truth,
+    verdict: accepted ? `${result.status}:${String(result.answer)}` : result.status,
+    winner: (result.attempts[0]?.answer as string | null | undefined) ?? null,
+    calls: ledger.length,
+    aborted: ledger.filter((c) => c.aborted).length,
+    tokens: ledger.reduce((sum, c) => sum + c.inputTokens + c.outputTokens, 0),
+    costUsd: ledger.reduce((sum, c) => sum + c.costUsd, 0),
+    abortedUsd: ledger.reduce((sum, c) => sum + (c.aborted ? c.costUsd : 0), 0),
+    reportedUsd: result.usage?.costUsd ?? 0,
+    escalated: escalations !== undefined ? escalations.length > 0 : ledger.some((c) => c.model === 'strong') && ledger.some((c) => c.model === 'cheap'),
+  };
+}
+
+/** Every question through one way of asking, `concurrency` checks at a time (the outcome of each does not depend on the others). */
+async function runWay(params: SimParams, questions: readonly Question[], way: Way, concurrency = 64): Promise<Outcome[] | string> {
+  try {
+    await checkOne(params, questions[0]!, way);
+  } catch (error) {
+    return error instanceof Error ? error.message : String(error);
+  }
+  const outcomes: Outcome[] = new Array(questions.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < questions.length) {
+      const k = next++;
+      outcomes[k] = await checkOne(params, questions[k]!, way);
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  return outcomes;
+}
+
+interface Row {
+  readonly way: Way;
+  readonly n: number;
+  readonly accuracy: number;
+  readonly accepted: number;
+  readonly wrongAccepted: number;
+  readonly calls: number;
+  readonly aborted: number;
+  readonly tokens: number;
+  readonly costUsd: number;
+  readonly reportedUsd: number;
+  readonly escalated: number;
+  readonly outcomes: readonly Outcome[];
+}
+
+function summarise(way: Way, outcomes: readonly Outcome[]): Row {
+  const n = outcomes.length;
+  const mean = (f: (o: Outcome) => number) => outcomes.reduce((sum, o) => sum + f(o), 0) / n;
+  return {
+    way,
+    n,
+    accuracy: mean((o) => +o.right),
+    accepted: mean((o) => +o.accepted),
+    wrongAccepted: mean((o) => +(o.accepted && !o.right)),
+    calls: mean((o) => o.calls),
+    aborted: mean((o) => o.aborted),
+    tokens: mean((o) => o.tokens),
+    costUsd: mean((o) => o.costUsd),
+    reportedUsd: mean((o) => o.reportedUsd),
+    escalated: mean((o) => +o.escalated),
+    outcomes,
+  };
+}
+
+/** Share of questions on which `f` gives the same for both rows. */
+function same(a: Row, b: Row, f: (o: Outcome) => unknown): number {
+  let equal = 0;
+  for (let k = 0; k < a.n; k += 1) if (f(a.outcomes[k]!) === f(b.outcomes[k]!)) equal += 1;
+  return equal / a.n;
+}
+
+async function measure(params: SimParams, ways: readonly Way[]): Promise<{ rows: Map<string, Row>; missing: Map<string, string> }> {
+  const questions = population(params);
+  const rows = new Map<string, Row>();
+  const missing = new Map<string, string>();
+  for (const way of ways) {
+    const outcomes = await runWay(params, questions, way);
+    if (typeof outcomes === 'string') missing.set(way.name, outcomes);
+    else rows.set(way.name, summarise(way, outcomes));
+  }
+  return { rows, missing };
+}
+
+const pct = (x: number, digits = 1) => `${(x * 100).toFixed(digits)} %`;
+const pad = (s: string, width: number) => s.padStart(width);
+
+// ---- the run ------------------------------------------------------------------------------
+
+const args = new Map<string, string | undefined>(
+  process.argv.slice(2).map((arg) => {
+    const [key, value] = arg.replace(/^--/, '').split('=');
+    return [key!, value];
+  }),
+);
+const params: SimParams = {
+  ...DEFAULT_PARAMS,
+  questions: Number(args.get('questions') ?? DEFAULT_PARAMS.questions),
+  seed: Number(args.get('seed') ?? DEFAULT_PARAMS.seed),
+};
+
+console.log(`Booth spend benchmark: ${params.questions} simulated questions, seed ${params.seed}, maxRetries 0, threshold 0.7 (the default)`);
+const stats = populationStats(params, population(params));
+console.log(`\nThe population (${pct(stats.hardShare)} hard): how often one sample is right, its mean self-reported confidence,`);
+console.log('and how well that confidence tells its right samples from its wrong ones (AUROC; 0.5 is chance)');
+console.log(`  ${'model'.padEnd(8)}${pad('easy', 9)}${pad('conf.', 7)}${pad('hard', 9)}${pad('conf.', 7)}${pad('all', 9)}${pad('conf.', 7)}${pad('AUROC', 7)}${pad('$ per M tokens in / out', 26)}`);
+for (const model of ['cheap', 'strong'] as const) {
+  const times = model === 'strong' ? params.priceRatio : 1;
+  const price = `${(params.cheapPrice.inputPerMTok * times).toFixed(2)} / ${(params.cheapPrice.outputPerMTok * times).toFixed(2)}`;
+  const m = stats[model];
+  console.log(
+    `  ${model.padEnd(8)}${pad(pct(m.easy.accuracy), 9)}${pad(m.easy.meanConfidence.toFixed(2), 7)}${pad(pct(m.hard.accuracy), 9)}${pad(m.hard.meanConfidence.toFixed(2), 7)}${pad(pct(m.all.accuracy), 9)}${pad(m.all.meanConfidence.toFixed(2), 7)}${pad(m.all.auroc.toFixed(2), 7)}${pad(price, 26)}`,
+  );
+}
+
+const { rows, missing } = await measure(params, WAYS);
+const strong = rows.get('strong');
+
+console.log('\nEach way of asking, on every question. accuracy: accepted and equal to the truth; wrong: accepted and not;');
+console.log('cost: as the provider billed it (an aborted call: its input tokens). vs: calls against the fixed row it saves');
+console.log('on, cost against the strong model alone. winner / verdict: same first-attempt winner / same status and');
+console.log('answer as that fixed row.');
+console.log(
+  `  ${'way'.padEnd(32)}${pad('accuracy', 9)}${pad('accepted', 9)}${pad('wrong', 8)}${pad('escal.', 8)}${pad('calls', 7)}${pad('abort', 7)}${pad('tokens', 8)}${pad('$/1k q', 8)}${pad('calls vs', 9)}${pad('cost vs', 8)}${pad('winner', 9)}${pad('verdict', 9)}`,
+);
+for (const way of WAYS) {
+  const row = rows.get(way.name);
+  if (row === undefined) {
+    console.log(`  ${way.name.padEnd(32)} not run: ${missing.get(way.name)}`);
+    continue;
+  }
+  const reference = way.reference === undefined ? undefined : rows.get(way.reference);
+  const cells = [
+    pad(pct(row.accuracy), 9),
+    pad(pct(row.accepted), 9),
+    pad(pct(row.wrongAccepted), 8),
+    pad(way.cascade ? pct(row.escalated, 0) : '', 8),
+    pad(row.calls.toFixed(2), 7),
+    pad(row.aborted.toFixed(2), 7),
+    pad(row.tokens.toFixed(0), 8),
+    pad((row.costUsd * 1000).toFixed(3), 8),
+    pad(reference ? pct(row.calls / reference.calls, 0) : '', 9),
+    pad(strong ? pct(row.costUsd / strong.costUsd, 0) : '', 8),
+    pad(reference ? pct(same(row, reference, (o) => o.winner)) : '', 9),
+    pad(reference ? pct(same(row, reference, (o) => o.verdict)) : '', 9),
+  ];
+  console.log(`  ${way.name.padEnd(32)}${cells.join('')}`);
+}
+
+// Booth's own sums against the provider's bill: they may differ only by the aborted calls, which report nothing.
+for (const row of rows.values()) {
+  const off = row.outcomes.filter((o) => Math.abs(o.costUsd - o.abortedUsd - o.reportedUsd) > 1e-12).length;
+  if (off > 0) console.log(`  NOTE ${row.way.name}: on ${off} questions result.usage.costUsd is not the bill of the calls that replied`);
+}
+
+console.log('\nTargets (issue #30)');
+const fixed5 = rows.get('cheap, samples: 5');
+for (const way of WAYS.filter((w) => w.adaptive?.max === 5)) {
+  const row = rows.get(way.name);
+  if (!row || !fixed5) {
+    console.log(`  ${way.name}: not run`);
+    continue;
+  }
+  const { max, stop } = way.adaptive!;
+  const ratio = row.calls / fixed5.calls;
+  const winner = same(row, fixed5, (o) => o.winner);
+  const pass = ratio <= 0.5 && winner >= 0.99;
+  console.log(
+    `  ${pass ? 'PASS' : 'FAIL'}  ${way.name.padEnd(26)} calls ${pct(ratio, 0)} of samples: 5 (target at most 50 %; the rule cannot stop before ${floorSamples(max, stop)} of ${max}, a floor of ${pct(floorSamples(max, stop) / max, 0)}), same winner ${pct(winner)} (target at least 99 %)`,
+  );
+}
+for (const way of WAYS.filter((w) => w.cascade)) {
+  const row = rows.get(way.name);
+  if (!row || !strong) {
+    console.log(`  ${way.name}: not run`);
+    continue;
+  }
+  const gap = (strong.accuracy - row.accuracy) * 100;
+  const cost = row.costUsd / strong.costUsd;
+  const pass = gap <= 1 && cost <= 0.4;
+  console.log(
+    `  ${pass ? 'PASS' : 'FAIL'}  ${way.name.padEnd(30)} accuracy ${pct(row.accuracy)} against the strong model's ${pct(strong.accuracy)} (${gap >= 0 ? `${gap.toFixed(1)} points below` : `${(-gap).toFixed(1)} points above`}, target at most 1), cost ${pct(cost, 0)} of its cost (target at most 40 %)`,
+  );
+}
+
+// ---- sensitivity ---------------------------------------------------------------------------
+
+if (!args.has('no-sensitivity')) {
+  const SENSITIVE = ['strong', 'cheap, samples: 5', 'adaptive max 5, exact', 'adaptive max 5, Beta 0.95', 'adaptive max 5, Beta 0.85', 'cascade cheap > strong', 'cascade, adaptive 5 exact'];
+  const ways = WAYS.filter((w) => SENSITIVE.includes(w.name));
+  const scenarios: Array<[string, SimParams]> = [
+    ['defaults', params],
+    ['hard share 0.15', { ...params, hardShare: 0.15 }],
+    ['hard share 0.5', { ...params, hardShare: 0.5 }],
+    ['cheap ability -0.5', { ...params, ability: { ...params.ability, cheap: -0.5 } }],
+    ['cheap ability 1.5', { ...params, ability: { ...params.ability, cheap: 1.5 } }],
+    ['confidence bias 0.05', { ...params, confidence: { ...params.confidence, questionNoise: 0.05 } }],
+    ['confidence bias 0.3', { ...params, confidence: { ...params.confidence, questionNoise: 0.3 } }],
+    ['price ratio 4', { ...params, priceRatio: 4 }],
+    ['price ratio 25', { ...params, priceRatio: 25 }],
+  ];
+  console.log('\nSensitivity: one parameter moved at a time. cheap/strong: one sample right, overall. adaptive: calls');
+  console.log('against samples: 5 / same winner. cascade: accuracy points against the strong model / cost against it.');
+  console.log(
+    `  ${'scenario'.padEnd(20)}${pad('cheap', 7)}${pad('strong', 8)}${pad('AUROC', 7)}${pad('strong acc', 11)}${pad('exact', 15)}${pad('Beta 0.95', 15)}${pad('Beta 0.85', 15)}${pad('cascade', 15)}${pad('cascade+exact', 15)}`,
+  );
+  for (const [name, scenario] of scenarios) {
+    const measured = name === 'defaults' ? { rows } : await measure(scenario, ways);
+    const got = measured.rows;
+    const s = populationStats(scenario, population(scenario));
+    const st = got.get('strong');
+    const f5 = got.get('cheap, samples: 5');
+    const adaptiveCell = (wayName: string) => {
+      const row = got.get(wayName);
+      return row && f5 ? `${pct(row.calls / f5.calls, 0)} / ${pct(same(row, f5, (o) => o.winner), 1)}` : 'n/a';
+    };
+    const cascadeCell = (wayName: string) => {
+      const row = got.get(wayName);
+      if (!row || !st) return 'n/a';
+      const gap = (row.accuracy - st.accuracy) * 100;
+      return `${gap >= 0 ? '+' : ''}${gap.toFixed(1)} / ${pct(row.costUsd / st.costUsd, 0)}`;
+    };
+    console.log(
+      `  ${name.padEnd(20)}${pad(pct(s.cheap.all.accuracy, 0), 7)}${pad(pct(s.strong.all.accuracy, 0), 8)}${pad(s.cheap.all.auroc.toFixed(2), 7)}${pad(st ? pct(st.accuracy) : 'n/a', 11)}${pad(adaptiveCell('adaptive max 5, exact'), 15)}${pad(adaptiveCell('adaptive max 5, Beta 0.95'), 15)}${pad(adaptiveCell('adaptive max 5, Beta 0.85'), 15)}${pad(cascadeCell('cascade cheap > strong'), 15)}${pad(cascadeCell('cascade, adaptive 5 exact'), 15)}`,
+    );
+  }
+}
