@@ -37,12 +37,17 @@ interface Way {
 const base = { maxRetries: 0 };
 const strongEntry = (strong: AsyncCallFn) => ({ call: strong, name: 'strong', samples: 1 });
 
-const adaptive = (max: number, stop: 'decided' | number) => (stop === 'decided' ? { max } : { max, stop: { confidence: stop } });
-const label = (max: number, stop: 'decided' | number) => `adaptive max ${max}${stop === 'decided' ? ', exact' : `, Beta ${stop}`}`;
+const adaptive = (max: number, stop: 'decided' | number, min?: number) => ({
+  max,
+  ...(min === undefined ? {} : { min }),
+  ...(stop === 'decided' ? {} : { stop: { confidence: stop } }),
+});
+const label = (max: number, stop: 'decided' | number, min?: number) =>
+  `adaptive max ${max}${min === undefined ? '' : ` min ${min}`}${stop === 'decided' ? ', exact' : `, Beta ${stop}`}`;
 
-const adaptiveWay = (max: number, stop: 'decided' | number): Way => ({
-  name: label(max, stop),
-  ask: ({ cheap }) => ({ call: cheap, options: { ...base, samples: adaptive(max, stop) } }),
+const adaptiveWay = (max: number, stop: 'decided' | number, min?: number): Way => ({
+  name: label(max, stop, min),
+  ask: ({ cheap }) => ({ call: cheap, options: { ...base, samples: adaptive(max, stop, min) } }),
   reference: `cheap, samples: ${max}`,
   adaptive: { max, stop },
 });
@@ -65,6 +70,7 @@ const WAYS: readonly Way[] = [
   adaptiveWay(5, 0.95),
   adaptiveWay(5, 0.9),
   adaptiveWay(5, 0.85),
+  adaptiveWay(5, 'decided', 5),
   { name: 'cheap, samples: 10', ask: ({ cheap }) => ({ call: cheap, options: { ...base, samples: 10 } }) },
   adaptiveWay(10, 'decided'),
   adaptiveWay(10, 0.95),
@@ -92,13 +98,31 @@ interface Outcome {
   /** What Booth's result.usage says the calls cost (aborted calls report nothing). */
   readonly reportedUsd: number;
   readonly escalated: boolean;
+  /** Turns of the event loop from the check's start to its result: its latency, in the units of the calls' latencies. */
+  readonly turns: number;
+}
+
+/**
+ * A clock of event-loop turns: one tick per turn while checks run. A simulated call waits its
+ * latency in turns, so a check's turns are the latencies on its critical path: one wave after another.
+ */
+const clock = { now: 0, running: false };
+function startClock() {
+  clock.running = true;
+  const tick = () => {
+    clock.now += 1;
+    if (clock.running) setImmediate(tick);
+  };
+  setImmediate(tick);
 }
 
 async function checkOne(params: SimParams, q: Question, way: Way): Promise<Outcome> {
   const ledger: BilledCall[] = [];
   const models = { cheap: simulatedModel(params, q, 'cheap', ledger), strong: simulatedModel(params, q, 'strong', ledger) };
   const { call, options } = way.ask(models);
+  const started = clock.now;
   const result = await acheck(call, q.text, options as Parameters<typeof acheck>[2]);
+  const turns = clock.now - started;
   const accepted = result.status === 'VERIFIED' || result.status === 'REPAIRED';
   const escalations = (result as unknown as { escalations?: readonly unknown[] }).escalations;
   return {
@@ -113,6 +137,7 @@ async function checkOne(params: SimParams, q: Question, way: Way): Promise<Outco
     abortedUsd: ledger.reduce((sum, c) => sum + (c.aborted ? c.costUsd : 0), 0),
     reportedUsd: result.usage?.costUsd ?? 0,
     escalated: escalations !== undefined ? escalations.length > 0 : ledger.some((c) => c.model === 'strong') && ledger.some((c) => c.model === 'cheap'),
+    turns,
   };
 }
 
@@ -147,6 +172,7 @@ interface Row {
   readonly costUsd: number;
   readonly reportedUsd: number;
   readonly escalated: number;
+  readonly turns: number;
   readonly outcomes: readonly Outcome[];
 }
 
@@ -165,6 +191,7 @@ function summarise(way: Way, outcomes: readonly Outcome[]): Row {
     costUsd: mean((o) => o.costUsd),
     reportedUsd: mean((o) => o.reportedUsd),
     escalated: mean((o) => +o.escalated),
+    turns: mean((o) => o.turns),
     outcomes,
   };
 }
@@ -219,6 +246,7 @@ for (const model of ['cheap', 'strong'] as const) {
   );
 }
 
+startClock();
 const { rows, missing } = await measure(params, WAYS);
 const strong = rows.get('strong');
 
@@ -227,7 +255,7 @@ console.log('cost: as the provider billed it (an aborted call: its input tokens)
 console.log('on, cost against the strong model alone. winner / verdict: same first-attempt winner / same status and');
 console.log('answer as that fixed row.');
 console.log(
-  `  ${'way'.padEnd(32)}${pad('accuracy', 9)}${pad('accepted', 9)}${pad('wrong', 8)}${pad('escal.', 8)}${pad('calls', 7)}${pad('abort', 7)}${pad('tokens', 8)}${pad('$/1k q', 8)}${pad('calls vs', 9)}${pad('cost vs', 8)}${pad('winner', 9)}${pad('verdict', 9)}`,
+  `  ${'way'.padEnd(32)}${pad('accuracy', 9)}${pad('accepted', 9)}${pad('wrong', 8)}${pad('escal.', 8)}${pad('calls', 7)}${pad('abort', 7)}${pad('tokens', 8)}${pad('$/1k q', 8)}${pad('time', 6)}${pad('calls vs', 9)}${pad('cost vs', 8)}${pad('winner', 9)}${pad('verdict', 9)}`,
 );
 for (const way of WAYS) {
   const row = rows.get(way.name);
@@ -245,6 +273,7 @@ for (const way of WAYS) {
     pad(row.aborted.toFixed(2), 7),
     pad(row.tokens.toFixed(0), 8),
     pad((row.costUsd * 1000).toFixed(3), 8),
+    pad(row.turns.toFixed(1), 6),
     pad(reference ? pct(row.calls / reference.calls, 0) : '', 9),
     pad(strong ? pct(row.costUsd / strong.costUsd, 0) : '', 8),
     pad(reference ? pct(same(row, reference, (o) => o.winner)) : '', 9),
@@ -331,3 +360,5 @@ if (!args.has('no-sensitivity')) {
     );
   }
 }
+
+clock.running = false;
