@@ -207,17 +207,21 @@ export interface BilledCall {
   readonly model: ModelName;
   readonly sample: number;
   readonly attempt: number;
-  readonly inputTokens: number;
-  readonly outputTokens: number;
-  readonly costUsd: number;
-  /** Aborted by Booth (the vote was settled): billed its input tokens only, and not reported to Booth. */
-  readonly aborted: boolean;
+  inputTokens: number;
+  outputTokens: number;
+  costUsd: number;
+  /**
+   * `pending` while the call runs (billed in full if it runs to the end); `replied`; or
+   * `aborted` by its signal: billed its input tokens only, and not reported to Booth.
+   */
+  state: 'pending' | 'replied' | 'aborted';
 }
 
 const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /**
- * The model as a `callFn` for one check of `question`; each call is added to `ledger`.
+ * The model as a `callFn` for one check of `question`; each call is entered in `ledger` when
+ * it starts, and its entry completed when it replies or is aborted.
  *
  * - The reply is the envelope of `draw(…, info.sample ?? 0, attempt)`, where `attempt` counts
  *   this model's own attempts in the check (info.attempt less the first one it was called
@@ -226,33 +230,58 @@ const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
  *   tokens counted from the prompt and the reply (one per four characters).
  * - Latency: 1 to `maxLatencyTurns` turns of the event loop, waited one turn at a time, so the
  *   order calls finish in is deterministic too.
- * - `info.signal`: a call whose signal fires while it waits rejects with the signal's reason;
- *   the provider bills its input tokens (it read the prompt) and no output, and the call does
- *   not report usage (a real adapter never hears back from an aborted request). A call whose
- *   signal had fired before it started sends nothing and costs nothing.
+ * - `info.signal`: when it fires while the call runs, the call rejects at once with the
+ *   signal's reason, as fetch does; the provider bills its input tokens (it read the prompt)
+ *   and no output, and the call reports no usage (a real adapter never hears back from an
+ *   aborted request). A call whose signal had fired before it started sends nothing and
+ *   costs nothing.
  */
 export function simulatedModel(params: SimParams, question: Question, model: ModelName, ledger: BilledCall[]): AsyncCallFn {
   let firstAttempt: number | null = null;
   const price = prices(params, model);
-  return async (prompt: string, info: CallInfo) => {
+  return (prompt: string, info: CallInfo) => {
     firstAttempt ??= info.attempt;
     const attempt = info.attempt - firstAttempt;
     const sample = info.sample ?? 0;
     const signal = info.signal;
-    if (signal?.aborted) throw signal.reason;
+    if (signal?.aborted) return Promise.reject(signal.reason);
     const said = draw(params, question, model, sample, attempt);
     const inputTokens = tokensOf(prompt);
-    for (let i = 0; i < said.latencyTurns; i += 1) {
-      await turn();
-      if (signal?.aborted) {
-        ledger.push({ model, sample, attempt, inputTokens, outputTokens: 0, costUsd: inputTokens * price.input, aborted: true });
-        throw signal.reason;
-      }
-    }
-    const costUsd = inputTokens * price.input + said.outputTokens * price.output;
-    ledger.push({ model, sample, attempt, inputTokens, outputTokens: said.outputTokens, costUsd, aborted: false });
-    info.reportUsage?.({ inputTokens, outputTokens: said.outputTokens, costUsd });
-    return said.reply;
+    const entry: BilledCall = {
+      model,
+      sample,
+      attempt,
+      inputTokens,
+      outputTokens: said.outputTokens,
+      costUsd: inputTokens * price.input + said.outputTokens * price.output,
+      state: 'pending',
+    };
+    ledger.push(entry);
+    return new Promise<string>((resolve, reject) => {
+      const onAbort = () => {
+        if (entry.state !== 'pending') return;
+        entry.state = 'aborted';
+        entry.outputTokens = 0;
+        entry.costUsd = inputTokens * price.input;
+        reject(signal!.reason);
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      void (async () => {
+        for (let i = 0; i < said.latencyTurns; i += 1) {
+          await turn();
+          if (entry.state !== 'pending') return;
+        }
+        entry.state = 'replied';
+        signal?.removeEventListener('abort', onAbort);
+        try {
+          info.reportUsage?.({ inputTokens, outputTokens: said.outputTokens, costUsd: entry.costUsd });
+        } catch (error) {
+          reject(error);
+          return;
+        }
+        resolve(said.reply);
+      })();
+    });
   };
 }
 

@@ -123,7 +123,7 @@ describe('the simulated model as a callFn', () => {
     const inputTokens = tokensOf('a prompt of some length');
     const costUsd = inputTokens * price.input + expected.outputTokens * price.output;
     expect(reports).toEqual([{ inputTokens, outputTokens: expected.outputTokens, costUsd }]);
-    expect(ledger).toEqual([{ model: 'strong', sample: 2, attempt: 0, inputTokens, outputTokens: expected.outputTokens, costUsd, aborted: false }]);
+    expect(ledger).toEqual([{ model: 'strong', sample: 2, attempt: 0, inputTokens, outputTokens: expected.outputTokens, costUsd, state: 'replied' }]);
     expect(await call('again', info(5, { sample: 2 }))).toBe(draw(DEFAULT_PARAMS, q!, 'strong', 2, 1).reply);
   });
 
@@ -134,7 +134,17 @@ describe('the simulated model as a callFn', () => {
     expect(strong.output / cheap.output).toBeCloseTo(10);
   });
 
-  it('an aborted call rejects with the reason, is billed its input tokens only, and reports nothing', async () => {
+  it('a running call is in the ledger as pending, billed in full', async () => {
+    const ledger: BilledCall[] = [];
+    const call = simulatedModel(DEFAULT_PARAMS, q!, 'cheap', ledger);
+    const pending = call('the prompt', info(0));
+    const expected = draw(DEFAULT_PARAMS, q!, 'cheap', 0, 0);
+    expect(ledger).toEqual([expect.objectContaining({ state: 'pending', outputTokens: expected.outputTokens })]);
+    await pending;
+    expect(ledger[0]!.state).toBe('replied');
+  });
+
+  it('an aborted call rejects at once with the reason, is billed its input tokens only, and reports nothing', async () => {
     const ledger: BilledCall[] = [];
     const reports: unknown[] = [];
     const controller = new AbortController();
@@ -143,9 +153,10 @@ describe('the simulated model as a callFn', () => {
     const reason = new Error('settled');
     await new Promise((resolve) => setImmediate(resolve));
     controller.abort(reason);
+    // Billed as aborted before the abort returns: a check that aborts its calls on the way out finds them settled.
+    expect(ledger).toEqual([{ model: 'cheap', sample: 0, attempt: 0, inputTokens: tokensOf('the prompt'), outputTokens: 0, costUsd: tokensOf('the prompt') * prices(DEFAULT_PARAMS, 'cheap').input, state: 'aborted' }]);
     await expect(pending).rejects.toBe(reason);
     expect(reports).toEqual([]);
-    expect(ledger).toEqual([{ model: 'cheap', sample: 0, attempt: 0, inputTokens: tokensOf('the prompt'), outputTokens: 0, costUsd: tokensOf('the prompt') * prices(DEFAULT_PARAMS, 'cheap').input, aborted: true }]);
   });
 
   it('a call whose signal fired before it started sends nothing and costs nothing', async () => {
@@ -171,5 +182,22 @@ describe('the simulated model as a callFn', () => {
       if (leaders.length === 1) expect(result.attempts[0]!.answer).toBe(leaders[0]);
       expect(result.usage?.costUsd).toBeCloseTo(ledger.reduce((sum, c) => sum + c.costUsd, 0), 12);
     }
+  });
+
+  it('through acheck() with samples { max: 5, min: 5 }, the calls left when the vote is decided are aborted, marked skipped and billed their input', async () => {
+    let aborted = 0;
+    for (const question of population({ ...DEFAULT_PARAMS, questions: 40 })) {
+      const ledger: BilledCall[] = [];
+      const result = await acheck(simulatedModel(DEFAULT_PARAMS, question, 'cheap', ledger), question.text, { samples: { max: 5, min: 5 }, maxRetries: 0 });
+      expect(ledger).toHaveLength(5);
+      expect(ledger.filter((c) => c.state === 'pending')).toEqual([]);
+      const skipped = result.attempts[0]!.samples!.filter((sample) => sample.skipped).length;
+      expect(ledger.filter((c) => c.state === 'aborted')).toHaveLength(skipped);
+      // Booth's usage is what the replies reported; the aborted calls' input is billed all the same.
+      const replied = ledger.filter((c) => c.state === 'replied').reduce((sum, c) => sum + c.costUsd, 0);
+      expect(result.usage?.costUsd ?? 0).toBeCloseTo(replied, 12);
+      aborted += skipped;
+    }
+    expect(aborted).toBeGreaterThan(20);
   });
 });
