@@ -135,7 +135,6 @@ async function checkOne(params: SimParams, q: Question, way: Way): Promise<Outco
   const turns = clock.now - started;
   const problems = crossCheck(result, ledger);
   const accepted = result.status === 'VERIFIED' || result.status === 'REPAIRED';
-  const escalations = (result as unknown as { escalations?: readonly unknown[] }).escalations;
   return {
     accepted,
     right: accepted && result.answer === q.truth,
@@ -149,7 +148,7 @@ async function checkOne(params: SimParams, q: Question, way: Way): Promise<Outco
     costUsd: ledger.reduce((sum, c) => sum + c.costUsd, 0),
     abortedUsd: ledger.reduce((sum, c) => sum + (c.state === 'replied' ? 0 : c.costUsd), 0),
     reportedUsd: result.usage?.costUsd ?? 0,
-    escalated: escalations !== undefined ? escalations.length > 0 : ledger.some((c) => c.model === 'strong') && ledger.some((c) => c.model === 'cheap'),
+    escalated: result.escalations.length > 0,
     turns,
     problems,
   };
@@ -162,7 +161,7 @@ async function checkOne(params: SimParams, q: Question, way: Way): Promise<Outco
  */
 function crossCheck(result: Awaited<ReturnType<typeof acheck>>, ledger: readonly BilledCall[]): string[] {
   const problems: string[] = [];
-  const spend = (result as unknown as { models?: readonly { model: string | null; calls: number; usage: { costUsd: number | null } | null }[] }).models ?? [];
+  const spend = result.models;
   for (const model of ['cheap', 'strong'] as const) {
     const calls = ledger.filter((c) => c.model === model);
     const named = spend.filter((m) => m.model === model || (m.model === null && spend.length === 1));
@@ -172,7 +171,7 @@ function crossCheck(result: Awaited<ReturnType<typeof acheck>>, ledger: readonly
     const reported = named.reduce((sum, m) => sum + (m.usage?.costUsd ?? 0), 0);
     if (calls.length > 0 && Math.abs(billed - reported) > 1e-12) problems.push(`${model}: result.models says $${reported}, the replies billed $${billed}`);
   }
-  const skipped = result.attempts.reduce((n, a) => n + ((a as { samples?: readonly { skipped?: true }[] }).samples ?? []).filter((x) => x.skipped).length, 0);
+  const skipped = result.attempts.reduce((n, a) => n + (a.samples ?? []).filter((x) => x.skipped).length, 0);
   const aborted = ledger.filter((c) => c.state === 'aborted').length;
   if (skipped !== aborted) problems.push(`${skipped} samples marked skipped, ${aborted} calls aborted`);
   return problems;
