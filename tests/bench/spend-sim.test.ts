@@ -64,6 +64,8 @@ describe('the spend simulation', () => {
     expect(stats.strong.all.accuracy).toBeLessThan(0.895);
     // Unsure on hard questions: lower confidence there; confidence that tells right from wrong only moderately.
     expect(stats.cheap.hard.meanConfidence).toBeLessThan(stats.cheap.easy.meanConfidence - 0.08);
+    expect(stats.cheap.easy.meanConfidence).toBeCloseTo(0.82, 2);
+    expect(stats.cheap.hard.meanConfidence).toBeCloseTo(0.71, 2);
     expect(stats.cheap.all.auroc).toBeGreaterThan(0.74);
     expect(stats.cheap.all.auroc).toBeLessThan(0.78);
     expect(stats.strong.all.auroc).toBeGreaterThan(0.79);
