@@ -6,7 +6,7 @@ import { resultRow } from '../../src/cli/batch/output.js';
 import type { RunRecord } from '../../src/cli/batch/run-record.js';
 import { tallyOf } from '../../src/cli/batch/summary.js';
 import type { CheckpointOutput } from '../../machines/checkpoint/types.js';
-import { acheck, type CallInfo, check, resultFrom } from '../../src/index.js';
+import { acheck, type CallInfo, check, clarify, resultFrom } from '../../src/index.js';
 import { nextStep } from '../../src/visualize/explain.js';
 import { toDot, toHtml, toMermaid, toSequence } from '../../src/visualize/index.js';
 import { envelope } from '../fixtures/helpers.js';
@@ -139,6 +139,19 @@ describe('a cascade, drawn', () => {
     const page = await toHtml(plain);
     for (const absent of ['data-name="model"', '<th>model</th>', 'id="models"', 'id="model-path"', 'tr.escalation', 'p.budget', 'class="escalation']) expect(page).not.toContain(absent);
     expect(toSequence(plain)).not.toContain('Note over Model');
+  });
+
+  it('a clarified question asks the first model again: the models line starts it anew, the escalation row is where the next model began', async () => {
+    const ambiguous = envelope('?', 0.8, { ambiguous: true, interpretations: ['the planet', 'the element'] });
+    const cheap = async (_p: string, { attempt }: CallInfo) => (attempt === 0 ? ambiguous : envelope('far', 0.2));
+    const options = { maxRetries: 0, modelName: 'cheap', escalate: [{ call: async () => envelope('0.39 AU', 0.95), name: 'strong' }] };
+    const result = await clarify(await acheck(cheap, 'How far is Mercury?', options), 'the planet', cheap, options);
+    expect(result.attempts.map((a) => a.model)).toEqual(['cheap', 'cheap', 'strong']);
+    const page = await toHtml(result);
+    expect(page).toContain('<p class="summary" id="model-path">models: <b>cheap: attempt 0 → cheap: attempt 1 → strong: attempt 2</b></p>');
+    expect(page).toContain('<tr class="escalation" data-escalation="0"><td colspan="8">escalated to strong, from attempt 2</td></tr>');
+    expect(nextStep(result, 0)).toBe('the clarified question');
+    expect(nextStep(result, 1)).toBe('escalated to strong');
   });
 
   it('an outage at the first provider, then the next: its failed attempt named with its model', async () => {
