@@ -57,7 +57,7 @@ const DOLLARS_FORMAT = new Intl.NumberFormat('en-US', { minimumFractionDigits: 2
 const CENTS_FORMAT = new Intl.NumberFormat('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 6 });
 
 /** Dollars: a call often costs a fraction of a cent, which two decimals would show as $0.00. */
-function costText(usd: number): string {
+export function costText(usd: number): string {
   return `$${(usd >= 1 ? DOLLARS_FORMAT : CENTS_FORMAT).format(usd)}`;
 }
 
