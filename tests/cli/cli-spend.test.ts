@@ -173,3 +173,175 @@ describe('booth batch --total-budget-usd', () => {
     expect(linesIn(output)).toBe(3);
   }, 60_000);
 });
+
+describe('a cascade of models', () => {
+  it('ask: the unsure model, then the next one at the same endpoint; the server sees each model, the result names who answered', async () => {
+    server.provider.fallback = bySize;
+    const run = await booth(['ask', 'capital of France?', '--base-url', base(), '--model', 'small', '--escalate-model', 'big', '--max-retries', '0', '--json']);
+    expect(run.code, run.stderr).toBe(0);
+    expect(modelsAsked(server.provider)).toEqual(['small', 'big']);
+    const result = JSON.parse(run.stdout) as Line & { models: Array<{ model: string; attempts: number; calls: number }> };
+    expect(result).toMatchObject({ status: 'VERIFIED', answer: 'Paris', model: 'big', escalations: [{ attempt: 1, model: 'big' }] });
+    expect(result.attempts.map((a) => a.model)).toEqual(['small', 'big']);
+    expect(result.models.map((m) => [m.model, m.attempts, m.calls])).toEqual([['small', 1, 1], ['big', 1, 1]]);
+  }, 30_000);
+
+  it('ask: each model keeps its own retries, and the lines say which model made each attempt', async () => {
+    server.provider.fallback = bySize;
+    const run = await booth(['ask', 'capital of France?', '--base-url', base(), '--model', 'small', '--escalate-model', 'big', '--max-retries', '1']);
+    expect(run.code, run.stderr).toBe(0);
+    expect(modelsAsked(server.provider)).toEqual(['small', 'small', 'big']);
+    expect(run.stdout).toContain('model       big');
+    expect(run.stdout).toMatch(/models      small: 2 attempts, 2 calls; big: 1 attempt, 1 call/);
+  }, 30_000);
+
+  it('an escalation to a second base URL: sent its own key, never the first endpoint\'s', async () => {
+    server.provider.fallback = bySize;
+    second.provider.fallback = bySize;
+    const env = { ...process.env, FIRST_KEY: 'sk-first', SECOND_KEY: 'sk-second' };
+    const run = await booth(
+      ['ask', 'capital of France?', '--base-url', base(), '--model', 'small', '--api-key-env', 'FIRST_KEY', '--escalate-model', 'big', '--escalate-base-url', secondBase(), '--escalate-api-key-env', 'SECOND_KEY', '--max-retries', '0', '--json'],
+      undefined,
+      env,
+    );
+    expect(run.code, run.stderr).toBe(0);
+    expect(modelsAsked(server.provider)).toEqual(['small']);
+    expect(modelsAsked(second.provider)).toEqual(['big']);
+    expect(server.provider.received[0]?.headers['authorization']).toBe('Bearer sk-first');
+    expect(second.provider.received[0]?.headers['authorization']).toBe('Bearer sk-second');
+    expect(JSON.parse(run.stdout)).toMatchObject({ status: 'VERIFIED', model: 'big' });
+  }, 30_000);
+
+  it('--escalate-base-url alone: --model again at another endpoint, a fallback when the first is down; no key goes to the second', async () => {
+    server.provider.fallback = () => ({ status: 503, body: { error: { message: 'overloaded' } } });
+    second.provider.fallback = () => ({ text: envelope('Paris', 0.9) });
+    const env = { ...process.env, FIRST_KEY: 'sk-first' };
+    const run = await booth(['ask', 'capital of France?', ...server.endpoint, '--api-key-env', 'FIRST_KEY', '--escalate-base-url', secondBase(), '--max-retries', '0', '--json'], undefined, env);
+    expect(run.code, run.stderr).toBe(0);
+    expect(modelsAsked(server.provider)).toEqual(['test-model']);
+    expect(modelsAsked(second.provider)).toEqual(['test-model']);
+    expect(second.provider.received[0]?.headers['authorization']).toBeUndefined();
+    const result = JSON.parse(run.stdout) as Line;
+    const [first, other] = [new URL(server.provider.url).host, new URL(second.provider.url).host];
+    expect(result.attempts.map((a) => a.model)).toEqual([`test-model@${first}`, `test-model@${other}`]);
+    expect(result.model).toBe(`test-model@${other}`);
+  }, 30_000);
+
+  it('batch: the requests per model, the lines\' models, and run.escalate; a rerun with another cascade is refused', async () => {
+    // Even questions: the small model is sure; odd ones go on to the big one.
+    server.provider.fallback = (body) => {
+      const n = questionNumber(body);
+      return body['model'] === 'small' ? { text: envelope(`answer ${n}`, n % 2 === 0 ? 0.9 : 0.3) } : { text: envelope(`answer ${n}`, 0.95) };
+    };
+    const { input, output } = batchFiles(4);
+    const flags = ['batch', input, '-o', output, '--base-url', base(), '--model', 'small', '--escalate-model', 'big', '--max-retries', '0', '--concurrency', '1'];
+    const run = await booth(flags);
+    expect(run.code, run.stderr).toBe(0);
+    expect(modelsAsked(server.provider)).toEqual(['small', 'small', 'big', 'small', 'small', 'big']);
+    const lines = resultsIn(output) as unknown as Line[];
+    expect(lines.map((line) => [line.id, line.status, line.model])).toEqual([[0, 'VERIFIED', 'small'], [1, 'VERIFIED', 'big'], [2, 'VERIFIED', 'small'], [3, 'VERIFIED', 'big']]);
+    const host = new URL(server.provider.url).host;
+    for (const line of lines) expect(line.run).toMatchObject({ model: 'small', host, escalate: [{ model: 'big', host }] });
+    const other = await booth([...flags.slice(0, -4), '--escalate-model', 'huge', '--max-retries', '0', '--concurrency', '1']);
+    expect(other.code).toBe(2);
+    expect(other.stderr).toContain(`the cascade (--escalate-model, --escalate-base-url) "big@${host}" → "huge@${host}" (4 lines)`);
+    const none = await booth(['batch', input, '-o', output, '--base-url', base(), '--model', 'small', '--max-retries', '0']);
+    expect(none.code).toBe(2);
+    expect(none.stderr).toContain(`the cascade (--escalate-model, --escalate-base-url) "big@${host}" → none (4 lines)`);
+    expect(server.provider.received).toHaveLength(6);
+  }, 60_000);
+});
+
+describe('a budget per question', () => {
+  it('ask --max-calls: no call past the budget; UNCERTAIN, method budget, exit 1', async () => {
+    server.provider.fallback = () => ({ text: envelope('Lyon', 0.3) });
+    const run = await booth(['ask', 'capital of France?', ...server.endpoint, '--max-retries', '5', '--max-calls', '2', '--json']);
+    expect(run.code).toBe(1);
+    expect(server.provider.received).toHaveLength(2);
+    expect(JSON.parse(run.stdout)).toMatchObject({ status: 'UNCERTAIN', method: 'budget', reason: 'BUDGET_SPENT' });
+    const printed = await booth(['ask', 'capital of France?', ...server.endpoint, '--max-retries', '5', '--max-calls', '2']);
+    expect(printed.stdout).toMatch(/attempts {4}2 \(budget\)/);
+    expect(printed.stdout).toMatch(/budget {6}.*2 calls/);
+  }, 30_000);
+
+  it('a cascade stops at the budget too: the escalation is a call like any other', async () => {
+    server.provider.fallback = bySize;
+    const run = await booth(['ask', 'capital of France?', '--base-url', base(), '--model', 'small', '--escalate-model', 'big', '--max-retries', '1', '--max-calls', '2', '--json']);
+    expect(run.code).toBe(1);
+    expect(modelsAsked(server.provider)).toEqual(['small', 'small']);
+    expect(JSON.parse(run.stdout)).toMatchObject({ status: 'UNCERTAIN', method: 'budget' });
+  }, 30_000);
+
+  it('--max-cost-usd, from --price: stops before the call that could pass it', async () => {
+    // Each call: 1 000 tokens in, 100 out, at $1 and $2 per million: $0.0012. After two, the third could make $0.0036 > $0.003.
+    server.provider.fallback = () => ({ text: envelope('Lyon', 0.3), usage: { prompt_tokens: 1000, completion_tokens: 100, total_tokens: 1100 } });
+    const run = await booth(['ask', 'capital of France?', ...server.endpoint, '--max-retries', '5', '--price', '1,2', '--max-cost-usd', '0.003', '--json']);
+    expect(run.code).toBe(1);
+    expect(server.provider.received).toHaveLength(2);
+    const result = JSON.parse(run.stdout) as Line;
+    expect(result).toMatchObject({ status: 'UNCERTAIN', method: 'budget' });
+    expect(result.usage?.costUsd).toBeCloseTo(0.0024, 12);
+  }, 30_000);
+
+  it('batch: the lines the budget stopped, counted in the summary; the exit code is the batch\'s', async () => {
+    server.provider.fallback = (body) => ({ text: envelope(`answer ${questionNumber(body)}`, questionNumber(body) === 1 ? 0.3 : 0.9) });
+    const { input, output } = batchFiles(3);
+    const run = await booth(['batch', input, '-o', output, ...server.endpoint, '--max-retries', '3', '--max-calls', '2', '--concurrency', '1']);
+    expect(run.code, run.stderr).toBe(0);
+    expect(server.provider.received).toHaveLength(4);
+    const lines = resultsIn(output) as unknown as Line[];
+    expect(lines.map((line) => [line.id, line.status, line.method])).toEqual([[0, 'VERIFIED', 'confidence'], [1, 'UNCERTAIN', 'budget'], [2, 'VERIFIED', 'confidence']]);
+    expect(run.stdout).toMatch(/budget {6}\s+1 {2}33\.3%/);
+    expect(run.stdout).toContain('stopped by the budget 1 question (UNCERTAIN, method budget; this run\'s --max-calls 2)');
+  }, 60_000);
+});
+
+describe('adaptive samples', () => {
+  it('ask --samples max=5: unanimous replies settle the vote after three; two calls are never made', async () => {
+    server.provider.fallback = () => ({ text: envelope('Paris', 0.9) });
+    const run = await booth(['ask', 'capital of France?', ...server.endpoint, '--samples', 'max=5', '--max-retries', '0', '--json']);
+    expect(run.code, run.stderr).toBe(0);
+    expect(server.provider.received).toHaveLength(3);
+    expect(server.provider.aborted).toHaveLength(0);
+    const result = JSON.parse(run.stdout) as Line;
+    expect(result.attempts[0]?.samples).toHaveLength(3);
+    expect(result.attempts[0]?.samples?.some((s) => s.skipped)).toBe(false);
+  }, 30_000);
+
+  it('ask --samples max=5,min=5: the calls still in flight when the vote settles are aborted, and recorded as skipped', async () => {
+    // Three replies at once settle the vote (3 of 5); the other two are held, and the command closes their connections.
+    server.provider.script.push({ text: envelope('Paris', 0.9) }, { text: envelope('Paris', 0.9) }, { text: envelope('Paris', 0.9) });
+    server.provider.fallback = () => ({ text: envelope('Lyon', 0.9), delayMs: 20_000 });
+    const run = await booth(['ask', 'capital of France?', ...server.endpoint, '--samples', 'max=5,min=5', '--max-retries', '0', '--json']);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.ms).toBeLessThan(15_000);
+    expect(server.provider.received).toHaveLength(5);
+    await expect.poll(() => server.provider.aborted.length).toBe(2);
+    const result = JSON.parse(run.stdout) as Line & { agreement: number };
+    const samples = result.attempts[0]?.samples ?? [];
+    expect(samples).toHaveLength(5);
+    expect(samples.filter((s) => s.skipped === true)).toHaveLength(2);
+    expect(samples.filter((s) => s.skipped !== true).map((s) => s.answer)).toEqual(['Paris', 'Paris', 'Paris']);
+    expect(result).toMatchObject({ status: 'VERIFIED', answer: 'Paris', agreement: 1 });
+  }, 60_000);
+
+  it('batch --samples max=5: fewer requests than a fixed 5 on the same replies, the same winners; a split vote asks all five', async () => {
+    // Question 0 unanimous; question 1 splits 2–2 before its fifth sample decides it.
+    const replies = () => {
+      const said: Record<number, number> = {};
+      return (body: Record<string, unknown>) => {
+        const n = questionNumber(body);
+        const k = (said[n] = (said[n] ?? 0) + 1);
+        return { text: envelope(n === 1 && k % 2 === 0 ? 'Lyon' : 'Paris', 0.9) };
+      };
+    };
+    const { input, output } = batchFiles(2);
+    server.provider.fallback = replies();
+    const adaptive = await booth(['batch', input, '-o', output, ...server.endpoint, '--samples', 'max=5', '--max-retries', '0', '--concurrency', '1']);
+    expect(adaptive.code, adaptive.stderr).toBe(0);
+    const lines = resultsIn(output) as unknown as Line[];
+    expect(lines.map((line) => [line.id, line.answer])).toEqual([[0, 'Paris'], [1, 'Paris']]);
+    expect(lines.map((line) => line.attempts[0]?.samples?.length)).toEqual([3, 5]);
+    expect(server.provider.received).toHaveLength(8);
+  }, 60_000);
+});
