@@ -7,6 +7,8 @@ import { answerFormatOf } from '../../src/decide/schema.js';
 import { type MachineInput, readMachineInput } from '../../src/options/machine-input.js';
 import { type AgreeFn, agreementOf } from '../../src/decide/agreement.js';
 import { addUsage, totalUsage } from '../../src/decide/usage.js';
+import { budgetStop, type Spent } from '../../src/decide/budget.js';
+import { modelStages } from '../../src/options/read-options.js';
 import type { CheckpointContext, CheckpointInput, CheckpointOutput, CheckpointSettings, ModelFn, WorkflowValidator } from './types.js';
 import { defaultCallModel, defaultValidate } from './actors.js';
 
@@ -68,6 +70,16 @@ export function contextOf(checked: MachineInput, machine: AnyStateMachine): Chec
     parseFn: checked.parseFn === null ? null : () => checked.parseFn!,
     awaitClarification: checked.awaitClarification,
     maxClarifications: checked.maxClarifications,
+    models: Object.freeze(
+      modelStages(checked.modelName, checked.plan, checked.escalate).map(({ name, samples, call }, stage) =>
+        Object.freeze(
+          checked.effects === 'actors'
+            ? { name, samples, model: stage === 0 ? null : call === null ? null : () => call as ModelFn }
+            : { name, samples },
+        ),
+      ),
+    ),
+    budget: checked.budget,
   });
   return {
     settings,
@@ -79,6 +91,8 @@ export function contextOf(checked: MachineInput, machine: AnyStateMachine): Chec
     draft: NO_REPLY_YET,
     slots: [],
     calls: 0,
+    replies: 0,
+    reports: 0,
     started: [],
     usage: null,
     lateUsage: null,
@@ -88,6 +102,7 @@ export function contextOf(checked: MachineInput, machine: AnyStateMachine): Chec
     trace: [],
     status: null,
     clarifications: [],
+    escalations: [],
   };
 }
 
@@ -101,7 +116,7 @@ export function checkpointOutput(context: CheckpointContext): CheckpointOutput<u
   const last = attempts.at(-1);
   // With a schema, an answer it rejected is no answer: the last one it passed is reported. An
   // answer from before the latest clarification answered another question: never reported.
-  const start = roundStart(clarifications);
+  const start = roundStart(clarifications, context.escalations);
   const reported = attempts.findLast((a, index) => index >= start && a.parseOk && a.schemaIssues === null);
   const { settings } = context;
   return {
@@ -130,5 +145,16 @@ export function checkpointOutput(context: CheckpointContext): CheckpointOutput<u
     usage: addUsage(totalUsage(attempts.map((attempt) => attempt.usage)), context.lateUsage),
     durationMs: attempts.reduce((sum, attempt) => sum + attempt.durationMs, 0),
     clarifications: context.clarifications,
+    escalations: context.escalations,
+    budgetStop: context.trace.at(-1)?.state === 'overBudget' ? budgetStop(settings.budget, spentOf(context)) : null,
   };
+}
+
+/** What the run has spent so far, as its budget counts it: every attempt's usage, the one under way's and late reports. */
+export function spentOf(context: CheckpointContext): Spent {
+  const { calls, replies, reports } = context;
+  // Once the attempt under way is committed its usage is in it: counted once.
+  let usage = addUsage(context.attempts.length > context.attempt ? null : context.usage, context.lateUsage);
+  for (const attempt of context.attempts) usage = addUsage(usage, attempt.usage);
+  return { calls, replies, reports, usage };
 }

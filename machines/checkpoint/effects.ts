@@ -14,9 +14,12 @@ import { backoffDelay, type CallTry, retryAfterOf } from '../../src/decide/call-
 import { clarifiedQuestion, firstPrompt, type PreviousAttempt, type RetryKind, retryPrompt } from '../../src/decide/prompts.js';
 import { schemaFailure, schemaThrew, verdictFromResult } from '../../src/decide/schema.js';
 import { verdictFromReturn, verdictFromThrow } from '../../src/decide/validation.js';
-import { defaultAgree } from '../../src/decide/agreement.js';
-import { keyArrived, votedAttempt, type VoteSettings } from '../../src/decide/sampling.js';
+import { isSettled, keyArrived, nextWave, tallyOf, votedAttempt } from '../../src/decide/sampling.js';
+import { budgetStop } from '../../src/decide/budget.js';
+import { planOf, stageOf } from './guards.js';
+import { spentOf } from './context.js';
 import type { SampleSlot } from './types.js';
+import { callersOwn, voteSettings } from './vote.js';
 import { describeThrown } from '../../src/util/values.js';
 import { addUsage, type Usage } from '../../src/decide/usage.js';
 import { BACKOFF, CALL_TIMEOUT, DEADLINE, sampleTimeoutId, sampleTimer, type TimerName, timers } from './timers.js';
@@ -36,6 +39,9 @@ const firstTry = (tries: readonly CallTry[]): CallTry[] => appended(tries, { err
 /** A sample waiting for its call. */
 export const QUEUED: SampleSlot = Object.freeze({ state: 'queued', call: -1, tries: Object.freeze([]), backoffMs: 0, reply: null });
 
+/** Why a skipped sample has no reply: the vote did not need it. */
+const SKIPPED = 'skipped: the vote was settled before this call answered';
+
 /** `context.slots` with sample `sample` replaced. */
 function withSlot(context: CheckpointContext, sample: number, slot: SampleSlot): SampleSlot[] {
   const slots = context.slots.slice();
@@ -43,12 +49,20 @@ function withSlot(context: CheckpointContext, sample: number, slot: SampleSlot):
   return slots;
 }
 
-/** Starts queued samples, in order, while fewer than `sampleConcurrency` are calling or backing off. */
+/**
+ * Starts queued samples, in order, while fewer than `sampleConcurrency` are calling or backing
+ * off and the budget allows another call. An adaptive attempt whose wave has all answered,
+ * its vote not settled, first queues the next wave: the fewest samples that could settle it.
+ */
 function startQueued(context: CheckpointContext, slots: SampleSlot[], started: number[] = []): Partial<CheckpointContext> {
   let { calls } = context;
-  let active = slots.filter((slot) => slot.state === 'calling' || slot.state === 'backingOff').length;
+  const isActive = (slot: SampleSlot) => slot.state === 'calling' || slot.state === 'backingOff';
+  let active = slots.filter(isActive).length;
+  if (active === 0 && !slots.some((slot) => slot.state === 'queued')) widen(context, slots);
+  const spent = context.settings.budget === null ? null : spentOf(context);
   for (let i = 0; i < slots.length && active < context.settings.sampleConcurrency; i += 1) {
     if (slots[i]!.state !== 'queued') continue;
+    if (spent !== null && budgetStop(context.settings.budget, { ...spent, calls }) !== null) break;
     slots[i] = { state: 'calling', call: calls, tries: [], backoffMs: 0, reply: null };
     calls += 1;
     active += 1;
@@ -57,27 +71,24 @@ function startQueued(context: CheckpointContext, slots: SampleSlot[], started: n
   return { slots, calls, started };
 }
 
-/** How the samples vote: a custom `agree`, or the default for the answer's kind. */
-function voteSettings(settings: CheckpointSettings): VoteSettings {
-  const typed = settings.answerFormat !== null;
-  return { typed, agree: callersOwn(settings, 'agree') ?? defaultAgree(typed), confidenceFrom: settings.confidenceFrom };
+/** Queues the next wave of held samples, unless the vote is settled (the machine then stops sampling) or none is held. */
+function widen(context: CheckpointContext, slots: SampleSlot[]): void {
+  const { stop } = planOf(context);
+  const held = slots.filter((slot) => slot.state === 'held').length;
+  if (stop === null || held === 0) return;
+  const answered = slots.flatMap((slot) => (slot.state === 'done' ? [slot.reply!] : []));
+  const tally = tallyOf(answered, voteSettings(context.settings));
+  if (isSettled(tally, held, stop)) return;
+  let wave = nextWave(tally, held, stop);
+  for (let i = 0; i < slots.length && wave > 0; i += 1) {
+    if (slots[i]!.state !== 'held') continue;
+    slots[i] = QUEUED;
+    wave -= 1;
+  }
 }
 
-/**
- * The caller's own `agree` or `parseFn`, or null for Booth's. A snapshot persisted as JSON
- * holds no function: one restored from it has the key absent where the run had a function
- * (null where it had none), and going on with Booth's default would answer by other rules
- * without a word. It stops the run instead, saying how to give the function back.
- */
-function callersOwn<K extends 'agree' | 'parseFn'>(settings: CheckpointSettings, name: K): ReturnType<NonNullable<CheckpointSettings[K]>> | null {
-  const kept = settings[name] as CheckpointSettings[K] | undefined;
-  if (kept === undefined) {
-    throw new TypeError(
-      `This run was started with ${name === 'agree' ? 'an' : 'a'} \`${name}\` of its own, which its persisted snapshot cannot hold (functions do not survive JSON): restore it with withFunctions(snapshot, { ${name} }), or resume it with acheck() and a checkpoint store, which gives it back itself.`,
-    );
-  }
-  return kept === null ? null : (kept() as ReturnType<NonNullable<CheckpointSettings[K]>>);
-}
+/** A sample not in a wave yet: asked only if the vote needs it. */
+const HELD: SampleSlot = Object.freeze({ ...QUEUED, state: 'held' });
 
 /** The sample under way when a workflow's one `callModel` child answers: a workflow calls one sample at a time. */
 function callingSample(context: CheckpointContext): { sample: number; call: number } {
@@ -112,7 +123,9 @@ export const checkpointEffects = {
   stopSchema: CHILD,
   forwardSchemaResult: raising((_: CheckpointContext, { result }: { result: unknown }): CheckpointEvent => ({ type: 'schema.returned', result })),
   forwardSchemaError: raising((_: CheckpointContext, { error }: { error: unknown }): CheckpointEvent => ({ type: 'schema.threw', error })),
-  recordReply: update((context: CheckpointContext, { reply }: { reply: string }) => ({ draft: attemptFromRawText(reply, firstTry(context.tries)) })),
+  recordReply: update((context: CheckpointContext, { reply }: { reply: string }) => ({ draft: attemptFromRawText(reply, firstTry(context.tries)), replies: context.replies + 1 })),
+  // Every call the run starts counts against `budget.maxCalls`: a call retry's and a resumed run's too.
+  countCall: update((context: CheckpointContext, _: undefined) => ({ calls: context.calls + 1 })),
   parse: update((context: CheckpointContext, _: undefined) => ({
     draft: attemptFromReply(context.draft.rawText, context.draft.callTries, context.settings.answerFormat !== null, callersOwn(context.settings, 'parseFn')),
   })),
@@ -152,9 +165,11 @@ export const checkpointEffects = {
     draft: withSchemaVerdict(context.draft, schemaFailure(`the deadline of ${context.settings.deadlineMs} ms passed while the schema validated`)),
     awaitingVerdict: false,
   })),
-  startSampling: update((context: CheckpointContext, _: undefined) =>
-    startQueued(context, Array.from({ length: context.settings.samples }, () => QUEUED)),
-  ),
+  // An adaptive attempt queues its first wave and holds the rest.
+  startSampling: update((context: CheckpointContext, _: undefined) => {
+    const { max, min } = planOf(context);
+    return startQueued(context, Array.from({ length: max }, (_, i) => (i < min ? QUEUED : HELD)));
+  }),
   // Each reply is read as it arrives, as a one-sample run reads its reply.
   recordSampleReply: update((context: CheckpointContext, { sample, reply }: { sample: number; reply: unknown }) => {
     const slot = context.slots[sample]!;
@@ -162,7 +177,8 @@ export const checkpointEffects = {
     const typed = context.settings.answerFormat !== null;
     const read = typeof reply === 'string' ? attemptFromReply(reply, tries, typed, callersOwn(context.settings, 'parseFn')) : attemptFromNonText(reply, tries);
     keyArrived(read, typed, callersOwn(context.settings, 'agree') !== null);
-    return startQueued(context, withSlot(context, sample, { ...slot, state: 'done', tries, reply: read }));
+    const replies = typeof reply === 'string' ? context.replies + 1 : context.replies;
+    return { ...startQueued(context, withSlot(context, sample, { ...slot, state: 'done', tries, reply: read })), replies };
   }),
   recordSampleError: update((context: CheckpointContext, { sample, error }: { sample: number; error: unknown }) => {
     const slot = context.slots[sample]!;
@@ -199,11 +215,20 @@ export const checkpointEffects = {
   stopSampleCall: CHILD,
   // The call answered: its timeout will not be needed.
   endSampleTimeout: cancellingBy(({ call }: { call: number }) => sampleTimeoutId(call)),
-  vote: update((context: CheckpointContext, _: undefined) => ({
-    draft: votedAttempt(
-      context.slots.map((slot) => slot.reply!),
-      voteSettings(context.settings),
-    ),
+  // The samples asked vote, the skipped ones listed but not counted; held or queued ones were never asked.
+  vote: update((context: CheckpointContext, _: undefined) => {
+    const asked = context.slots.filter((slot) => slot.reply !== null);
+    if (asked.length === 0) return { draft: attemptFromCallError(new Error(budgetStop(context.settings.budget, spentOf(context)) ?? 'no sample was asked'), []) };
+    const skipped = new Set(asked.flatMap((slot, i) => (slot.state === 'skipped' ? [i] : [])));
+    return { draft: votedAttempt(asked.map((slot) => slot.reply!), voteSettings(context.settings), skipped.size === 0 ? null : skipped) };
+  }),
+  // The vote is settled: calls still in flight are abandoned (the interpreter aborts them), each recorded as skipped.
+  skipUnanswered: update((context: CheckpointContext, _: undefined) => ({
+    slots: context.slots.map((slot) => {
+      if (slot.state !== 'calling' && slot.state !== 'backingOff') return slot;
+      const tries = appended(slot.tries, { error: SKIPPED, delayMs: null });
+      return { ...slot, state: 'skipped' as const, tries, reply: attemptFromCallError(new Error(SKIPPED), tries) };
+    }),
   })),
   // As a one-sample run records it: a call in flight or a wait fails with a try of its own; a sample never called has none.
   recordSamplingDeadline: update((context: CheckpointContext, _: undefined) => {
@@ -226,10 +251,27 @@ export const checkpointEffects = {
       new Error(state === 'queued' ? `not called: ${cause}` : `abandoned ${state === 'calling' ? 'during the call' : 'while waiting to retry'}: ${cause}`),
     );
   }),
-  recordUsage: update((context: CheckpointContext, { usage }: { usage: Usage }) => ({ usage: addUsage(context.usage, usage) })),
+  recordUsage: update((context: CheckpointContext, { usage }: { usage: Usage }) => ({ usage: addUsage(context.usage, usage), reports: context.reports + 1 })),
   // A run is saved as an attempt begins, and resumed to make its calls again: its time starts over, the pause not counted.
   restartClock: update((_: CheckpointContext, __: undefined) => ({ startedAt: Date.now() })),
-  recordLateUsage: update((context: CheckpointContext, { usage }: { usage: Usage }) => ({ lateUsage: addUsage(context.lateUsage, usage) })),
+  recordLateUsage: update((context: CheckpointContext, { usage }: { usage: Usage }) => ({ lateUsage: addUsage(context.lateUsage, usage), reports: context.reports + 1 })),
+  /**
+   * The model asked gave up: the next of the cascade is asked the round's question afresh, from
+   * the first prompt, with retries of its own.
+   */
+  escalate: update((context: CheckpointContext, _: undefined) => {
+    const { settings } = context;
+    const attempt = context.attempt + 1;
+    const model = settings.models[stageOf(context) + 1]!.name;
+    return {
+      attempt,
+      startedAt: Date.now(),
+      tries: [],
+      usage: null,
+      prompts: appended(context.prompts, Object.freeze({ kind: 'escalation' as const, text: firstPrompt(settings.prompt, settings.answerFormat, settings.instructions) })),
+      escalations: appended(context.escalations, Object.freeze({ attempt, model })),
+    };
+  }),
   commitAttempt: update((context: CheckpointContext, _: undefined) => ({ attempts: withDraft(context) })),
   prepareRetry: update((context: CheckpointContext, { kind }: { kind: RetryKind }) => ({
     attempt: context.attempt + 1,
@@ -269,7 +311,8 @@ export const checkpointEffects = {
  * a reply fails with `why(state)`, with a try of its own if it was called or waiting.
  */
 function endSampling(context: CheckpointContext, why: (state: SampleSlot['state']) => Error): Partial<CheckpointContext> {
-  const replies = context.slots.map((slot) => {
+  // A held sample was never part of a wave: nobody meant to call it yet.
+  const replies = context.slots.filter((slot) => slot.state !== 'held').map((slot) => {
     if (slot.reply !== null) return slot.reply;
     const error = why(slot.state);
     return attemptFromCallError(error, slot.state === 'queued' ? slot.tries : appended(slot.tries, { error: error.message, delayMs: null }));
@@ -296,5 +339,5 @@ export function nextPrompt({ settings, draft }: Pick<CheckpointContext, 'setting
 
 /** The finished attempts with the draft committed: frozen, so no callback can change what was decided. */
 function withDraft(context: CheckpointContext): readonly Attempt<unknown>[] {
-  return appended(context.attempts, finished(context.draft, Date.now() - context.startedAt, context.usage));
+  return appended(context.attempts, finished(context.draft, Date.now() - context.startedAt, context.usage, context.settings.models[stageOf(context)]!.name));
 }

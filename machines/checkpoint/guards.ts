@@ -3,6 +3,11 @@ import { remember } from '../effects.js';
 import { isTransient } from '../../src/decide/call-retries.js';
 import { MAX_REPHRASED_CHARS, roundStart } from '../../src/decide/clarification.js';
 import type { SampleSlot } from './types.js';
+import type { Attempt } from '../../src/decide/attempt.js';
+import { budgetStop } from '../../src/decide/budget.js';
+import { isSettled, tallyOf } from '../../src/decide/sampling.js';
+import { spentOf } from './context.js';
+import { voteSettings } from './vote.js';
 import type { SampleParams } from './types.js';
 import type { CheckpointContext, CheckpointEvent } from './types.js';
 
@@ -15,11 +20,17 @@ type GuardArgs = { readonly context: CheckpointContext };
 /** Every decision the machine makes, as a question about its context (or the event's payload). */
 export const guards = {
   // Retries are counted per round: a clarified question gets its own.
-  canRetry: ({ context }: GuardArgs) => context.attempt - roundStart(context.clarifications) < context.settings.maxRetries && timeLeft(context),
+  canRetry: ({ context }: GuardArgs) => context.attempt - roundStart(context.clarifications, context.escalations) < context.settings.maxRetries && timeLeft(context),
   canRetryCall: ({ context }: GuardArgs, { error }: { error: unknown }) => {
     const policy = context.settings.callRetries;
-    return policy !== null && context.tries.length < policy.retries && isTransient(error) && timeLeft(context);
+    return policy !== null && context.tries.length < policy.retries && isTransient(error) && timeLeft(context) && withinBudget(context);
   },
+  // A model gave up: the next of the cascade is asked, while time remains.
+  canEscalate: ({ context }: GuardArgs) => stageOf(context) < context.settings.models.length - 1 && timeLeft(context),
+  budgetSpent: ({ context }: GuardArgs) => !withinBudget(context),
+  // An outage or a refused key at one provider: the next model of the cascade may be another's.
+  failedForGoodWithNextModel: (args: GuardArgs, { error }: { error: unknown }) => !isTransient(error) && guards.canEscalate(args),
+  sampleFailedForGoodWithNextModel: (args: GuardArgs, params: SampleParams & { error: unknown }) => guards.isPermanentSampleFailure(args, params) && guards.canEscalate(args),
   // A status no retry can fix, such as 401 or 404: another attempt would fail alike.
   isPermanentFailure: (_: GuardArgs, { error }: { error: unknown }) => !isTransient(error),
   isText: (_: GuardArgs, { reply }: { reply: unknown }) => typeof reply === 'string',
@@ -31,16 +42,22 @@ export const guards = {
   failedValidation: ({ context }: GuardArgs) => !context.awaitingVerdict && !context.draft.passedValidation,
   // Asked only of a draft that parsed, which has a confidence.
   isConfident: ({ context }: GuardArgs) => context.draft.confidence! >= context.settings.threshold,
-  isFirstAttempt: ({ context }: GuardArgs) => context.attempt === roundStart(context.clarifications),
-  canAwaitClarification: ({ context }: GuardArgs) => context.settings.awaitClarification && context.clarifications.length < context.settings.maxClarifications,
+  isFirstAttempt: ({ context }: GuardArgs) => context.attempt === roundStart(context.clarifications, context.escalations),
+  // A run that could not afford the clarified round's first call does not wait for it.
+  canAwaitClarification: ({ context }: GuardArgs) =>
+    context.settings.awaitClarification && context.clarifications.length < context.settings.maxClarifications && withinBudget(context),
   // A reading the model did not offer (a parent's typo, a forged event) leaves the run waiting.
   isOfferedReading: ({ context }: GuardArgs, { reading }: { reading: unknown }) =>
     typeof reading === 'string' && context.clarifications.length < context.settings.maxClarifications && context.draft.interpretations.includes(reading),
   isRephrasing: ({ context }: GuardArgs, { question }: { question: unknown }) =>
     typeof question === 'string' && question.trim() !== '' && question.length <= MAX_REPHRASED_CHARS && context.clarifications.length < context.settings.maxClarifications,
   callFailed: ({ context }: GuardArgs) => context.draft.callFailed,
-  isSampling: ({ context }: GuardArgs) => context.settings.samples > 1,
+  isSampling: ({ context }: GuardArgs) => planOf(context).max > 1,
   allSampled: ({ context }: GuardArgs) => context.slots.every((slot) => slot.state === 'done'),
+  // Adaptive samples: what the samples not yet answered could say no longer changes the vote.
+  isVoteSettled: ({ context }: GuardArgs) => voteSettled(context),
+  // No sample call is under way, and the budget starts none of those left.
+  samplingHalted: ({ context }: GuardArgs) => context.slots.every((slot) => slot.state !== 'calling' && slot.state !== 'backingOff') && context.slots.some((slot) => slot.state === 'queued'),
   // A reply or timer for a call the sample no longer waits for (it timed out, or was retried) changes nothing.
   isCurrentCall: ({ context }: GuardArgs, { sample, call }: SampleParams) => isSlot(context, sample, call, 'calling'),
   isCurrentBackoff: ({ context }: GuardArgs, { sample, call }: SampleParams) => isSlot(context, sample, call, 'backingOff'),
@@ -57,6 +74,36 @@ export const guards = {
   // A call abandoned by an earlier attempt may report what it cost after that attempt was committed.
   isCurrentAttempt: ({ context }: GuardArgs, { attempt }: { attempt: number }) => attempt === context.attempt,
 };
+
+/** Whether the budget allows one more call. */
+export const withinBudget = (context: CheckpointContext) => budgetStop(context.settings.budget, spentOf(context)) === null;
+
+/** Which model of the cascade the run asks now: the moves on since the latest clarification, which starts again at the first. */
+export function stageOf({ escalations, clarifications }: Pick<CheckpointContext, 'escalations' | 'clarifications'>): number {
+  const since = clarifications.at(-1)?.attempt ?? -1;
+  let stage = 0;
+  for (const escalation of escalations) if (escalation.attempt > since) stage += 1;
+  return stage;
+}
+
+/** How the model asked now gathers its samples. */
+export const planOf = (context: Pick<CheckpointContext, 'escalations' | 'clarifications' | 'settings'>) => context.settings.models[stageOf(context)]!.samples;
+
+/**
+ * Whether the vote of an adaptive attempt is settled: the replies so far, and the samples
+ * not yet answered (held, queued or in flight) as what could still change it.
+ */
+export function voteSettled(context: CheckpointContext): boolean {
+  const { stop } = planOf(context);
+  if (stop === null) return false;
+  const answered: Attempt<unknown>[] = [];
+  let remaining = 0;
+  for (const slot of context.slots) {
+    if (slot.state === 'done') answered.push(slot.reply!);
+    else if (slot.state !== 'skipped') remaining += 1;
+  }
+  return remaining > 0 && isSettled(tallyOf(answered, voteSettings(context.settings)), remaining, stop);
+}
 
 function isSlot(context: CheckpointContext, sample: number, call: number, state: SampleSlot['state']): boolean {
   const slot = context.slots[sample];

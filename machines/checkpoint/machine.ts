@@ -69,7 +69,7 @@ const checkpointDefinition = (id: 'checkpoint' | 'clarifying', waits: boolean) =
         always: [{ guard: 'isSampling', target: 'sampling' }, { target: 'calling' }],
       },
       calling: {
-        entry: [enter('calling'), arm('callTimeout'), 'startCall'],
+        entry: [enter('calling'), 'countCall', arm('callTimeout'), 'startCall'],
         exit: 'endCall',
         on: {
           'model.replied': [
@@ -83,6 +83,7 @@ const checkpointDefinition = (id: 'checkpoint' | 'clarifying', waits: boolean) =
               target: 'reconsidering',
               actions: { type: 'recordNonText', params: ({ event }) => ({ reply: event.reply }) },
             },
+            { guard: 'canEscalate', target: 'escalating', actions: { type: 'recordNonText', params: ({ event }) => ({ reply: event.reply }) } },
             { target: 'uncertain', actions: { type: 'recordNonText', params: ({ event }) => ({ reply: event.reply }) } },
           ],
           'model.failed': [
@@ -91,7 +92,12 @@ const checkpointDefinition = (id: 'checkpoint' | 'clarifying', waits: boolean) =
               target: 'backingOff',
               actions: { type: 'scheduleTry', params: ({ event }) => ({ error: event.error }) },
             },
-            // A status no retry can fix (a bad key, a wrong URL) would fail every attempt alike: stop now.
+            // A status no retry can fix (a bad key, a wrong URL) would fail every attempt alike: stop now, or ask the next model.
+            {
+              guard: { type: 'failedForGoodWithNextModel', params: ({ event }) => ({ error: event.error }) },
+              target: 'escalating',
+              actions: { type: 'recordPermanentFailure', params: ({ event }) => ({ error: event.error }) },
+            },
             {
               guard: { type: 'isPermanentFailure', params: ({ event }) => ({ error: event.error }) },
               target: 'uncertain',
@@ -102,6 +108,7 @@ const checkpointDefinition = (id: 'checkpoint' | 'clarifying', waits: boolean) =
               target: 'reconsidering',
               actions: { type: 'recordCallError', params: ({ event }) => ({ error: event.error }) },
             },
+            { guard: 'canEscalate', target: 'escalating', actions: { type: 'recordCallError', params: ({ event }) => ({ error: event.error }) } },
             { target: 'uncertain', actions: { type: 'recordCallError', params: ({ event }) => ({ error: event.error }) } },
           ],
           'model.timedOut': { actions: 'failOnTimeout' },
@@ -155,6 +162,11 @@ const checkpointDefinition = (id: 'checkpoint' | 'clarifying', waits: boolean) =
             },
             // As for one call: the other samples would fail alike, so the attempt ends with what it has.
             {
+              guard: { type: 'sampleFailedForGoodWithNextModel', params: ({ event }) => event },
+              target: 'escalating',
+              actions: [{ type: 'endSampleTimeout', params: ({ event }) => event }, { type: 'haltSampling', params: ({ event }) => event }],
+            },
+            {
               guard: { type: 'isPermanentSampleFailure', params: ({ event }) => event },
               target: 'uncertain',
               actions: [{ type: 'endSampleTimeout', params: ({ event }) => event }, { type: 'haltSampling', params: ({ event }) => event }],
@@ -183,12 +195,19 @@ const checkpointDefinition = (id: 'checkpoint' | 'clarifying', waits: boolean) =
           'xstate.done.actor.callModel': { actions: { type: 'forwardSampleReply', params: ({ event }: { event: EventObject }) => ({ reply: outputOf(event) }) } },
           'xstate.error.actor.callModel': { actions: { type: 'forwardSampleError', params: ({ event }: { event: EventObject }) => ({ error: errorOf(event) }) } },
         },
-        always: { guard: 'allSampled', target: 'agreementGate' },
+        always: [
+          { guard: 'allSampled', target: 'agreementGate' },
+          // Adaptive samples: the vote no longer needs the calls in flight.
+          { guard: 'isVoteSettled', target: 'agreementGate', actions: 'skipUnanswered' },
+          // The budget starts no more samples: the attempt counts those that answered, and the run stops.
+          { guard: 'samplingHalted', target: 'overBudget', actions: ['vote', 'commitAttempt'] },
+        ],
       },
       agreementGate: {
         entry: [enter('agreementGate'), 'vote'],
         always: [
           { guard: allOf(['parseFailed', 'canRetry']), target: 'reconsidering' },
+          { guard: allOf(['parseFailed', 'canEscalate']), target: 'escalating' },
           { guard: 'parseFailed', target: 'uncertain' },
           { target: 'ambiguityGate' },
         ],
@@ -197,6 +216,7 @@ const checkpointDefinition = (id: 'checkpoint' | 'clarifying', waits: boolean) =
         entry: [enter('parsing'), 'parse'],
         always: [
           { guard: allOf(['parseFailed', 'canRetry']), target: 'reconsidering' },
+          { guard: allOf(['parseFailed', 'canEscalate']), target: 'escalating' },
           { guard: 'parseFailed', target: 'uncertain' },
           { target: 'ambiguityGate' },
         ],
@@ -226,6 +246,7 @@ const checkpointDefinition = (id: 'checkpoint' | 'clarifying', waits: boolean) =
           { guard: allOf(['passedValidation', 'hasValidator']), target: 'validationGate' },
           { guard: 'passedValidation', target: 'confidenceGate' },
           { guard: allOf(['failedValidation', 'canRetry']), target: 'reconsidering' },
+          { guard: allOf(['failedValidation', 'canEscalate']), target: 'escalating' },
           { guard: 'failedValidation', target: 'uncertain' },
         ],
       },
@@ -241,6 +262,7 @@ const checkpointDefinition = (id: 'checkpoint' | 'clarifying', waits: boolean) =
         always: [
           { guard: 'passedValidation', target: 'confidenceGate' },
           { guard: allOf(['failedValidation', 'canRetry']), target: 'reconsidering' },
+          { guard: allOf(['failedValidation', 'canEscalate']), target: 'escalating' },
           { guard: 'failedValidation', target: 'uncertain' },
         ],
       },
@@ -250,6 +272,7 @@ const checkpointDefinition = (id: 'checkpoint' | 'clarifying', waits: boolean) =
           { guard: allOf(['isConfident', 'isFirstAttempt']), target: 'verified' },
           { guard: 'isConfident', target: 'repaired' },
           { guard: 'canRetry', target: 'reconsidering' },
+          { guard: 'canEscalate', target: 'escalating' },
           { target: 'uncertain' },
         ],
       },
@@ -277,6 +300,8 @@ const checkpointDefinition = (id: 'checkpoint' | 'clarifying', waits: boolean) =
       reconsidering: {
         entry: [enter('reconsidering'), 'commitAttempt'],
         always: [
+          // Checked before the retry's prompt is made: a run stopped by its budget lists only prompts it sent.
+          { guard: 'budgetSpent', target: 'overBudget' },
           { guard: 'callFailed', target: 'asking', actions: retryWith('repeat') },
           { guard: 'parseFailed', target: 'asking', actions: retryWith('parse') },
           { guard: 'failedValidation', target: 'asking', actions: retryWith('validation') },
@@ -284,10 +309,20 @@ const checkpointDefinition = (id: 'checkpoint' | 'clarifying', waits: boolean) =
           { target: 'asking', actions: retryWith('confidence') },
         ],
       },
+      // The model asked gave up: the next of the cascade begins, unless the budget cannot pay for its call.
+      escalating: {
+        entry: [enter('escalating'), 'commitAttempt'],
+        always: [
+          { guard: 'budgetSpent', target: 'overBudget' },
+          { target: 'asking', actions: 'escalate' },
+        ],
+      },
       verified: { type: 'final', entry: [enter('verified'), conclude(VERIFIED)] },
       repaired: { type: 'final', entry: [enter('repaired'), conclude(REPAIRED)] },
       ambiguous: { type: 'final', entry: [enter('ambiguous'), settle(AMBIGUOUS)] },
       uncertain: { type: 'final', entry: [enter('uncertain'), conclude(UNCERTAIN)] },
+      // The next call could pass the budget: none starts. Every attempt made was committed on the way in.
+      overBudget: { type: 'final', entry: [enter('overBudget'), settle(UNCERTAIN)] },
     },
     // Declared with a string answer, the common case, so a workflow without a schema reads it typed.
     output: ({ context }) => checkpointOutput(context) as CheckpointOutput,

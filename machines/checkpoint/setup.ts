@@ -3,12 +3,18 @@ import type { Timer } from '../effects.js';
 import { chatMessages, type RetryKind } from '../../src/decide/prompts.js';
 import { answerForSchema, replySchemaOf } from '../../src/decide/schema.js';
 import type { Usage } from '../../src/decide/usage.js';
-import type { CheckpointContext, CheckpointEvent, CheckpointInput, CheckpointOutput, CheckpointState, CheckpointStatus, ModelCall } from './types.js';
+import type { CheckpointContext, CheckpointEvent, CheckpointInput, CheckpointOutput, CheckpointState, CheckpointStatus, ModelCall, ModelFn } from './types.js';
 import { appended, checkpointEffects } from './effects.js';
 import type { SampleParams } from './types.js';
 import { defaultCallModel, defaultCheckSchema, defaultValidate, usageReporter } from './actors.js';
 import type { TimerName } from './timers.js';
-import { guards } from './guards.js';
+import { guards, stageOf } from './guards.js';
+
+/** The model a workflow's call asks: the input's `model` first, then each of the cascade's. */
+function modelOf(context: CheckpointContext, first: ModelFn | null): { stage: number; model: ModelFn | null } {
+  const stage = stageOf(context);
+  return { stage, model: stage === 0 ? first : (context.settings.models[stage]!.model?.() ?? null) };
+}
 
 /** The checkpoint machine's implementations wired into XState: its types, actors, guards, and actions that wrap the effects. */
 
@@ -34,7 +40,8 @@ export const checkpointSetup = setup({
       const prompt = sent.text;
       const { model, answerFormat, prompt: question } = context.settings;
       const messages = chatMessages(context.settings, sent);
-      const input: ModelCall = { prompt, question, messages, attempt: context.attempt, model, replySchema: replySchemaOf(answerFormat), reportUsage: usageReporter(self, context.attempt) };
+      const { stage, model: staged } = modelOf(context, model);
+      const input: ModelCall = { prompt, question, messages, attempt: context.attempt, model: staged, stage, replySchema: replySchemaOf(answerFormat), reportUsage: usageReporter(self, context.attempt) };
       enqueue.spawnChild('callModel', { id: 'callModel', input });
     }),
     endCall: enqueueActions(({ context, enqueue }) => {
@@ -77,15 +84,19 @@ export const checkpointSetup = setup({
       const prompt = sent.text;
       const { model, answerFormat, prompt: question } = context.settings;
       const messages = chatMessages(context.settings, sent);
+      const { stage, model: staged } = modelOf(context, model);
       for (const sample of context.started) {
         if (context.slots[sample]!.state !== 'calling') continue;
-        const input: ModelCall = { prompt, question, messages, attempt: context.attempt, model, replySchema: replySchemaOf(answerFormat), sample, reportUsage: usageReporter(self, context.attempt) };
+        const input: ModelCall = { prompt, question, messages, attempt: context.attempt, model: staged, stage, replySchema: replySchemaOf(answerFormat), sample, reportUsage: usageReporter(self, context.attempt) };
         enqueue.spawnChild('callModel', { id: 'callModel', input });
       }
     }),
     stopSampleCall: stopChild('callModel'),
     endSampleTimeout: cancel((_, params: { call: number }) => checkpointEffects.endSampleTimeout.id(params)),
     vote: assign(({ context }) => checkpointEffects.vote.run(context, undefined)),
+    skipUnanswered: assign(({ context }) => checkpointEffects.skipUnanswered.run(context, undefined)),
+    countCall: assign(({ context }) => checkpointEffects.countCall.run(context, undefined)),
+    escalate: assign(({ context }) => checkpointEffects.escalate.run(context, undefined)),
     recordSamplingDeadline: assign(({ context }) => checkpointEffects.recordSamplingDeadline.run(context, undefined)),
     haltSampling: assign(({ context }, params: SampleParams & { error: unknown }) => checkpointEffects.haltSampling.run(context, params)),
     forwardSchemaResult: raise(({ context }, params: { result: unknown }) => checkpointEffects.forwardSchemaResult.run(context, params)),

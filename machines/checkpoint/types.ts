@@ -8,6 +8,8 @@ import type { AnswerFormat, AnswerSchema, JsonSchema } from '../../src/decide/sc
 import type { Validator } from '../../src/decide/validation.js';
 import type { AgreeFn, ConfidenceSource } from '../../src/decide/agreement.js';
 import type { Usage, UsageReport } from '../../src/decide/usage.js';
+import type { Budget } from '../../src/decide/budget.js';
+import type { SamplePlan, SampleStop } from '../../src/decide/sampling.js';
 
 /** The checkpoint machine's types: its states, input, context, events and output. */
 
@@ -24,10 +26,12 @@ export type CheckpointState =
   | 'validationGate'
   | 'confidenceGate'
   | 'reconsidering'
+  | 'escalating'
   | 'verified'
   | 'repaired'
   | 'ambiguous'
-  | 'uncertain';
+  | 'uncertain'
+  | 'overBudget';
 
 export type CheckpointStatus = typeof VERIFIED | typeof REPAIRED | typeof AMBIGUOUS | typeof UNCERTAIN;
 
@@ -86,8 +90,12 @@ export interface CheckpointInput {
   readonly deadlineMs?: number | null;
   /** Retry failed calls (not bad answers) with jittered exponential backoff. */
   readonly callRetries?: CallRetryPolicy | null;
-  /** Replies gathered per attempt, from 1 to 20; above 1 they vote. Default 1. */
-  readonly samples?: number;
+  /**
+   * Replies gathered per attempt, from 1 to 20; above 1 they vote. Default 1. Or
+   * `{ max, min?, stop? }`: gathered in waves until the vote is settled (`stop`: `'decided'`,
+   * the default, or `{ confidence }`), at most `max`.
+   */
+  readonly samples?: SamplesOption;
   /**
    * Sample calls in flight at once, with `effects: 'events'`; default `samples`. A workflow's
    * machine calls its samples one after another: its one `callModel` child names its events.
@@ -113,6 +121,50 @@ export interface CheckpointInput {
   readonly awaitClarification?: boolean;
   /** How many times the question may be clarified before AMBIGUOUS stands, from 0 to 10. Default 2. */
   readonly maxClarifications?: number;
+  /** The name of the model `model` (or the `callModel` actor) calls: each attempt records it. */
+  readonly modelName?: string | null;
+  /**
+   * The models to ask, in order, when one ends UNCERTAIN: each from the first prompt, with
+   * retries of its own. With `effects: 'actors'` each needs its `model` (or the provided
+   * `callModel` actor reads `input.stage`).
+   */
+  readonly escalate?: readonly EscalationInput[] | null;
+  /** Limits over every call of the run; the run stops UNCERTAIN (in `overBudget`) before a call that would pass one. */
+  readonly budget?: BudgetOption | null;
+}
+
+/** `samples` as the caller gives it: a count, or an adaptive plan. */
+export type SamplesOption = number | { readonly max: number; readonly min?: number; readonly stop?: SampleStop };
+
+/** A model of a cascade, as the machine's input gives it. */
+export interface EscalationInput {
+  readonly name?: string;
+  /** The model, for the default `callModel` actor. */
+  readonly model?: ModelFn;
+  /** Its own `samples`; default the run's. */
+  readonly samples?: SamplesOption;
+}
+
+/** `budget` as the caller gives it: any of the three limits. */
+export interface BudgetOption {
+  readonly maxCalls?: number;
+  readonly maxTokens?: number;
+  readonly maxCostUsd?: number;
+}
+
+/** One model of a run, as its settings keep it: the first is the caller's. */
+export interface ModelStage {
+  /** Its name; null when the run names no model. */
+  readonly name: string | null;
+  readonly samples: SamplePlan;
+  /** Only in workflows given plain functions, for the default `callModel` actor; persistence leaves it out. */
+  readonly model?: (() => ModelFn) | null;
+}
+
+/** Where a cascade moved on: the attempt the next model began with, and its name. */
+export interface Escalation {
+  readonly attempt: number;
+  readonly model: string | null;
 }
 
 /** What a run was asked to do; set once when it starts. */
@@ -149,6 +201,9 @@ export interface CheckpointSettings {
   readonly parseFn: (() => ParseFn) | null;
   readonly awaitClarification: boolean;
   readonly maxClarifications: number;
+  /** The models asked in turn: one without a cascade. */
+  readonly models: readonly ModelStage[];
+  readonly budget: Budget | null;
 }
 
 /**
@@ -172,8 +227,11 @@ export interface CheckpointContext {
   readonly draft: Attempt<unknown>;
   /** The samples of the attempt under way; empty for a one-sample run. */
   readonly slots: readonly SampleSlot[];
-  /** Sample calls made so far in the run: the next call's token. */
+  /** Calls started so far in the run, samples' and call retries' included: the next sample call's token, and what `budget.maxCalls` counts. */
   readonly calls: number;
+  /** Calls that replied with text, and usage reports received: a token or cost budget needs a report per reply. */
+  readonly replies: number;
+  readonly reports: number;
   /** The samples whose call or backoff the last update started: their timers are armed next. */
   readonly started: readonly number[];
   /** What the calls of the attempt under way have consumed so far, as reported; null until one reports. */
@@ -189,6 +247,8 @@ export interface CheckpointContext {
   readonly status: CheckpointStatus | null;
   /** What the person who asked said, each time the question was clarified, in order. */
   readonly clarifications: readonly Clarification[];
+  /** Each time the run moved on to the next model of its cascade, in order. */
+  readonly escalations: readonly Escalation[];
 }
 
 /** What a run was asked to do, as plain data: results and traces show it. */
@@ -232,6 +292,10 @@ export interface CheckpointOutput<TAnswer = string> {
   readonly durationMs: number;
   /** Each clarification of the question, in order: its rounds' attempts follow one another in `attempts`. */
   readonly clarifications: readonly Clarification[];
+  /** Each move to the next model of a cascade, in order. */
+  readonly escalations: readonly Escalation[];
+  /** Why the run stopped before a call its budget could not afford; null unless it did. */
+  readonly budgetStop: string | null;
 }
 
 /**
@@ -277,6 +341,8 @@ export interface ModelCall {
   readonly replySchema: JsonSchema;
   /** Which sample this call is, when the attempt samples several replies. */
   readonly sample?: number;
+  /** Which model of the cascade is asked: 0 for the first, the input's `model`. */
+  readonly stage?: number;
   readonly question: string;
   readonly messages: readonly ChatMessage[];
   /** Sends the machine a `model.usage` event: give it to the model as `info.reportUsage`. */
@@ -304,7 +370,11 @@ export type SampleParams = { readonly sample: number; readonly call: number };
  * and retries, and once done the reply, read as a one-sample attempt would be.
  */
 export interface SampleSlot {
-  readonly state: 'queued' | 'calling' | 'backingOff' | 'done';
+  /**
+   * `held`: not in a wave yet (adaptive samples); `queued`: in the wave, waiting for a free
+   * call; `skipped`: aborted in flight once the vote was settled.
+   */
+  readonly state: 'held' | 'queued' | 'calling' | 'backingOff' | 'done' | 'skipped';
   /** The token of its latest call, unique within the run: a reply or timer for an older call is ignored. */
   readonly call: number;
   readonly tries: readonly CallTry[];

@@ -1,6 +1,6 @@
 import { resultOf } from '../results/result-from.js';
 import { runSchema, runValidator } from '../engine/verdicts.js';
-import { type CallNeed, type CallOutcome, CheckpointRun, readCheckpoint, sampleEvent } from '../engine/checkpoint-run.js';
+import { type CallNeed, type CallOutcome, CheckpointRun, modelFor, readCheckpoint, sampleEvent } from '../engine/checkpoint-run.js';
 import type { AsyncCallFn, CallInfo } from '../decide/model-call.js';
 import { type AsyncCheckOptions, readCheckArguments, type TypedAsyncCheckOptions } from './options.js';
 import type { CheckSettings } from '../engine/settings.js';
@@ -90,7 +90,7 @@ export async function runAcheck(
       switch (need.kind) {
         case 'call': {
           const call = abandons ? new AbortController() : null;
-          const reply = called(callFn, need.prompt, callInfo(need, run, signal, call), telemetry);
+          const reply = called(modelFor(need, callFn, settings), need.prompt, callInfo(need, run, signal, call), telemetry);
           const outcome = await untilAborted(call ? Promise.race([reply, run.changed()]) : reply, signal);
           signal?.throwIfAborted();
           // The machine moved on without this call (it timed out, or the deadline passed): drop its reply.
@@ -101,7 +101,7 @@ export async function runAcheck(
         case 'sample': {
           const call = new AbortController();
           (samplesInFlight ??= new Map()).set(need.call, call);
-          void called(callFn, need.prompt, callInfo(need, run, signal, call), telemetry).then((outcome) => {
+          void called(modelFor(need, callFn, settings), need.prompt, callInfo(need, run, signal, call), telemetry).then((outcome) => {
             samplesInFlight?.delete(need.call);
             // Asked when the reply is handed over: the machine may have given up on it meanwhile.
             inbox.deliver(outcome, () => {

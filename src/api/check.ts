@@ -1,4 +1,4 @@
-import { type CallOutcome, CheckpointRun, sampleEvent } from '../engine/checkpoint-run.js';
+import { type CallOutcome, CheckpointRun, modelFor, sampleEvent } from '../engine/checkpoint-run.js';
 import type { CallFn, CallInfo } from '../decide/model-call.js';
 import { resultOf } from '../results/result-from.js';
 import { runSchemaSynchronously, runValidator } from '../engine/verdicts.js';
@@ -41,13 +41,13 @@ function runCheck(callFn: CallFn, prompt: string, settings: CheckSettings, telem
         case 'call': {
           const { attempt, replySchema, question, messages } = need;
           const info = { attempt, replySchema, question, messages, reportUsage: run.usageReporter(need) };
-          run.send(called(callFn, need.prompt, info, telemetry));
+          run.send(called(modelFor(need, callFn, settings), need.prompt, info, telemetry));
           break;
         }
         case 'sample': {
           const { attempt, replySchema, sample, question, messages } = need;
           const info = { attempt, replySchema, sample, question, messages, reportUsage: run.usageReporter(need) };
-          run.send(sampleEvent(called(callFn, need.prompt, info, telemetry), need));
+          run.send(sampleEvent(called(modelFor(need, callFn, settings), need.prompt, info, telemetry), need));
           break;
         }
         case 'schema':

@@ -72,6 +72,7 @@ function compareEvidence<E>(
           usage: null,
           durationMs: performance.now() - started,
           clarifications: [],
+          escalations: [],
         });
       }
       if (snapshot.value !== 'comparing') {

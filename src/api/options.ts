@@ -10,8 +10,10 @@ import type { ParseFn } from '../reply/parse.js';
 import { readTelemetry, rejectedCheck, type TelemetryOptions, type TelemetrySettings } from '../telemetry/settings.js';
 import type { Validator } from '../decide/validation.js';
 import type { ClarificationChoice } from '../decide/clarification.js';
-import { ASYNC_ONLY_KEYS, clarificationOptions, concurrency, conversationOptions, optionalFunction, readPrompt, readShape, retries, samplingOptions, timers, unitInterval } from '../options/read-options.js';
+import { ASYNC_ONLY_KEYS, budgetOption, escalateOption, modelNameOption, widestPlan, clarificationOptions, concurrency, conversationOptions, optionalFunction, readPrompt, readShape, retries, samplingOptions, timers, unitInterval } from '../options/read-options.js';
 import type { CheckSettings } from '../engine/settings.js';
+import type { AsyncCallFn, CallFn } from '../decide/model-call.js';
+import type { BudgetOption, SamplesOption } from '../../machines/checkpoint/types.js';
 import type { Inspector } from '../engine/machine-run.js';
 import { describeValue, isAsyncFunction } from '../util/values.js';
 
@@ -36,9 +38,32 @@ export interface CheckOptions<T = string> {
   /**
    * Replies gathered per attempt, each from a call with the attempt's prompt: from 1 to 20,
    * default 1. Above 1 the samples vote, and the confidence comes from the vote
-   * (`confidenceFrom`); each sample is a model call.
+   * (`confidenceFrom`); each sample is a model call. Or `{ max, min?, stop? }`: samples are
+   * asked in waves (the first `min`, default the fewest that could settle the vote) and the
+   * attempt stops calling once the winner is settled — `stop: 'decided'` (the default) when no
+   * outcome of the samples not yet asked could change it, `{ confidence: 0.95 }` when a Beta
+   * posterior says the leader wins with that probability. Calls in flight then are aborted
+   * and recorded as skipped (`sample.skipped`).
    */
-  samples?: number | undefined;
+  samples?: SamplesOption | undefined;
+  /** The name of `callFn`'s model: each attempt records it as `attempt.model`, and pages and spans show it. */
+  modelName?: string | null | undefined;
+  /**
+   * A cascade: the models asked in turn when one ends UNCERTAIN (low confidence, a failed
+   * validator or schema, a split vote, unreadable replies, or every call failed — an outage
+   * falls back to the next provider). Each starts afresh from the first prompt, with
+   * `maxRetries` of its own; AMBIGUOUS never escalates. Each entry is a callFn, or
+   * `{ call, name?, samples? }` to name it and give it its own `samples`.
+   */
+  escalate?: readonly Escalate<CallFn>[] | null | undefined;
+  /**
+   * Limits over every call of the check — attempts, samples, call retries, escalations.
+   * Before each call the budget is checked against the usage reported so far; when the next
+   * call could pass it, no call starts and the result is UNCERTAIN with `method: 'budget'`.
+   * A token or cost limit needs every call to report its usage (`info.reportUsage`); a call
+   * that replied without one stops the run, since the budget could not be kept.
+   */
+  budget?: BudgetOption | null | undefined;
   /**
    * When two sampled answers count as the same, as the model wrote them (with a schema, JSON
    * values). Default: equal after NFKC, trimming, case folding, collapsing whitespace and
@@ -96,7 +121,12 @@ export type TypedAsyncCheckOptions<T> = Omit<AsyncCheckOptions<T>, 'agree'> & { 
 /** With a schema `agree` compares the model's own values, before the schema: any JSON, whatever the schema's output. */
 type TypedAgree = AgreeFn<JsonValue> | null | undefined;
 
-export interface AsyncCheckOptions<T = string> extends Omit<CheckOptions<T>, 'onAttempt'> {
+/** A model of a cascade: its callFn, or the callFn with a name and samples of its own. */
+export type Escalate<TFn> = TFn | { readonly call: TFn; readonly name?: string | undefined; readonly samples?: SamplesOption | undefined };
+
+export interface AsyncCheckOptions<T = string> extends Omit<CheckOptions<T>, 'onAttempt' | 'escalate'> {
+  /** As for check(), with callFns that may return a Promise. */
+  escalate?: readonly Escalate<AsyncCallFn>[] | null | undefined;
   /** Like `check()`'s, and awaited when it returns a Promise. */
   onAttempt?: ((index: number, attempt: Attempt<T>) => void | PromiseLike<unknown>) | null | undefined;
   /** Aborting rejects `acheck()` with `signal.reason` at once, stops any wait, and makes no further call. */
@@ -151,6 +181,9 @@ const CHECK_KEYS = [
   'messages',
   'instructions',
   'parseFn',
+  'modelName',
+  'escalate',
+  'budget',
 ] as const;
 const ACHECK_KEYS = [...CHECK_KEYS, ...ASYNC_ONLY_KEYS] as const;
 const EVIDENCE_KEYS = ['evidenceThreshold', 'telemetry'] as const;
@@ -199,11 +232,12 @@ function readCheckOptions(entry: Entry, given: Record<string, unknown>, telemetr
     );
   }
   const sampling = samplingOptions(given);
+  const escalate = escalateOption(given['escalate'], 'call', entry === 'check');
   const inspect = inspector(given['inspect']);
   const signal = abortSignal(given['signal']);
   const { timeoutMs, deadlineMs, callRetries } = timers(given);
   const checkpoint = checkpointOption(given['checkpoint'], given['key']);
-  const { samples, agree, confidenceFrom } = sampling;
+  const { samples, plan, agree, confidenceFrom } = sampling;
   const { system, messages, instructions: instructionText, parseFn } = conversationOptions(given, instructions(answerFormatOf(schema)));
   const { awaitClarification, maxClarifications } = clarificationOptions(given);
   const clarification = given['clarification'] ?? null;
@@ -213,7 +247,7 @@ function readCheckOptions(entry: Entry, given: Record<string, unknown>, telemetr
     );
   }
   // check() calls its samples one after another.
-  const sampleConcurrency = entry === 'check' ? 1 : concurrency(given['sampleConcurrency'], samples);
+  const sampleConcurrency = entry === 'check' ? 1 : concurrency(given['sampleConcurrency'], widestPlan(samples, escalate));
   // Field by field, in the order the options are checked: every check builds this, and V8
   // builds an object literal with spreads several times slower.
   return {
@@ -229,6 +263,7 @@ function readCheckOptions(entry: Entry, given: Record<string, unknown>, telemetr
     callRetries,
     checkpoint,
     samples,
+    plan,
     agree,
     confidenceFrom,
     sampleConcurrency,
@@ -240,6 +275,9 @@ function readCheckOptions(entry: Entry, given: Record<string, unknown>, telemetr
     awaitClarification,
     maxClarifications,
     clarification,
+    modelName: modelNameOption(given['modelName']),
+    escalate: escalate as CheckSettings['escalate'],
+    budget: budgetOption(given['budget']),
   };
 }
 

@@ -48,6 +48,11 @@ export interface Attempt<T = string> {
    */
   readonly usage: Usage | null;
   /**
+   * The model that made the attempt, in a cascade (`escalate`) or when `modelName` names it;
+   * absent otherwise.
+   */
+  readonly model?: string;
+  /**
    * With `samples` above 1 only: every reply gathered for this attempt, in order. The
    * attempt's own fields then describe the vote's winner, its confidence the vote's.
    */
@@ -75,6 +80,11 @@ export interface Sample<A = string> {
   readonly interpretations: readonly string[];
   /** Every call made for this sample: one, or more when `callRetries` retried. */
   readonly callTries: readonly CallTry[];
+  /**
+   * With adaptive `samples` only: the vote was settled while this sample's call was in flight,
+   * so it was aborted, never counted. Absent otherwise.
+   */
+  readonly skipped?: true;
 }
 
 const NONE: readonly string[] = Object.freeze([]);
@@ -203,8 +213,8 @@ export function withSchemaVerdict(draft: Attempt<unknown>, verdict: SchemaVerdic
 }
 
 /** The draft as it is kept once decided: frozen, with how long it took and what its calls consumed. */
-export function finished<T>(draft: Attempt<T>, durationMs: number, usage: Usage | null): Attempt<T> {
-  return Object.freeze(copy(draft, draft.answer, draft.passedValidation, draft.validationError, draft.schemaIssues, durationMs, usage));
+export function finished<T>(draft: Attempt<T>, durationMs: number, usage: Usage | null, model: string | null = null): Attempt<T> {
+  return Object.freeze(copy(draft, draft.answer, draft.passedValidation, draft.validationError, draft.schemaIssues, durationMs, usage, model));
 }
 
 /** Field by field: V8 builds a spread of a literal-shaped object several times slower. */
@@ -216,6 +226,7 @@ function copy<T>(
   schemaIssues: readonly SchemaIssue[] | null,
   durationMs: number,
   usage: Usage | null,
+  model: string | null = null,
 ): Attempt<T> {
   const copied: Attempt<T> = {
     rawText: draft.rawText,
@@ -235,6 +246,8 @@ function copy<T>(
     durationMs,
     usage,
   };
+  // Only a run that knows its models' names says which made the attempt.
+  if (model !== null) Object.assign(copied, { model });
   // Only a sampling attempt has these: a one-sample attempt keeps the fields it always had.
   return draft.samples === undefined ? copied : withSampling(copied, draft as Attempt<unknown> as Attempt<T>);
 }

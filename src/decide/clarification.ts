@@ -10,9 +10,12 @@ export type ClarificationChoice = number | string | { readonly rephrased: string
 /** A choice once read against the readings offered: the machine's `clarify.chose` or `clarify.rephrased` event. */
 export type ChoiceEvent = { readonly type: 'clarify.chose'; readonly reading: string } | { readonly type: 'clarify.rephrased'; readonly question: string };
 
-/** The first attempt of the latest round: 0, or the first asked after the latest clarification. */
-export function roundStart(clarifications: readonly { readonly attempt: number }[] | undefined): number {
-  return clarifications?.at(-1)?.attempt ?? 0;
+/**
+ * The first attempt of the latest round: 0, or the first asked after the latest clarification
+ * or the latest move to the next model of a cascade, whichever came later.
+ */
+export function roundStart(clarifications: readonly { readonly attempt: number }[] | undefined, escalations?: readonly { readonly attempt: number }[]): number {
+  return Math.max(clarifications?.at(-1)?.attempt ?? 0, escalations?.at(-1)?.attempt ?? 0);
 }
 
 /** A rephrased question longer than this is a document, not a question; the cap keeps a pasted file out of every prompt of the round. */

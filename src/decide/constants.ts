@@ -27,7 +27,11 @@ export const COMPARE_FAILED = 'COMPARE_FAILED';
 /** The comparator returned something that is neither a boolean nor a number in [0, 1]. */
 export const INVALID_SCORE = 'INVALID_SCORE';
 
+/** `check()` / `acheck()`: the next call could have passed the `budget`, so none started. */
+export const BUDGET_SPENT = 'BUDGET_SPENT';
+
 export type Reason =
+  | typeof BUDGET_SPENT
   | typeof EMPTY_ANSWER
   | typeof NO_EVIDENCE
   | typeof EVIDENCE_DISAGREES

@@ -72,8 +72,8 @@ export function chatMessages(conversation: Conversation, sent: SentPrompt): read
  * off the prompt, the string would be flattened, a kilobyte more for every call in flight.
  */
 function userTurn({ prompt, instructions: text }: Conversation, { kind, text: sent }: SentPrompt): string {
-  // A clarification's prompt is the first of its round: the question is already the clarified one.
-  if (kind === 'first' || kind === 'repeat' || kind === 'clarification') return prompt.trimEnd();
+  // A clarification's or an escalation's prompt is the first of its round: the question is already the clarified one.
+  if (kind === 'first' || kind === 'repeat' || kind === 'clarification' || kind === 'escalation') return prompt.trimEnd();
   return sent.endsWith(text) ? sent.slice(0, sent.length - text.length - 2) : sent;
 }
 
@@ -102,7 +102,7 @@ export type RetryKind = 'repeat' | 'parse' | 'validation' | 'disagreement' | 'co
  * of a round that follows a person's clarification.
  */
 export interface SentPrompt {
-  readonly kind: 'first' | RetryKind | 'clarification';
+  readonly kind: 'first' | RetryKind | 'clarification' | 'escalation';
   readonly text: string;
 }
 

@@ -11,19 +11,20 @@ export interface VoteSettings {
   readonly confidenceFrom: ConfidenceSource;
 }
 
-/** A reply as `attempt.samples` shows it. */
-export function sampleOf(reply: Attempt<unknown>, typed: boolean): Sample<unknown> {
-  return Object.freeze({
+/** A reply as `attempt.samples` shows it; a skipped one (its call aborted once the vote was settled) says so. */
+export function sampleOf(reply: Attempt<unknown>, typed: boolean, skipped = false): Sample<unknown> {
+  const sample: Sample<unknown> = {
     rawText: reply.rawText,
     answer: reply.parseOk ? sampleAnswer(reply, typed) : null,
     confidence: reply.confidence,
     parseOk: reply.parseOk,
     error: reply.error,
-    callFailed: reply.callFailed,
+    callFailed: skipped ? false : reply.callFailed,
     ambiguous: reply.ambiguous,
     interpretations: reply.interpretations,
     callTries: reply.callTries,
-  });
+  };
+  return Object.freeze(skipped ? { ...sample, skipped: true as const } : sample);
 }
 
 /**
@@ -64,16 +65,10 @@ function sampleAnswer(reply: Attempt<unknown>, typed: boolean): unknown {
  * they gave. When no sample parsed, the attempt failed as its first sample did: a call
  * failure only when every call failed, so that a reply the reader refused earns a parse retry.
  */
-export function votedAttempt(replies: readonly Attempt<unknown>[], settings: VoteSettings): Attempt<unknown> {
-  const samples = Object.freeze(replies.map((reply) => sampleOf(reply, settings.typed)));
+export function votedAttempt(replies: readonly Attempt<unknown>[], settings: VoteSettings, skipped: ReadonlySet<number> | null = null): Attempt<unknown> {
+  const samples = Object.freeze(replies.map((reply, index) => sampleOf(reply, settings.typed, skipped?.has(index) === true)));
   const callTries = Object.freeze(replies.flatMap((reply) => reply.callTries));
-  const voters: Voter[] = [];
-  const keyed = settings.agree === defaultAgree(settings.typed);
-  samples.forEach((sample, index) => {
-    if (!sample.parseOk) return;
-    const voter: Voter = { index, answer: sample.answer, confidence: sample.confidence!, ambiguous: sample.ambiguous };
-    voters.push(keyed ? { ...voter, key: keyOf(replies[index]!, settings.typed) } : voter);
-  });
+  const voters = votersOf(samples, replies, settings);
   if (voters.length === 0) {
     const failed = replies.find((reply) => !reply.callFailed) ?? replies[0]!;
     return withSampling<unknown>({ ...failed, callTries }, { samples, clusters: Object.freeze([]), agreeError: null } as SamplingFields);
@@ -88,4 +83,114 @@ export function votedAttempt(replies: readonly Attempt<unknown>[], settings: Vot
     { ...winner, confidence: combinedConfidence(clusters, settings.confidenceFrom), ambiguous: byMajority, interpretations, callTries },
     { samples, clusters, agreeError } as SamplingFields,
   );
+}
+
+/** The samples that parsed, as the vote counts them. */
+function votersOf(samples: readonly Sample<unknown>[], replies: readonly Attempt<unknown>[], settings: VoteSettings): Voter[] {
+  const voters: Voter[] = [];
+  const keyed = settings.agree === defaultAgree(settings.typed);
+  samples.forEach((sample, index) => {
+    if (!sample.parseOk) return;
+    const voter: Voter = { index, answer: sample.answer, confidence: sample.confidence!, ambiguous: sample.ambiguous };
+    voters.push(keyed ? { ...voter, key: keyOf(replies[index]!, settings.typed) } : voter);
+  });
+  return voters;
+}
+
+/**
+ * How an attempt gathers its samples. Fixed (`stop: null`): all `max`, as `samples: k` always
+ * has. Adaptive: in waves, stopping once the winner is settled — `'decided'` when no outcome
+ * of the samples not yet asked could change it, `{ confidence }` when a Beta posterior says
+ * the leader beats the runner-up with that probability (Adaptive-Consistency's rule).
+ */
+export interface SamplePlan {
+  readonly max: number;
+  /** The first wave. */
+  readonly min: number;
+  readonly stop: SampleStop | null;
+}
+
+export type SampleStop = 'decided' | { readonly confidence: number };
+
+/** What the vote so far counts, for the stopping rules. */
+export interface Tally {
+  /** Samples in the leading cluster; the runner-up's; samples that parsed; those that said the question is ambiguous. */
+  readonly leader: number;
+  readonly runnerUp: number;
+  readonly voters: number;
+  readonly ambiguous: number;
+  /** Whether the leading cluster has a sample that did not report ambiguity: only such a cluster can win outright. */
+  readonly plainLeader: boolean;
+}
+
+export const NO_VOTES: Tally = Object.freeze({ leader: 0, runnerUp: 0, voters: 0, ambiguous: 0, plainLeader: true });
+
+/** The vote of the replies so far, as counts. */
+export function tallyOf(replies: readonly Attempt<unknown>[], settings: VoteSettings): Tally {
+  const samples = replies.map((reply) => sampleOf(reply, settings.typed));
+  const voters = votersOf(samples, replies, settings);
+  if (voters.length === 0) return NO_VOTES;
+  const { clusters } = voteOf(voters, settings.agree);
+  const leader = clusters[0]!;
+  return {
+    leader: leader.count,
+    runnerUp: clusters[1]?.count ?? 0,
+    voters: voters.length,
+    ambiguous: voters.filter((voter) => voter.ambiguous).length,
+    plainLeader: leader.samples.some((i) => !samples[i]!.ambiguous),
+  };
+}
+
+/**
+ * Whether `remaining` more samples can no longer change what the vote decides (by the plan's
+ * rule): whether the question is ambiguous (a majority of the parsed samples says so) and,
+ * if it is not, which cluster wins. A sample that fails to parse votes for nobody, so the
+ * rules suppose every remaining sample parses.
+ */
+export function isSettled(tally: Tally, remaining: number, stop: SampleStop): boolean {
+  if (remaining === 0) return true;
+  const { leader, runnerUp, voters, ambiguous, plainLeader } = tally;
+  const byMajority = ambiguous * 2 > voters;
+  // Exactly: even if every remaining sample went the other way.
+  const ambiguityKept = byMajority ? ambiguous * 2 > voters + remaining : (ambiguous + remaining) * 2 <= voters + remaining;
+  const winnerKept = plainLeader && leader - runnerUp > remaining;
+  if (stop === 'decided') return ambiguityKept && (byMajority || winnerKept);
+  const sure = (a: number, b: number) => leaderBeats(a, b) >= stop.confidence;
+  const ambiguitySure = ambiguityKept || sure(Math.max(ambiguous, voters - ambiguous), Math.min(ambiguous, voters - ambiguous));
+  return ambiguitySure && (byMajority || winnerKept || (plainLeader && sure(leader, runnerUp)));
+}
+
+/**
+ * The posterior probability that the leader's share beats the runner-up's, from a uniform
+ * prior: P(p > ½) for p ~ Beta(a + 1, b + 1), which is P(Binomial(a + b + 1, ½) ≤ a). Exact
+ * for the counts a vote has (at most 20 samples).
+ */
+export function leaderBeats(a: number, b: number): number {
+  const n = a + b + 1;
+  let term = 0.5 ** n;
+  let sum = term;
+  for (let j = 1; j <= a; j += 1) {
+    term = (term * (n - j + 1)) / j;
+    sum += term;
+  }
+  return sum;
+}
+
+/**
+ * How many more samples to ask: the fewest that could settle the vote if they all agreed
+ * with it, so no call is made that the vote might not need; all that remain when none could.
+ */
+export function nextWave(tally: Tally, remaining: number, stop: SampleStop): number {
+  const byMajority = tally.ambiguous * 2 > tally.voters;
+  for (let k = 1; k < remaining; k += 1) {
+    const joined: Tally = {
+      leader: byMajority ? tally.leader : tally.leader + k,
+      runnerUp: tally.runnerUp,
+      voters: tally.voters + k,
+      ambiguous: byMajority ? tally.ambiguous + k : tally.ambiguous,
+      plainLeader: byMajority ? tally.plainLeader : true,
+    };
+    if (isSettled(joined, remaining - k, stop)) return k;
+  }
+  return remaining;
 }

@@ -3,6 +3,7 @@ import type { CheckpointContext, CheckpointEvent, CheckpointOutput } from '../..
 import { checkpointMachine } from '../../machines/checkpoint/machine.js';
 import { checkpointOutput, contextOf } from '../../machines/checkpoint/context.js';
 import { nextPrompt } from '../../machines/checkpoint/effects.js';
+import { guards, planOf, stageOf } from '../../machines/checkpoint/guards.js';
 import type { Attempt } from '../decide/attempt.js';
 import { failedForGood } from '../decide/call-retries.js';
 import { type Checkpoint, CheckpointError, digest, FORMAT, VERSION } from '../stores/store.js';
@@ -43,12 +44,19 @@ export interface CallNeed {
   readonly messages: readonly ChatMessage[];
   readonly attempt: number;
   readonly replySchema: JsonSchema;
+  /** Which model of the cascade to ask: 0 for the caller's callFn, then each of `escalate`. */
+  readonly stage: number;
 }
 
 export interface SampleNeed extends Omit<CallNeed, 'kind'> {
   readonly kind: 'sample';
   readonly sample: number;
   readonly call: number;
+}
+
+/** The model a call asks: the caller's callFn, or the cascade's model the machine has moved on to. */
+export function modelFor<TFn>(need: { readonly stage: number }, callFn: TFn, settings: { readonly escalate: readonly { readonly call: unknown }[] }): TFn {
+  return need.stage === 0 ? callFn : (settings.escalate[need.stage - 1]!.call as TFn);
 }
 
 /** A call's outcome as the event of the sample it was made for. */
@@ -115,6 +123,7 @@ export class CheckpointRun {
         messages: chatMessages(settings, prompt),
         attempt: context.attempt,
         replySchema: replySchemaOf(settings.answerFormat),
+        stage: stageOf(context),
       };
     }
     if (snapshot.value === 'sampling') {
@@ -126,7 +135,7 @@ export class CheckpointRun {
       const { settings } = context;
       const replySchema = replySchemaOf(settings.answerFormat);
       const messages = chatMessages(settings, prompt!);
-      return { kind: 'sample', prompt: prompt!.text, question: settings.prompt, messages, attempt: context.attempt, sample: slot, call, replySchema };
+      return { kind: 'sample', prompt: prompt!.text, question: settings.prompt, messages, attempt: context.attempt, sample: slot, call, replySchema, stage: stageOf(context) };
     }
     if (snapshot.value === 'schemaGate') return { kind: 'schema', answer: answerForSchema(context.draft) };
     if (snapshot.value === 'validationGate') return { kind: 'validate', answer: context.draft.answer };
@@ -226,6 +235,7 @@ function machineInput(prompt: string, settings: CheckSettings): MachineInput {
     deadlineMs: settings.deadlineMs,
     callRetries: settings.callRetries,
     samples: settings.samples,
+    plan: settings.plan,
     sampleConcurrency: settings.sampleConcurrency,
     agree: settings.agree,
     confidenceFrom: settings.confidenceFrom,
@@ -235,6 +245,10 @@ function machineInput(prompt: string, settings: CheckSettings): MachineInput {
     parseFn: settings.parseFn,
     awaitClarification: settings.awaitClarification,
     maxClarifications: settings.maxClarifications,
+    modelName: settings.modelName,
+    // The interpreter calls the models: the machine keeps their names and samples.
+    escalate: settings.escalate.map(({ name, samples }) => ({ name, samples, call: null })),
+    budget: settings.budget,
   };
 }
 
@@ -260,6 +274,8 @@ export function waitingSnapshot(output: CheckpointOutput<unknown>, question: str
     trace: trace as CheckpointContext['trace'],
     status: AMBIGUOUS,
     clarifications: output.clarifications,
+    // A result line from before cascades has none.
+    escalations: output.escalations ?? [],
   };
   return { status: 'active', value: WAITING, output: undefined, error: null, historyValue: {}, children: {}, context } as unknown as Snapshot<unknown>;
 }
@@ -337,6 +353,9 @@ export async function readCheckpoint(
     deadlineMs: settings.deadlineMs,
     callRetries: settings.callRetries,
     samples: settings.samples,
+    // The cascade's models, by name and samples, and the budget: a run resumed with others would spend by other rules.
+    models: machineSettings(prompt, settings).models.map(({ name, samples }) => ({ name, samples })),
+    budget: settings.budget,
     confidenceFrom: settings.confidenceFrom,
     system: settings.system,
     messages: settings.messages,
@@ -350,7 +369,12 @@ export async function readCheckpoint(
     fail('holds a run that waits for, or was given, a clarification, yet was not started with `awaitClarification`, which the checkpoint machine never saves. Delete it to start the run afresh.');
   }
   // What a run saved before conversations and sampling existed had: no system prompt, no turns, Booth's instructions, one sample.
-  const before: Record<string, unknown> = { ...SETTINGS_BEFORE, instructions: instructions(answerFormatOf(settings.schema)) };
+  const samplesBefore = typeof settingsSaved?.['samples'] === 'number' ? settingsSaved['samples'] : 1;
+  const before: Record<string, unknown> = {
+    ...SETTINGS_BEFORE,
+    instructions: instructions(answerFormatOf(settings.schema)),
+    models: [{ name: null, samples: { max: samplesBefore, min: samplesBefore, stop: null } }],
+  };
   // A clarified run asks the clarified question now: the caller's is the one its first clarification began from.
   const asked = snapshot?.context?.clarifications?.[0]?.question ?? settingsSaved?.['prompt'];
   for (const [name, value] of Object.entries(expected)) {
@@ -437,13 +461,24 @@ function checkDecisions({ status, value, context }: DecidedRun, fail: (problem: 
     fail(`holds a run waiting for a clarification of a draft that is not its last attempt (${attempts.length - 1}): it was changed after it was saved.`);
   }
   const rounds = clarifiedRounds(context, fail);
-  const from = context.settings.samples > 1 ? 'agreementGate' : 'parsing';
+  checkEscalations(context, rounds, fail);
+  const escalatedAt = new Set(context.escalations.map((escalation) => escalation.attempt));
   attempts.forEach((attempt, index) => {
     const round = rounds.findLast((r) => r.start <= index)!;
-    // Each attempt is asked again as its round had it: the question then, and the clarifications before it.
+    // Each attempt is asked again as its round had it: the question then, the clarifications and moves to other models before it.
     const settings = { ...context.settings, prompt: round.question, deadlineAt: null };
     const clarifications = context.clarifications.slice(0, round.index);
-    const decided = decidedState(from, { ...context, settings, clarifications, attempt: index, draft: attempt, awaitingVerdict: false }, ['reconsidering']);
+    const escalations = context.escalations.filter((escalation) => escalation.attempt <= index);
+    const asked = { ...context, settings, clarifications, escalations, attempt: index, draft: attempt, awaitingVerdict: false };
+    if ((attempt.model ?? null) !== settings.models[stageOf(asked)]!.name) fail(`holds attempt ${index}, made by a model the run did not ask then: it was changed after it was saved.`);
+    const from = planOf(asked).max > 1 ? 'agreementGate' : 'parsing';
+    let decided = decidedState(from, asked, ['reconsidering', 'escalating']);
+    // A call that failed for good went on to the next model, or ended the run, without a retry.
+    if (decided === 'reconsidering' && failedForGood(attempt.callTries)) decided = guards.canEscalate({ context: asked }) ? 'escalating' : 'uncertain';
+    if (escalatedAt.has(index + 1)) {
+      if (decided !== 'escalating') fail(`holds attempt ${index}, after which the run asked the next model, which the checkpoint machine would not have done.`);
+      return;
+    }
     const clarifiedAfter = rounds.some((r) => r.start === index + 1);
     // The run waited after it; or, continued by clarify(), it ended AMBIGUOUS there (without awaitClarification).
     if (clarifiedAfter || (waiting && index === attempts.length - 1)) {
@@ -458,9 +493,10 @@ function checkDecisions({ status, value, context }: DecidedRun, fail: (problem: 
       }
       return;
     }
-    // A failed call can end a run early: at the deadline, or with a status no retry can fix, which its try records.
-    const ended = decided === 'reconsidering' && (settings.deadlineMs !== null || failedForGood(attempt.callTries)) ? 'uncertain' : decided;
-    if (ended !== value) {
+    // A run can end early: at the deadline (time cannot be asked again), or by its budget, after any attempt.
+    const early = (decided === 'reconsidering' || decided === 'escalating') && settings.deadlineMs !== null;
+    const ended = early ? 'uncertain' : decided;
+    if (ended !== value && !(value === 'overBudget' && settings.budget !== null)) {
       const verdict = decided === 'reconsidering' ? 'a retry' : String(CONCLUDES.get(decided));
       fail(`says the run ended ${String(context.status)}, but its attempts and settings lead to ${verdict}: it was changed after it was saved.`);
     }
@@ -472,7 +508,9 @@ function checkDecisions({ status, value, context }: DecidedRun, fail: (problem: 
     const expected =
       index === round.start
         ? prompt.kind === (round.index === 0 ? 'first' : 'clarification') && firstPrompt(round.question, answerFormat, text)
-        : prompt.kind !== 'first' && prompt.kind !== 'clarification' && nextPrompt({ settings: { ...context.settings, prompt: round.question }, draft: attempts[index - 1]! }, prompt.kind);
+        : escalatedAt.has(index)
+          ? prompt.kind === 'escalation' && firstPrompt(round.question, answerFormat, text)
+          : prompt.kind !== 'first' && prompt.kind !== 'clarification' && prompt.kind !== 'escalation' && nextPrompt({ settings: { ...context.settings, prompt: round.question }, draft: attempts[index - 1]! }, prompt.kind);
     if (prompt.text !== expected) {
       fail(`holds prompt ${index}, which is not the one the checkpoint machine builds for it: it was changed after it was saved.`);
     }
@@ -524,25 +562,51 @@ function clarifiedRounds({ clarifications, attempts, settings, attempt }: Checkp
 }
 
 /**
+ * The moves to the next model a saved run holds, as the machine makes them: in order, each
+ * within a round and after an attempt, to a model the run has, named as the settings name it.
+ */
+function checkEscalations(context: CheckpointContext, rounds: readonly Round[], fail: (problem: string) => never): void {
+  let previous = 0;
+  context.escalations.forEach((escalation, i) => {
+    const stage = stageOf({ ...context, escalations: context.escalations.slice(0, i + 1) });
+    const fits =
+      escalation.attempt > previous &&
+      escalation.attempt <= context.attempt &&
+      !rounds.some((round) => round.start === escalation.attempt) &&
+      stage < context.settings.models.length &&
+      escalation.model === context.settings.models[stage]!.name;
+    if (!fits) fail(`holds escalation ${i}, which does not follow from the run before it: it was changed after it was saved.`);
+    previous = escalation.attempt;
+  });
+}
+
+/**
  * The samples of a run saved while it samples, as the machine hands them out: one slot per
  * sample, each started one under its own call number (below the run's count of calls), a
  * finished one with its reply, and at least one in flight. Any other set would wait for a
  * reply or a timer that never comes, or read a reply that is not there.
  */
-function checkSlots({ slots, calls, settings }: CheckpointContext, fail: (problem: string) => never): void {
-  const started = slots.filter((slot) => slot.state !== 'queued');
+function checkSlots(context: CheckpointContext, fail: (problem: string) => never): void {
+  const { slots, calls } = context;
+  const { max } = planOf(context);
+  const started = slots.filter((slot) => slot.state !== 'queued' && slot.state !== 'held');
   const numbers = new Set(started.map((slot) => slot.call));
   const broken =
-    slots.length !== settings.samples ||
+    slots.length !== max ||
     numbers.size !== started.length ||
     started.some((slot) => !Number.isSafeInteger(slot.call) || slot.call < 0 || slot.call >= calls) ||
     slots.some((slot) => slot.state === 'done' && slot.reply === null) ||
     !slots.some((slot) => slot.state === 'calling' || slot.state === 'backingOff');
-  if (broken) fail(`holds ${slots.length} sample slots for ${settings.samples} samples that the checkpoint machine never hands out so.`);
+  if (broken) fail(`holds ${slots.length} sample slots for ${max} samples that the checkpoint machine never hands out so.`);
 }
 
 /** The settings a run saved before sampling and conversations existed did not write, as it ran: one sample, no system prompt, no turns. */
 const SETTINGS_BEFORE = Object.freeze({ samples: 1, confidenceFrom: 'self', system: null, messages: Object.freeze([]), awaitClarification: false, maxClarifications: DEFAULT_MAX_CLARIFICATIONS });
+
+/** The settings the machine runs a check with: what a saved run's are compared with. */
+function machineSettings(prompt: string, settings: CheckSettings): CheckpointContext['settings'] {
+  return contextOf(machineInput(prompt, settings), checkpointMachine).settings;
+}
 
 /** A private setting as a message names it: by digest, or as "none" when there is none (a digest of "null" would say there was one). */
 async function privately(value: unknown, json: string): Promise<string> {
@@ -571,6 +635,9 @@ function upgraded(snapshot: SavedRun, caller: CheckSettings): Snapshot<unknown> 
   const resumed = {
     slots: [],
     calls: 0,
+    replies: 0,
+    reports: 0,
+    escalations: [],
     started: [],
     usage: null,
     lateUsage: null,
@@ -579,7 +646,9 @@ function upgraded(snapshot: SavedRun, caller: CheckSettings): Snapshot<unknown> 
     settings: {
       answerFormat: null,
       ...SETTINGS_BEFORE,
+      budget: null,
       ...context.settings,
+      models: (((context.settings as { models?: readonly object[] }).models ?? machineSettings('', caller).models) as readonly object[]).map((stage) => Object.freeze({ ...stage })),
       // Checked equal to the caller's, which a run saved before conversations had not written: Booth's own text.
       instructions: caller.instructions,
       sampleConcurrency: caller.sampleConcurrency,

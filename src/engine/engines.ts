@@ -1,5 +1,6 @@
 import type { Snapshot } from 'xstate';
-import type { CheckpointContext, CheckpointEvent, CheckpointInput, CheckpointOutput } from '../../machines/checkpoint/types.js';
+import type { CheckpointContext, CheckpointEvent, CheckpointInput, CheckpointOutput, SamplesOption } from '../../machines/checkpoint/types.js';
+import type { SamplePlan } from '../decide/sampling.js';
 import { checkpointEffects } from '../../machines/checkpoint/effects.js';
 import { checkpointMachine } from '../../machines/checkpoint/machine.js';
 import { checkpointOutput, contextOf } from '../../machines/checkpoint/context.js';
@@ -86,7 +87,7 @@ class CheckpointStepper extends Stepper<CheckpointContext, CheckpointEvent, Chec
 
 function actorEngine(input: MachineInput, snapshot: Snapshot<unknown> | undefined, inspect: Inspector | null): Engine {
   // The machine checks its input again, as it does in any workflow.
-  const actor = startRun(checkpointMachine, { input: input as CheckpointInput, snapshot, inspect });
+  const actor = startRun(checkpointMachine, { input: asInput(input), snapshot, inspect });
   return {
     name: 'actor',
     view: () => actor.getSnapshot(),
@@ -96,4 +97,19 @@ function actorEngine(input: MachineInput, snapshot: Snapshot<unknown> | undefine
     persisted: () => actor.getPersistedSnapshot(),
     stop: () => actor.stop(),
   };
+}
+
+/** Checked input as the machine's input again: the options it reads, written as a caller writes them. */
+function asInput({ plan, escalate, budget, ...input }: MachineInput): CheckpointInput {
+  return {
+    ...(input as unknown as Omit<CheckpointInput, "samples" | "escalate" | "budget">),
+    samples: samplesOption(plan),
+    escalate: escalate.length === 0 ? null : escalate.map(({ name, samples }) => ({ ...(name === null ? {} : { name }), ...(samples === null ? {} : { samples: samplesOption(samples) }) })),
+    budget: budget === null ? null : Object.fromEntries(Object.entries(budget).filter(([, limit]) => limit !== null)),
+  };
+}
+
+/** A plan as the `samples` option that makes it. */
+function samplesOption({ max, min, stop }: SamplePlan): SamplesOption {
+  return stop === null ? max : { max, min, stop };
 }

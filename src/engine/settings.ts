@@ -7,6 +7,10 @@ import type { AnswerSchema } from '../decide/schema.js';
 import type { TelemetrySettings } from '../telemetry/settings.js';
 import type { ChatTurn } from '../decide/prompts.js';
 import type { ParseFn } from '../reply/parse.js';
+import type { Budget } from '../decide/budget.js';
+import type { SamplePlan } from '../decide/sampling.js';
+import type { Escalation } from '../options/read-options.js';
+import type { AsyncCallFn } from '../decide/model-call.js';
 
 /** A check's options once read: what the engines run with. */
 
@@ -23,6 +27,7 @@ export interface CheckSettings {
   readonly callRetries: CallRetryPolicy | null;
   readonly checkpoint: { readonly store: CheckpointStore; readonly key: string } | null;
   readonly samples: number;
+  readonly plan: SamplePlan;
   readonly sampleConcurrency: number;
   readonly agree: AgreeFn<unknown> | null;
   readonly confidenceFrom: ConfidenceSource;
@@ -36,4 +41,9 @@ export interface CheckSettings {
   readonly maxClarifications: number;
   /** The person's answer to a run waiting under the checkpoint's key, read against its readings once it is loaded; null for none. */
   readonly clarification: unknown;
+  /** The name attempts give the callFn's model; null for none. */
+  readonly modelName: string | null;
+  /** The models asked in turn after the callFn's, each its own callFn. */
+  readonly escalate: readonly Escalation<AsyncCallFn>[];
+  readonly budget: Budget | null;
 }

@@ -4,7 +4,9 @@ import { DEFAULT_THRESHOLD } from '../decide/constants.js';
 import { type AnswerSchema, answerFormatOf, readSchema } from '../decide/schema.js';
 import { type ChatTurn, instructions } from '../decide/prompts.js';
 import type { ParseFn } from '../reply/parse.js';
-import { clarificationOptions, concurrency, conversationOptions, optionalFunction, readPrompt, readShape, retries, samplingOptions, timers, unitInterval } from './read-options.js';
+import type { Budget } from '../decide/budget.js';
+import type { SamplePlan } from '../decide/sampling.js';
+import { budgetOption, type Escalation, escalateOption, modelNameOption, widestPlan, clarificationOptions, concurrency, conversationOptions, optionalFunction, readPrompt, readShape, retries, samplingOptions, timers, unitInterval } from './read-options.js';
 import { describeValue, isPlainObject } from '../util/values.js';
 
 /** The checkpoint machine's input, read with `check()`'s rules: pure, so the machine can sit on it. */
@@ -22,7 +24,9 @@ export interface MachineInput {
   readonly timeoutMs: number | null;
   readonly deadlineMs: number | null;
   readonly callRetries: CallRetryPolicy | null;
+  /** The most samples an attempt of the first model asks. */
   readonly samples: number;
+  readonly plan: SamplePlan;
   readonly sampleConcurrency: number;
   readonly agree: AgreeFn<unknown> | null;
   readonly confidenceFrom: ConfidenceSource;
@@ -35,6 +39,10 @@ export interface MachineInput {
   readonly parseFn: ParseFn | null;
   readonly awaitClarification: boolean;
   readonly maxClarifications: number;
+  readonly modelName: string | null;
+  /** The cascade's next models; a function only in a workflow that gives one. */
+  readonly escalate: readonly Escalation<((...args: never[]) => unknown) | null>[];
+  readonly budget: Budget | null;
 }
 
 const MACHINE_KEYS = [
@@ -58,6 +66,9 @@ const MACHINE_KEYS = [
   'parseFn',
   'awaitClarification',
   'maxClarifications',
+  'modelName',
+  'escalate',
+  'budget',
 ] as const;
 
 /**
@@ -85,12 +96,29 @@ export function readMachineInput(input: unknown): MachineInput {
   const schema = readSchema(given['schema']);
   const validator = given['validator'] === true ? true : optionalFunction('validator', given['validator'] === false ? null : given['validator']);
   const sampling = samplingOptions(given);
-  const sampleConcurrency = concurrency(given['sampleConcurrency'], effects === 'actors' ? 1 : sampling.samples);
+  const escalate = escalateOption(given['escalate'], 'model', false);
+  const sampleConcurrency = concurrency(given['sampleConcurrency'], effects === 'actors' ? 1 : widestPlan(sampling.samples, escalate));
   if (effects === 'actors' && sampleConcurrency > 1) {
     throw new RangeError(
       `Expected \`sampleConcurrency\` to be 1 in a workflow, got ${describeValue(sampleConcurrency)}: the machine calls its samples one after another through its one \`callModel\` child; use effects: 'events' to run them concurrently.`,
     );
   }
   const conversation = conversationOptions(given, instructions(answerFormatOf(schema)));
-  return { prompt, threshold, maxRetries, effects, model, schema, validator, ...timers(given), ...sampling, sampleConcurrency, ...conversation, ...clarificationOptions(given) };
+  return {
+    prompt,
+    threshold,
+    maxRetries,
+    effects,
+    model,
+    schema,
+    validator,
+    ...timers(given),
+    ...sampling,
+    sampleConcurrency,
+    ...conversation,
+    ...clarificationOptions(given),
+    modelName: modelNameOption(given['modelName']),
+    escalate,
+    budget: budgetOption(given['budget']),
+  };
 }

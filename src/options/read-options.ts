@@ -3,6 +3,8 @@ import type { CallRetryPolicy } from '../decide/call-retries.js';
 import { DEFAULT_MAX_CLARIFICATIONS, DEFAULT_MAX_RETRIES } from '../decide/constants.js';
 import type { ChatTurn } from '../decide/prompts.js';
 import type { ParseFn } from '../reply/parse.js';
+import type { Budget } from '../decide/budget.js';
+import { NO_VOTES, nextWave, type SamplePlan, type SampleStop } from '../decide/sampling.js';
 import { blankRecord, describeValue, isAsyncFunction, isPlainObject } from '../util/values.js';
 
 /**
@@ -16,21 +18,54 @@ export const ASYNC_ONLY_KEYS = ['signal', 'timeoutMs', 'deadlineMs', 'callRetrie
 /** More samples than this is a survey, not a check: each is a paid model call per attempt. */
 export const MAX_SAMPLES = 20;
 
-/** `samples`, `agree` and `confidenceFrom`, as `check()`, `acheck()` and the machine read them. */
-export function samplingOptions(given: Record<string, unknown>) {
-  const value = given['samples'];
-  let samples = 1;
-  if (value !== undefined) {
-    if (!isWholeNumber(value)) {
-      throw new TypeError(`Expected \`samples\` to be a whole number from 1 to ${MAX_SAMPLES}, such as 5, got ${describeValue(value)}.`);
-    }
-    if (value < 1 || value > MAX_SAMPLES) {
-      throw new RangeError(
-        `Expected \`samples\` to be from 1 to ${MAX_SAMPLES}, got ${describeValue(value)}; each sample is a model call per attempt, so 3 to 10 is usual.`,
+/** `samples` of one sample per attempt, the default. */
+const ONE_SAMPLE: SamplePlan = Object.freeze({ max: 1, min: 1, stop: null });
+
+/**
+ * `samples` (or an escalation's, named `name`): a count, every sample asked as always, or
+ * `{ max, min?, stop? }`, asked in waves until the vote is settled.
+ */
+export function samplePlan(value: unknown, name = 'samples'): SamplePlan {
+  if (value === undefined) return ONE_SAMPLE;
+  if (isPlainObject(value)) return adaptivePlan(value, name);
+  if (!isWholeNumber(value)) {
+    throw new TypeError(`Expected \`${name}\` to be a whole number from 1 to ${MAX_SAMPLES}, such as 5, or { max: 5 } to stop once the vote is settled, got ${describeValue(value)}.`);
+  }
+  if (value < 1 || value > MAX_SAMPLES) {
+    throw new RangeError(
+      `Expected \`${name}\` to be from 1 to ${MAX_SAMPLES}, got ${describeValue(value)}; each sample is a model call per attempt, so 3 to 10 is usual.`,
+    );
+  }
+  return value === 1 ? ONE_SAMPLE : Object.freeze({ max: value, min: value, stop: null });
+}
+
+function adaptivePlan(value: object, name: string): SamplePlan {
+  const given = readShape(value, ['max', 'min', 'stop'], `\`${name}\``);
+  const max = given['max'];
+  if (!isWholeNumber(max) || max < 2 || max > MAX_SAMPLES) {
+    throw new RangeError(`Expected \`${name}.max\` to be a whole number from 2 to ${MAX_SAMPLES}, the most samples an attempt may ask, got ${describeValue(max)}.`);
+  }
+  const stop = given['stop'] ?? 'decided';
+  if (stop !== 'decided') {
+    const confidence = isPlainObject(stop) && Object.keys(stop).length === 1 ? (stop as { confidence?: unknown }).confidence : undefined;
+    if (typeof confidence !== 'number' || !(confidence > 0.5 && confidence < 1)) {
+      throw new TypeError(
+        `Expected \`${name}.stop\` to be 'decided' (stop when no remaining sample could change the winner) or { confidence } above 0.5 and below 1, such as { confidence: 0.95 }, got ${describeValue(stop)}.`,
       );
     }
-    samples = value;
   }
+  const rule = stop as SampleStop;
+  const min = given['min'] ?? Math.min(max, nextWave(NO_VOTES, max, rule));
+  if (!isWholeNumber(min) || min < 1 || min > max) {
+    throw new RangeError(`Expected \`${name}.min\` to be a whole number from 1 to ${max} (\`${name}.max\`), the samples of the first wave, got ${describeValue(min)}.`);
+  }
+  return Object.freeze({ max, min, stop: rule });
+}
+
+/** `samples`, `agree` and `confidenceFrom`, as `check()`, `acheck()` and the machine read them. */
+export function samplingOptions(given: Record<string, unknown>) {
+  const plan = samplePlan(given['samples']);
+  const samples = plan.max;
   const agree = optionalFunction('agree', given['agree']);
   if (isAsyncFunction(agree)) {
     throw new TypeError('Expected `agree` to be a synchronous function (a, b) => boolean, got an async function.');
@@ -45,7 +80,96 @@ export function samplingOptions(given: Record<string, unknown>) {
     );
   }
   const confidenceFrom = confidenceSourceFor(samples, source as ConfidenceSource | undefined);
-  return { samples, agree: agree as AgreeFn<unknown> | null, confidenceFrom };
+  return { samples, plan, agree: agree as AgreeFn<unknown> | null, confidenceFrom };
+}
+
+/** More models than this is a survey too: each may make every attempt of a run again. */
+export const MAX_ESCALATIONS = 8;
+
+/** A model of a cascade once read: its name (null when not given), its function, its own samples (null: the run's). */
+export interface Escalation<TFn> {
+  readonly name: string | null;
+  readonly call: TFn;
+  readonly samples: SamplePlan | null;
+}
+
+/**
+ * `escalate`: the models asked in turn when one ends UNCERTAIN, each a function or
+ * `{ [key]: fn, name?, samples? }`. `key` is `call` for check() and acheck(), `model` for the
+ * machine's input, where a workflow may leave it out and route by the call's `stage`.
+ */
+export function escalateOption(value: unknown, key: 'call' | 'model', sync: boolean): readonly Escalation<((...args: never[]) => unknown) | null>[] {
+  if (value === undefined || value === null) return [];
+  if (!Array.isArray(value) || value.length === 0 || value.length > MAX_ESCALATIONS) {
+    throw new TypeError(
+      `Expected \`escalate\` to be a list of 1 to ${MAX_ESCALATIONS} models to ask in turn, each a function or { ${key}, name?, samples? }, got ${describeValue(value)}.`,
+    );
+  }
+  return Object.freeze(
+    value.map((entry: unknown, i) => {
+      const where = `escalate[${i}]`;
+      const given = typeof entry === 'function' ? { [key]: entry } : readShape(entry, [key, 'name', 'samples'], `\`${where}\``);
+      const fn = given[key];
+      if (fn === undefined && key === 'model') return Object.freeze({ name: modelNameOption(given['name'], `${where}.name`), call: null, samples: escalationSamples(given['samples'], where) });
+      if (typeof fn !== 'function') throw new TypeError(`Expected \`${where}.${key}\` to be the model's function (prompt, info) => text, got ${describeValue(fn)}.`);
+      if (sync && isAsyncFunction(fn)) {
+        throw new TypeError(`Expected \`${where}\` to be a synchronous function: check() is synchronous; use acheck() to escalate to async models.`);
+      }
+      return Object.freeze({ name: modelNameOption(given['name'], `${where}.name`), call: fn as (...args: never[]) => unknown, samples: escalationSamples(given['samples'], where) });
+    }),
+  );
+}
+
+const escalationSamples = (value: unknown, where: string) => (value === undefined ? null : samplePlan(value, `${where}.samples`));
+
+/** A model's name, as attempts and pages show it: short text, never blank. */
+export function modelNameOption(value: unknown, name = 'modelName'): string | null {
+  if (value === undefined || value === null) return null;
+  if (typeof value !== 'string' || value.trim() === '' || value.length > 200) {
+    throw new TypeError(`Expected \`${name}\` to be the model's name, a non-blank string of at most 200 characters such as 'gpt-4o-mini', got ${describeValue(value)}.`);
+  }
+  return value;
+}
+
+/** `budget`: any of `maxCalls`, `maxTokens` and `maxCostUsd`. */
+export function budgetOption(value: unknown): Budget | null {
+  if (value === undefined || value === null) return null;
+  const given = readShape(value, ['maxCalls', 'maxTokens', 'maxCostUsd'], '`budget`');
+  const count = (name: 'maxCalls' | 'maxTokens') => {
+    const limit = given[name];
+    if (limit === undefined) return null;
+    if (!isWholeNumber(limit) || limit < 1) throw new RangeError(`Expected \`budget.${name}\` to be a whole number, 1 or more, got ${describeValue(limit)}.`);
+    return limit;
+  };
+  const maxCalls = count('maxCalls');
+  const maxTokens = count('maxTokens');
+  const cost = given['maxCostUsd'];
+  if (cost !== undefined && !(typeof cost === 'number' && Number.isFinite(cost) && cost > 0)) {
+    throw new RangeError(`Expected \`budget.maxCostUsd\` to be a number of dollars above 0, such as 0.05, got ${describeValue(cost)}.`);
+  }
+  const maxCostUsd = (cost as number | undefined) ?? null;
+  if (maxCalls === null && maxTokens === null && maxCostUsd === null) {
+    throw new TypeError('Expected `budget` to set `maxCalls`, `maxTokens` or `maxCostUsd`, got an empty object; leave `budget` out for no limit.');
+  }
+  return Object.freeze({ maxCalls, maxTokens, maxCostUsd });
+}
+
+/**
+ * The models a run asks, in order: the caller's first, then the escalations, each with its
+ * samples. In a cascade a model with no name is named by its place (`model 2`): attempts,
+ * pages and spans then always say which made what.
+ */
+export function modelStages<TFn>(modelName: string | null, plan: SamplePlan, escalate: readonly Escalation<TFn>[]) {
+  const named = escalate.length > 0;
+  return [
+    { name: modelName ?? (named ? 'model 1' : null), samples: plan, call: null },
+    ...escalate.map((step, i) => ({ name: step.name ?? `model ${i + 2}`, samples: step.samples ?? plan, call: step.call })),
+  ];
+}
+
+/** The most samples any model of the run asks at once: sample calls run this many at a time unless told otherwise. */
+export function widestPlan(samples: number, escalate: readonly Escalation<unknown>[]): number {
+  return Math.max(samples, ...escalate.map((step) => step.samples?.max ?? 0));
 }
 
 export function concurrency(value: unknown, samples: number): number {

@@ -1,6 +1,6 @@
 import type { CheckpointOutput } from '../../machines/checkpoint/types.js';
 import { type CheckResult, checkResult, type TypedCheckResult } from './result.js';
-import { AMBIGUOUS, REPAIRED, UNCERTAIN, VERIFIED } from '../decide/constants.js';
+import { AMBIGUOUS, BUDGET_SPENT, REPAIRED, UNCERTAIN, VERIFIED } from '../decide/constants.js';
 import { checkOutput } from './stored.js';
 import { describeValue } from '../util/values.js';
 
@@ -37,8 +37,9 @@ export function resultOf(output: CheckpointOutput<unknown>): CheckResult<unknown
     interpretations: output.interpretations,
     evidenceAgreement: null,
     parsed: output.parsed,
-    reason: null,
-    detail: null,
+    // An output written before budgets existed has no budgetStop.
+    reason: output.budgetStop ? BUDGET_SPENT : null,
+    detail: output.budgetStop ?? null,
     prompts: output.prompts,
     trace: output.trace,
     settings: output.settings,
@@ -47,6 +48,8 @@ export function resultOf(output: CheckpointOutput<unknown>): CheckResult<unknown
     durationMs: output.durationMs ?? output.attempts.reduce((sum, attempt) => sum + attempt.durationMs, 0),
     // A line written before clarifications existed has none.
     clarifications: output.clarifications ?? [],
+    // Nor one written before cascades escalations.
+    escalations: output.escalations ?? [],
   });
 }
 

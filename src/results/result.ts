@@ -1,8 +1,9 @@
-import type { CheckpointState, RunSettings, TraceStep } from '../../machines/checkpoint/types.js';
+import type { CheckpointState, Escalation, RunSettings, TraceStep } from '../../machines/checkpoint/types.js';
 import type { EvidenceState } from '../../machines/evidence.js';
 import type { Attempt, ModelAnswer, Sample } from '../decide/attempt.js';
 import {
   AMBIGUOUS,
+  BUDGET_SPENT,
   type BLOCKED,
   COMPARE_FAILED,
   type EVIDENCE_DISAGREES,
@@ -16,11 +17,22 @@ import {
 import type { JsonObject, JsonValue } from '../reply/json-objects.js';
 import type { Clarification, SentPrompt } from '../decide/prompts.js';
 import { roundStart } from '../decide/clarification.js';
-import type { Usage } from '../decide/usage.js';
+import { addUsage, type Usage } from '../decide/usage.js';
 import { failedForGood } from '../decide/call-retries.js';
 
 /** Which acceptance condition decided the result. */
-export type Method = 'ambiguity' | 'evidence' | 'call_failure' | 'parse_failure' | 'validation' | 'confidence';
+export type Method = 'ambiguity' | 'evidence' | 'budget' | 'call_failure' | 'parse_failure' | 'validation' | 'confidence';
+
+/** What one model of a run did: its attempts, the calls they made, and what they consumed. */
+export interface ModelSpend {
+  /** The model's name; null when the run named none. */
+  readonly model: string | null;
+  readonly attempts: number;
+  /** Calls made, call retries and samples included (skipped samples too: they were sent). */
+  readonly calls: number;
+  /** Its attempts' usage summed; null when none reported usage. */
+  readonly usage: Usage | null;
+}
 
 export type Step = TraceStep<CheckpointState | EvidenceState>;
 
@@ -44,6 +56,7 @@ export type ResultFields = Pick<
   | 'usage'
   | 'durationMs'
   | 'clarifications'
+  | 'escalations'
 >;
 
 /**
@@ -74,9 +87,9 @@ export class Result {
   readonly evidenceAgreement: number | null;
   /** The decoded JSON object of the reported attempt, uncoerced. */
   readonly parsed: JsonObject | null;
-  /** Evidence checks only: why the result is not VERIFIED. */
+  /** Why the result is not VERIFIED: evidence checks' reasons, or `BUDGET_SPENT` when the budget stopped a check. */
   readonly reason: Reason | null;
-  /** Evidence checks only: the reason in words. */
+  /** The reason in words: an evidence check's, or which limit of the budget stopped the check. */
   readonly detail: string | null;
   /** The prompt sent for each attempt, in order, with its kind: `first`, or the kind of retry. */
   readonly prompts: readonly SentPrompt[];
@@ -101,6 +114,11 @@ export class Result {
    * the first attempt of the round it began. Empty when the question was never clarified.
    */
   readonly clarifications: readonly Clarification[];
+  /**
+   * Each time a cascade (`escalate`) moved on to the next model, in order: the first attempt
+   * it made, and its name. Empty when the first model decided.
+   */
+  readonly escalations: readonly Escalation[];
 
   /** @internal Results come from `check()`, `acheck()` and `checkWithEvidence()`. */
   constructor(fields: ResultFields) {
@@ -121,7 +139,33 @@ export class Result {
     this.usage = fields.usage;
     this.durationMs = fields.durationMs;
     this.clarifications = Object.freeze(fields.clarifications);
+    this.escalations = Object.freeze(fields.escalations);
     Object.freeze(this);
+  }
+
+  /**
+   * The model that gave the reported answer (the last attempt's when none parsed); null when
+   * the run named no model. In a cascade, which one answered.
+   */
+  get model(): string | null {
+    const start = roundStart(this.clarifications, this.escalations);
+    const reported = this.attempts.findLast((a, index) => index >= start && a.parseOk) ?? this.attempts.at(-1);
+    return reported?.model ?? null;
+  }
+
+  /** Each model asked, in the order first asked, with its attempts, calls and usage: what a cascade spent where. */
+  get models(): readonly ModelSpend[] {
+    const spend = new Map<string | null, { attempts: number; calls: number; usage: Usage | null }>();
+    for (const attempt of this.attempts) {
+      const model = attempt.model ?? null;
+      const so = spend.get(model) ?? { attempts: 0, calls: 0, usage: null };
+      spend.set(model, {
+        attempts: so.attempts + 1,
+        calls: so.calls + (attempt.samples ? attempt.samples.reduce((n, sample) => n + sample.callTries.length, 0) : attempt.callTries.length),
+        usage: addUsage(so.usage, attempt.usage),
+      });
+    }
+    return Object.freeze([...spend].map(([model, so]) => Object.freeze({ model, ...so })));
   }
 
   /** With `samples` above 1: each attempt's samples, in order; null with one sample. */
@@ -164,6 +208,7 @@ export class Result {
 
   get method(): Method {
     if (this.status === AMBIGUOUS) return 'ambiguity';
+    if (this.reason === BUDGET_SPENT) return 'budget';
     if (this.attempts.length === 0) return 'evidence';
     // An outage is not a bad reply: boothpy says parse_failure for both, Booth tells them apart.
     // Nor is a call that failed for good, which ended the run whatever its replies said.
@@ -192,6 +237,8 @@ export class Result {
     callFailed: boolean;
     checkerFailed: boolean;
     method: Method;
+    model: string | null;
+    models: readonly ModelSpend[];
   } {
     return {
       status: this.status,
@@ -211,12 +258,15 @@ export class Result {
       usage: this.usage,
       durationMs: this.durationMs,
       clarifications: this.clarifications,
+      escalations: this.escalations,
       nAttempts: this.nAttempts,
       ok: this.ok,
       allParseFailed: this.allParseFailed,
       callFailed: this.callFailed,
       checkerFailed: this.checkerFailed,
       method: this.method,
+      model: this.model,
+      models: this.models,
     };
   }
 }
@@ -226,8 +276,12 @@ export class Result {
  * clarification. A function, not a private method: the getters that read it are also read
  * off copies of a result (a drawing's view of a result line).
  */
-function latestRound({ attempts, clarifications }: Pick<Result, 'attempts'> & { readonly clarifications?: readonly Clarification[] }): readonly Attempt<unknown>[] {
-  const start = roundStart(clarifications);
+function latestRound({
+  attempts,
+  clarifications,
+  escalations,
+}: Pick<Result, 'attempts'> & { readonly clarifications?: readonly Clarification[]; readonly escalations?: readonly Escalation[] }): readonly Attempt<unknown>[] {
+  const start = roundStart(clarifications, escalations);
   return start === 0 ? attempts : attempts.slice(start);
 }
 

@@ -112,6 +112,7 @@ function describeStoredRuns() {
   const timerMs = leaf(`a number of ms from 0 to ${LONGEST_WAIT_MS}`, (value) => Number.isFinite(value) && (value as number) >= 0 && (value as number) <= LONGEST_WAIT_MS);
   const share = leaf('a number from 0 to 1', (value) => typeof value === 'number' && value >= 0 && value <= 1);
   const texts = listOf(text, 'strings');
+  const modelName = leaf('a model name, a non-blank string of at most 200 characters', (value) => typeof value === 'string' && value.trim() !== '' && value.length <= 200);
   // As isUsage() has it, field by field, so a problem names the count.
   const usage = nullable(
     record('token counts ({ inputTokens, outputTokens, totalTokens, costUsd })', {
@@ -152,7 +153,7 @@ function describeStoredRuns() {
    */
   function shapes(typed: boolean) {
     const answer = typed ? anything : text;
-    const sample = record('a sample', { ...readingFields(answer), callTries });
+    const sample = record('a sample', { ...readingFields(answer), callTries }, { skipped: leaf('true', (value) => value === true) });
     const cluster = record('a cluster ({ answer, count, meanConfidence, samples })', {
       answer,
       count: leaf('a whole number, 1 or more', (value) => Number.isSafeInteger(value) && (value as number) >= 1),
@@ -177,6 +178,7 @@ function describeStoredRuns() {
         samples: listOf(sample, 'samples'),
         clusters: listOf(cluster, 'clusters'),
         agreeError: nullable(text),
+        model: modelName,
       },
     );
     return { attempt, attempts: listOf(attempt, 'attempts') };
@@ -185,7 +187,8 @@ function describeStoredRuns() {
   const untyped = shapes(false);
   const typed = shapes(true);
 
-  const RETRY_KINDS = ['first', 'repeat', 'parse', 'validation', 'disagreement', 'confidence', 'clarification'] as const;
+  const RETRY_KINDS = ['first', 'repeat', 'parse', 'validation', 'disagreement', 'confidence', 'clarification', 'escalation'] as const;
+  const escalations = listOf(record('an escalation ({ attempt, model })', { attempt: index, model: nullable(modelName) }), 'escalations');
   const clarifications = listOf(
     record('a clarification ({ question, readings, chosen, rephrased, attempt })', { question: text, readings: texts, chosen: nullable(text), rephrased: nullable(text), attempt: index }),
     'clarifications',
@@ -204,6 +207,12 @@ function describeStoredRuns() {
   );
   const sampleCount = leaf(`a whole number from 1 to ${MAX_SAMPLES}`, (value) => Number.isSafeInteger(value) && (value as number) >= 1 && (value as number) <= MAX_SAMPLES);
   const confidenceFrom = oneOf(CONFIDENCE_SOURCES);
+  /** How a model gathers its samples; its checks are samplePlan()'s, asked again when a resumed run is compared with the caller's. */
+  const samplePlan = record('a sample plan ({ max, min, stop })', {
+    max: sampleCount,
+    min: sampleCount,
+    stop: nullable(leaf("'decided' or { confidence }", (value) => value === 'decided' || (isPlainObject(value) && Object.keys(value).length === 1 && typeof (value as { confidence?: unknown }).confidence === 'number' && (value as { confidence: number }).confidence > 0.5 && (value as { confidence: number }).confidence < 1))),
+  });
 
   /** `settings` of an output or a result: what the run was asked to do. Sampling's two fields are absent from one made before it. */
   const runSettings = record(
@@ -268,7 +277,7 @@ function describeStoredRuns() {
         trace: listOf(stepOf([...new Set([...CHECKPOINT_STATES, ...Object.keys(evidenceMachine.root.states)])]), 'steps'),
       },
       // Written only by a Booth that kept usage and time (and clarifications); `run` only on the lines of a `booth batch` that recorded it.
-      { usage, durationMs: ms, run: runRecord, clarifications },
+      { usage, durationMs: ms, run: runRecord, clarifications, escalations, budgetStop: nullable(text) },
     );
   }
 
@@ -280,7 +289,7 @@ function describeStoredRuns() {
   /** A sample slot of the attempt under way. */
   const slotShape = (attempt: Shape) =>
     record('a sample slot', {
-      state: oneOf(['queued', 'calling', 'backingOff', 'done']),
+      state: oneOf(['held', 'queued', 'calling', 'backingOff', 'done', 'skipped']),
       call: leaf('a whole number, -1 or more', (value) => Number.isSafeInteger(value) && (value as number) >= -1),
       tries: callTries,
       backoffMs: timerMs,
@@ -323,6 +332,15 @@ function describeStoredRuns() {
       // Written only by a Booth with clarifications.
       awaitClarification: flag,
       maxClarifications: leaf(`a whole number from 0 to ${MAX_CLARIFICATIONS_LIMIT}`, (value) => Number.isSafeInteger(value) && (value as number) >= 0 && (value as number) <= MAX_CLARIFICATIONS_LIMIT),
+      // Written only by a Booth with cascades, adaptive samples and budgets.
+      models: listOf(record('a model ({ name, samples })', { name: nullable(modelName), samples: samplePlan }, { model: oneOf([null]) }), 'models'),
+      budget: nullable(
+        record('a budget ({ maxCalls, maxTokens, maxCostUsd })', {
+          maxCalls: nullable(leaf('a whole number, 1 or more', (value) => Number.isSafeInteger(value) && (value as number) >= 1)),
+          maxTokens: nullable(leaf('a whole number, 1 or more', (value) => Number.isSafeInteger(value) && (value as number) >= 1)),
+          maxCostUsd: nullable(leaf('a number of dollars above 0', (value) => Number.isFinite(value) && (value as number) > 0)),
+        }),
+      ),
     },
   );
 
@@ -344,7 +362,7 @@ function describeStoredRuns() {
         status: nullable(oneOf(CHECK_STATUSES)),
       },
       // Written only by a Booth with sampling and usage.
-      { slots: listOf(slotShape(attempt), 'sample slots'), calls: index, started: listOf(index, 'sample indexes'), usage, lateUsage: usage, clarifications },
+      { slots: listOf(slotShape(attempt), 'sample slots'), calls: index, started: listOf(index, 'sample indexes'), usage, lateUsage: usage, clarifications, replies: index, reports: index, escalations },
     );
   }
 

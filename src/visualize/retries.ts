@@ -35,8 +35,8 @@ export function clarificationEventCounts(clarifications: readonly Clarification[
 /** The retry kinds a run took, in the order first taken, with how many times each. */
 export function retryKindCounts(prompts: readonly SentPrompt[]): Map<RetryKind, number> {
   const counts = new Map<RetryKind, number>();
-  // A clarification starts a round; it is no retry.
-  for (const { kind } of prompts.slice(1)) if (kind !== 'first' && kind !== 'clarification') counts.set(kind, (counts.get(kind) ?? 0) + 1);
+  // A clarification or an escalation starts a round; it is no retry.
+  for (const { kind } of prompts.slice(1)) if (kind !== 'first' && kind !== 'clarification' && kind !== 'escalation') counts.set(kind, (counts.get(kind) ?? 0) + 1);
   return counts;
 }
 

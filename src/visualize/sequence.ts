@@ -16,6 +16,7 @@ const PROMPT_KINDS: Readonly<Record<SentPrompt['kind'], string>> = {
   disagreement: 'disagreement retry',
   confidence: 'confidence retry',
   clarification: 'the clarified question',
+  escalation: 'first prompt, to the next model',
 };
 
 /**

@@ -161,7 +161,7 @@ describe('§2 arguments are checked before any model call, in order', () => {
     expect(() => looseCheck(model, 'q', { maxRetry: 2 })).toThrow(/did you mean `maxRetries`\?/);
     expect(() => looseCheck(model, 'q', { validater: null })).toThrow(/did you mean `validator`\?/);
     expect(() => looseCheck(model, 'q', { temperature: 0 })).toThrow(
-      /Unknown option `temperature` for check\(\); the options are `threshold`, `maxRetries`, `onAttempt`, `schema`, `validator`, `samples`, `agree`, `confidenceFrom`, `inspect`, `telemetry`, `system`, `messages`, `instructions`, `parseFn`\./,
+      /Unknown option `temperature` for check\(\); the options are `threshold`, `maxRetries`, `onAttempt`, `schema`, `validator`, `samples`, `agree`, `confidenceFrom`, `inspect`, `telemetry`, `system`, `messages`, `instructions`, `parseFn`, `modelName`, `escalate`, `budget`\./,
     );
   });
 

@@ -526,7 +526,7 @@ describe('the sampling options', () => {
   it.each([
     [{ samples: 0 }, RangeError, 'Expected `samples` to be from 1 to 20, got 0; each sample is a model call per attempt, so 3 to 10 is usual.'],
     [{ samples: 21 }, RangeError, 'Expected `samples` to be from 1 to 20, got 21'],
-    [{ samples: 2.5 }, TypeError, 'Expected `samples` to be a whole number from 1 to 20, such as 5, got 2.5.'],
+    [{ samples: 2.5 }, TypeError, 'Expected `samples` to be a whole number from 1 to 20, such as 5, or { max: 5 } to stop once the vote is settled, got 2.5.'],
     [{ samples: 3, confidenceFrom: 'votes' }, TypeError, "Expected `confidenceFrom` to be 'self', 'agreement' or 'hybrid', got \"votes\"."],
     [{ confidenceFrom: 'agreement' }, RangeError, "`confidenceFrom: 'agreement'` needs several samples to vote, but `samples` is 1"],
     [{ samples: 3, agree: 'equal' }, TypeError, 'Expected `agree` to be a function, null or undefined'],

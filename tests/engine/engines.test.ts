@@ -394,6 +394,107 @@ describe('the stepper and the XState actor, side by side, on runs that wait for 
   });
 });
 
+/**
+ * Cascades, adaptive samples and budgets: the next model's round, the waves and the calls a
+ * budget refuses are decided by the same machine on both engines.
+ */
+const CASCADE = { modelName: 'cheap', escalate: [{ name: 'strong' }] } satisfies Partial<CheckpointInput>;
+const spendInputs: Array<[string, CheckpointInput]> = [
+  ['a cascade, maxRetries 0', { prompt: 'Capital of France?', maxRetries: 0, effects: 'events', ...CASCADE }],
+  ['a cascade, maxRetries 1, a validator', { prompt: 'Capital of France?', maxRetries: 1, validator: true, effects: 'events', ...CASCADE }],
+  ['3 models unnamed, a schema', { prompt: 'Capital of France?', maxRetries: 0, effects: 'events', escalate: [{}, {}], schema: z.string().min(2) }],
+  ['a budget of 2 calls, call retries', { prompt: 'Capital of France?', maxRetries: 2, effects: 'events', budget: { maxCalls: 2 }, callRetries: { retries: 2, minDelayMs: 100 } }],
+  ['a cascade under a budget of 2 calls', { prompt: 'Capital of France?', maxRetries: 1, effects: 'events', budget: { maxCalls: 2 }, ...CASCADE }],
+];
+const adaptiveInputs: Array<[string, CheckpointInput]> = [
+  ['adaptive, at most 3 samples', { prompt: 'Capital of France?', maxRetries: 0, effects: 'events', samples: { max: 3 } }],
+  ['adaptive by confidence, 4 samples, a first wave of 3', { prompt: 'Capital of France?', maxRetries: 0, effects: 'events', samples: { max: 4, min: 3, stop: { confidence: 0.8 } } }],
+  ['fixed 2 samples under a budget of 3 calls', { prompt: 'Capital of France?', maxRetries: 1, effects: 'events', samples: 2, budget: { maxCalls: 3 } }],
+];
+const randomSpendInputs: Array<[string, CheckpointInput]> = [
+  ...spendInputs,
+  ...adaptiveInputs,
+  ['a token budget, a cascade to adaptive samples', { prompt: 'Capital of France?', maxRetries: 1, effects: 'events', budget: { maxTokens: 40 }, modelName: 'cheap', escalate: [{ name: 'strong', samples: { max: 3 } }] }],
+  [
+    'a cost budget, adaptive samples one at a time, timers, call retries, a cascade',
+    {
+      prompt: 'Capital of France?',
+      maxRetries: 1,
+      effects: 'events',
+      samples: { max: 5 },
+      sampleConcurrency: 1,
+      timeoutMs: 1_000,
+      deadlineMs: 5_000,
+      callRetries: { retries: 1, minDelayMs: 100 },
+      budget: { maxCostUsd: 0.01 },
+      escalate: [{ samples: 2 }],
+    },
+  ],
+];
+
+describe('the stepper and the XState actor, side by side, on cascades, adaptive samples and budgets', () => {
+  for (const [name, input] of [...spendInputs, ...adaptiveInputs]) {
+    it(`every shortest path, every event: ${name}`, { timeout: 120_000 }, () => {
+      const paths = shortestPaths(input);
+      const ends = new Set(paths.filter((path) => path.state.status === 'done').map((path) => String(path.state.value)));
+      if (input.escalate) expect(paths.some((path) => path.state.context.escalations.length > 0)).toBe(true);
+      if (input.budget) expect(ends).toContain('overBudget');
+      if (typeof input.samples === 'object') expect(paths.some((path) => path.state.context.slots.some((slot) => slot.state === 'skipped' || slot.state === 'held'))).toBe(true);
+      for (const path of paths) {
+        const pair = new Pair(input);
+        path.steps.forEach((step, i) => {
+          if (i === 0) return;
+          pair.send(step.event as CheckpointEvent);
+          pair.expectEqual(`after step ${i}: ${step.event.type}`);
+          vi.advanceTimersByTime(600);
+          pair.expectEqual(`600 ms after step ${i}`);
+        });
+        pair.stop();
+      }
+    });
+  }
+
+  it('random event sequences with usage reports, clock ticks and crossed resumes', () => {
+    const reached = new Set<string>();
+    const spendUsage: CheckpointEvent[] = [0, 1, 2, 3].map((attempt) => ({ type: 'model.usage', usage: { inputTokens: 10, outputTokens: 5, totalTokens: 15, costUsd: 0.004 }, attempt }));
+    // Most commands pick one of the events the run can take now (a reply to a call in flight), so that sequences go deep.
+    const command = fc.oneof(
+      { weight: 6, arbitrary: fc.record({ pick: fc.nat() }) },
+      { weight: 2, arbitrary: fc.record({ send: fc.constantFrom(...spendUsage, ...EVENTS.slice(10), failedForGood(0, 0), failedForGood(1, 2)) }) },
+      { weight: 1, arbitrary: fc.record({ advance: fc.integer({ min: 0, max: 3_000 }) }) },
+      { weight: 1, arbitrary: fc.constant({ swap: true as const }) },
+    );
+    fc.assert(
+      fc.property(fc.constantFrom(...randomSpendInputs), fc.array(command, { maxLength: 40 }), ([, input], commands) => {
+        vi.setSystemTime(1_800_000_000_000);
+        const pair = new Pair(input);
+        try {
+          for (const [i, c] of commands.entries()) {
+            if (!pair.active) break;
+            if ('pick' in c) {
+              const { value, context } = pair.actor.view();
+              const now = value === 'sampling' ? samplingEvents(context) : EVENTS.slice(0, 10);
+              if (now.length > 0) pair.send(now[c.pick % now.length]!);
+            } else if ('send' in c) pair.send(c.send);
+            else if ('advance' in c) vi.advanceTimersByTime(c.advance);
+            else pair.swapCheckpoints(input);
+            pair.expectEqual(`after command ${i}: ${JSON.stringify(c)}`);
+            const { value, context } = pair.actor.view();
+            if (context.escalations.length > 0) reached.add('escalated');
+            if (value === 'overBudget') reached.add('over budget');
+            if (context.slots.some((slot) => slot.state === 'skipped')) reached.add('skipped');
+          }
+        } finally {
+          pair.stop();
+          vi.clearAllTimers();
+        }
+      }),
+      { numRuns: 600, seed: 20261205 },
+    );
+    expect([...reached].sort()).toEqual(['escalated', 'over budget', 'skipped']);
+  });
+});
+
 describe("the stepper's context, updated in place", () => {
   const input = readMachineInput({ prompt: 'Capital of France?', maxRetries: 2, effects: 'events' });
 

@@ -69,7 +69,7 @@ describe('the checkpoint machine checks its input when it starts', () => {
 
   it('an acheck()-only option is unknown to the machine, without pointing to acheck()', () => {
     expect((startError({ prompt: 'q', model, key: 'run-1' }) as Error).message).toBe(
-      "Unknown option `key` for the checkpoint machine's `input`; the options are `prompt`, `threshold`, `maxRetries`, `effects`, `model`, `schema`, `validator`, `timeoutMs`, `deadlineMs`, `callRetries`, `samples`, `sampleConcurrency`, `agree`, `confidenceFrom`, `system`, `messages`, `instructions`, `parseFn`, `awaitClarification`, `maxClarifications`.",
+      "Unknown option `key` for the checkpoint machine's `input`; the options are `prompt`, `threshold`, `maxRetries`, `effects`, `model`, `schema`, `validator`, `timeoutMs`, `deadlineMs`, `callRetries`, `samples`, `sampleConcurrency`, `agree`, `confidenceFrom`, `system`, `messages`, `instructions`, `parseFn`, `awaitClarification`, `maxClarifications`, `modelName`, `escalate`, `budget`.",
     );
   });
 

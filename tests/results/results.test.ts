@@ -151,12 +151,15 @@ describe('§8 results', () => {
         'usage',
         'durationMs',
         'clarifications',
+        'escalations',
         'nAttempts',
         'ok',
         'allParseFailed',
         'callFailed',
         'checkerFailed',
         'method',
+        'model',
+        'models',
       ].sort(),
     );
     expect(json['attempts']).toHaveLength(2);

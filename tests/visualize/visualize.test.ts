@@ -33,10 +33,12 @@ const CHECKPOINT_STATES = [
   'confidenceGate',
   'awaitingClarification',
   'reconsidering',
+  'escalating',
   'verified',
   'repaired',
   'ambiguous',
   'uncertain',
+  'overBudget',
 ];
 
 /** Every transition the machine defines, counted straight from its state nodes. */
@@ -61,7 +63,7 @@ describe('machine graphs', () => {
   it('have every state of the checkpoint machine, finals marked', () => {
     const graph = machineGraph(checkpointMachine);
     expect(graph.states.map((s) => s.name)).toEqual(CHECKPOINT_STATES);
-    expect(graph.states.filter((s) => s.final).map((s) => s.name)).toEqual(['verified', 'repaired', 'ambiguous', 'uncertain']);
+    expect(graph.states.filter((s) => s.final).map((s) => s.name)).toEqual(['verified', 'repaired', 'ambiguous', 'uncertain', 'overBudget']);
     expect(graph.initial).toBe('asking');
   });
 
@@ -82,7 +84,7 @@ describe('machine graphs', () => {
     expect(labels('confidenceGate', 'verified')).toEqual(['[isConfident and isFirstAttempt]']);
     expect(labels('asking', 'sampling')).toEqual(['[isSampling]']);
     expect(labels('asking', 'calling')).toEqual(['[else]']);
-    expect(labels('sampling', 'agreementGate')).toEqual(['[allSampled]']);
+    expect(labels('sampling', 'agreementGate')).toEqual(['[allSampled]', '[isVoteSettled]']);
     expect(labels('agreementGate', 'reconsidering')).toEqual(['[parseFailed and canRetry]']);
     expect(labels('reconsidering', 'asking')).toEqual(['[callFailed]', '[parseFailed]', '[failedValidation]', '[isSplit]', '[else]']);
     expect(labels('validationGate', 'validationGate')).toEqual([
@@ -414,10 +416,12 @@ describe('a run, explained', () => {
 
   it('each retry kind is the guard the machine takes from reconsidering to asking', () => {
     const node = checkpointMachine.root.states['reconsidering'];
-    const kinds = (node?.always ?? []).map((t) => (t.actions[0] as { params: { kind: keyof typeof RETRY_GUARDS } }).params.kind);
+    // The budget's way out comes first and makes no retry.
+    const retries = (node?.always ?? []).filter((t) => t.target?.[0]?.key === 'asking');
+    const kinds = retries.map((t) => (t.actions[0] as { params: { kind: keyof typeof RETRY_GUARDS } }).params.kind);
     expect(kinds.sort()).toEqual(Object.keys(RETRY_GUARDS).sort());
     const labels = machineGraph(checkpointMachine).edges.find((e) => e.from === 'reconsidering' && e.to === 'asking')?.labels;
-    expect((node?.always ?? []).map((t) => RETRY_GUARDS[(t.actions[0] as { params: { kind: keyof typeof RETRY_GUARDS } }).params.kind])).toEqual(labels);
+    expect(retries.map((t) => RETRY_GUARDS[(t.actions[0] as { params: { kind: keyof typeof RETRY_GUARDS } }).params.kind])).toEqual(labels);
   });
 
   it('the retry edge counts each kind of retry beside its guard, in DOT and Mermaid alike', () => {
