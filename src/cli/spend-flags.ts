@@ -3,7 +3,7 @@ import { openAICompatible } from '../adapters/index.js';
 import { readBaseURL } from '../adapters/openai-compatible.js';
 import type { AsyncCallFn, CallInfo } from '../decide/model-call.js';
 import type { UsageReport } from '../decide/usage.js';
-import { MAX_SAMPLES } from '../options/read-options.js';
+import { MAX_ESCALATIONS, MAX_SAMPLES } from '../options/read-options.js';
 import { numberText } from '../util/numbers.js';
 import { quotedText } from '../util/values.js';
 
@@ -201,15 +201,19 @@ export function cascadeOf(flags: SpendFlags): CascadeModel[] {
         : `give one --escalate-api-key-env per --escalate-base-url, in the same order (${urls.length} --escalate-base-url, ${keys.length} --escalate-api-key-env); give - for an endpoint that takes no key.`,
     );
   }
+  const steps = Math.max(models.length, urls.length);
+  if (steps > MAX_ESCALATIONS) {
+    throw new SpendFlagError(`the cascade has ${steps} escalations; at most ${MAX_ESCALATIONS} models may follow --model.`);
+  }
   const first = readUrl('--base-url', flags.baseUrl);
-  const steps = Array.from({ length: Math.max(models.length, urls.length) }, (_, i) => {
+  const escalations = Array.from({ length: steps }, (_, i) => {
     const baseUrl = urls[i] ?? flags.baseUrl;
     const url = urls[i] === undefined ? first : readUrl('--escalate-base-url', baseUrl);
     const key = keys[i];
     const apiKeyEnv = key !== undefined ? (key === NO_KEY ? null : key) : url.origin === first.origin ? (flags.apiKeyEnv ?? null) : null;
     return { model: models[i] ?? flags.model, baseUrl, url, apiKeyEnv };
   });
-  const all = [{ model: flags.model, baseUrl: flags.baseUrl, url: first, apiKeyEnv: flags.apiKeyEnv ?? null }, ...steps];
+  const all = [{ model: flags.model, baseUrl: flags.baseUrl, url: first, apiKeyEnv: flags.apiKeyEnv ?? null }, ...escalations];
   const seen = new Map<string, number>();
   all.forEach((step, i) => {
     const key = `${step.model}\u0000${step.url.href}`;
@@ -227,6 +231,12 @@ export function cascadeOf(flags: SpendFlags): CascadeModel[] {
   const named = all.map((step) => ((byName.get(step.model) ?? 0) > 1 ? `${step.model}@${step.url.host}` : step.model));
   const counts = new Map<string, number>();
   for (const name of named) counts.set(name, (counts.get(name) ?? 0) + 1);
+  const tooLong = named.findIndex((name) => name.length > MAX_MODEL_NAME - ' #9'.length);
+  if (tooLong >= 0) {
+    throw new SpendFlagError(
+      `the name of model ${tooLong + 1} of the cascade (${flagOf(tooLong)}) is ${named[tooLong]?.length} characters long; results name a model in at most ${MAX_MODEL_NAME - ' #9'.length} (with @host when the cascade asks it at two endpoints).`,
+    );
+  }
   return all.map((step, i) => ({
     model: step.model,
     baseUrl: step.baseUrl,
@@ -237,6 +247,12 @@ export function cascadeOf(flags: SpendFlags): CascadeModel[] {
     price: prices.get(step.model) ?? null,
   }));
 }
+
+/** How results may name a model at most (acheck's `modelName`). */
+const MAX_MODEL_NAME = 200;
+
+/** The flag that named the model at `index` of the cascade. */
+const flagOf = (index: number) => (index === 0 ? '--model' : '--escalate-model');
 
 function readUrl(flag: string, value: string): URL {
   let url: URL;
@@ -362,6 +378,7 @@ export function cascadeCalls(flags: SpendFlags, cascade: readonly CascadeModel[]
   return {
     callFn: calls[0] as AsyncCallFn,
     modelName: (first as CascadeModel).name,
-    escalate: rest.map((step, i) => ({ call: calls[i + 1] as AsyncCallFn, name: step.name })),
+    // Without a cascade, none: acheck takes a list of one model or more.
+    escalate: rest.length === 0 ? undefined : rest.map((step, i) => ({ call: calls[i + 1] as AsyncCallFn, name: step.name })),
   };
 }

@@ -244,7 +244,7 @@ describe('a cascade of models', () => {
     for (const line of lines) expect(line.run).toMatchObject({ model: 'small', host, escalate: [{ model: 'big', host }] });
     const other = await booth([...flags.slice(0, -4), '--escalate-model', 'huge', '--max-retries', '0', '--concurrency', '1']);
     expect(other.code).toBe(2);
-    expect(other.stderr).toContain(`the cascade (--escalate-model, --escalate-base-url) "big@${host}" → "huge@${host}" (4 lines)`);
+    expect(other.stderr).toContain(`the cascade (--escalate-model, --escalate-base-url) "big@${host}" → "big@${host}, huge@${host}" (4 lines)`);
     const none = await booth(['batch', input, '-o', output, '--base-url', base(), '--model', 'small', '--max-retries', '0']);
     expect(none.code).toBe(2);
     expect(none.stderr).toContain(`the cascade (--escalate-model, --escalate-base-url) "big@${host}" → none (4 lines)`);
@@ -291,8 +291,8 @@ describe('a budget per question', () => {
     expect(server.provider.received).toHaveLength(4);
     const lines = resultsIn(output) as unknown as Line[];
     expect(lines.map((line) => [line.id, line.status, line.method])).toEqual([[0, 'VERIFIED', 'confidence'], [1, 'UNCERTAIN', 'budget'], [2, 'VERIFIED', 'confidence']]);
-    expect(run.stdout).toMatch(/budget {6}\s+1 {2}33\.3%/);
-    expect(run.stdout).toContain('stopped by the budget 1 question (UNCERTAIN, method budget; this run\'s --max-calls 2)');
+    expect(run.stdout).toMatch(/\nbudget +1 +33\.3%\n/);
+    expect(run.stdout).toContain("questions stopped by the budget: 1 (UNCERTAIN, method budget; this run's budget: --max-calls 2)");
   }, 60_000);
 });
 

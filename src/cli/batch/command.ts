@@ -316,7 +316,7 @@ export function printSummary(summary: BatchSummary, input: string, output: strin
   for (const [method, n] of Object.entries(summary.byMethod)) console.log(`${method.padEnd(12)}${String(n).padStart(7)} ${share(n)}`);
   const overBudget = summary.byMethod['budget'] ?? 0;
   if (overBudget > 0) {
-    console.log(`stopped by the budget ${overBudget} question${overBudget === 1 ? '' : 's'} (UNCERTAIN, method budget${budget === '' ? '' : `; this run's ${budget}`})`);
+    console.log(`questions stopped by the budget: ${overBudget} (UNCERTAIN, method budget${budget === '' ? '' : `; this run's budget: ${budget}`})`);
   }
   const noReply = summary.everyCallFailed;
   console.log(

@@ -39,6 +39,12 @@ export interface RunRecord {
    * cascade (`run` was written before cascades were), so the two are told apart on a rerun.
    */
   readonly escalate?: readonly { readonly model: string; readonly host: string }[];
+  /**
+   * `--samples` in its adaptive form, as written (`max=5,stop=decided`): present only with it.
+   * The result's `settings.samples` is then the most an attempt asks, as a fixed `--samples 5`
+   * would say; this tells the two apart. A line with `run` and without it gathered a fixed K.
+   */
+  readonly samples?: string;
 }
 
 /** The flags a record is made of: `booth batch`'s and `booth worker`'s endpoint flags. */
@@ -79,6 +85,7 @@ export function runRecord(flags: RecordedFlags): RunRecord {
     temperature: sent.temperature ?? null,
     seed: sent.seed ?? null,
     ...(escalations.length === 0 ? {} : { escalate: escalations.map((step) => ({ model: step.model, host: step.host })) }),
+    ...(typeof flags.samples === 'number' ? {} : { samples: samplesText(flags.samples) }),
   };
 }
 
@@ -115,7 +122,8 @@ const COMPARED: ReadonlyArray<{ readonly name: string; readonly was: (line: Earl
   { name: 'the host of --base-url', was: (line) => line.run?.host, now: (current) => current.run.host },
   { name: '--threshold', was: (line) => line.settings?.threshold, now: (current) => current.threshold },
   { name: '--max-retries', was: (line) => line.settings?.maxRetries, now: (current) => current.maxRetries },
-  { name: '--samples', was: (line) => samplesValue(line.settings?.samples), now: (current) => current.samples },
+  // The adaptive form is in `run`; a line with `run` and without it gathered `settings.samples` each attempt.
+  { name: '--samples', was: (line) => line.run?.samples ?? samplesValue(line.settings?.samples), now: (current) => current.samples },
   { name: '--confidence-from', was: (line) => line.settings?.confidenceFrom, now: (current) => current.confidenceFrom },
   // A line made before `run` was written still says whether a schema judged it.
   { name: '--schema', was: (line) => (line.run ? line.run.schema : line.settings?.schema === false ? null : undefined), now: (current) => current.run.schema, private: true },
@@ -128,14 +136,12 @@ const COMPARED: ReadonlyArray<{ readonly name: string; readonly was: (line: Earl
 /** A record's cascade as a rerun compares it: `model@host` in order; null without one. */
 function escalationValue(run: RunRecord): string | null {
   const steps = run.escalate ?? [];
-  return steps.length === 0 ? null : steps.map((step) => `${step.model}@${step.host}`).join(' → ');
+  return steps.length === 0 ? null : steps.map((step) => `${step.model}@${step.host}`).join(', ');
 }
 
-/** `settings.samples` of a line as compared: a number as it is; the adaptive form as `--samples` writes it; undefined when absent. */
+/** `settings.samples` of a line as compared: a number (checked by checkLineRecord), or undefined when absent. */
 function samplesValue(samples: unknown): Value | undefined {
-  if (samples === undefined) return undefined;
-  if (typeof samples === 'number') return samples;
-  return samplesText(samples as SamplesFlag);
+  return typeof samples === 'number' ? samples : undefined;
 }
 
 /**
