@@ -11,7 +11,7 @@ import { type EndpointFlags, OUTAGE } from './flags.js';
 import { writePage } from './batch/input.js';
 import { INTERRUPTED } from './batch/command.js';
 import { askPerson } from './clarify/person.js';
-import { type SamplesFlag, samplesText } from './spend-flags.js';
+import type { SamplesFlag } from './spend-flags.js';
 
 /** `booth ask`'s output: the answer, or why it was not accepted. */
 
@@ -50,7 +50,9 @@ function samplesNote(result: AskResult, samples: SamplesFlag): string {
   if (typeof samples === 'number') return `${samples} samples per attempt`;
   const gathered = result.attempts.flatMap((attempt) => attempt.samples ?? []);
   const skipped = gathered.filter((sample) => sample.skipped === true).length;
-  return `${plural(gathered.length - skipped, 'sample')} answered${skipped === 0 ? '' : `, ${skipped} skipped`}, at most ${samples.max} per attempt (--samples ${samplesText(samples)})`;
+  const stop = samples.stop === undefined || samples.stop === 'decided' ? 'decided' : String(samples.stop.confidence);
+  // Skipped samples were asked too: their calls were aborted once the vote was settled.
+  return `${plural(gathered.length, 'sample')} asked${skipped === 0 ? '' : `, ${skipped} skipped`}, of at most ${samples.max} per attempt, stop=${stop}`;
 }
 
 /** The first lines of `ask`'s output, which `booth clarify` prints after each check: status, answer, confidence. */

@@ -1,7 +1,9 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { envelope } from '../fixtures/helpers.js';
-import { batchFiles, booth, linesIn, questionNumber, resultsIn, useProvider } from '../fixtures/booth-process.js';
+import { batchFiles, booth, linesIn, questionNumber, resultsIn, spawnBooth, useProvider } from '../fixtures/booth-process.js';
 import { startProvider } from '../fixtures/provider-server.js';
+import { type RedisServer, startRedis } from '../fixtures/redis-server.js';
 
 /**
  * Issue 30 at the command line, real processes against loopback providers: a cascade of
@@ -323,6 +325,9 @@ describe('adaptive samples', () => {
     expect(samples.filter((s) => s.skipped === true)).toHaveLength(2);
     expect(samples.filter((s) => s.skipped !== true).map((s) => s.answer)).toEqual(['Paris', 'Paris', 'Paris']);
     expect(result).toMatchObject({ status: 'VERIFIED', answer: 'Paris', agreement: 1 });
+    server.provider.script.push({ text: envelope('Paris', 0.9) }, { text: envelope('Paris', 0.9) }, { text: envelope('Paris', 0.9) });
+    const printed = await booth(['ask', 'capital of France?', ...server.endpoint, '--samples', 'max=5,min=5', '--max-retries', '0']);
+    expect(printed.stdout).toContain('agreement   1 (5 samples asked, 2 skipped, of at most 5 per attempt, stop=decided, confidence from hybrid)');
   }, 60_000);
 
   it('batch --samples max=5: fewer requests than a fixed 5 on the same replies, the same winners; a split vote asks all five', async () => {
@@ -344,4 +349,80 @@ describe('adaptive samples', () => {
     expect(lines.map((line) => line.attempts[0]?.samples?.length)).toEqual([3, 5]);
     expect(server.provider.received).toHaveLength(8);
   }, 60_000);
+});
+
+describe('adaptive samples: the stopping rule and the record', () => {
+  it('stop=0.9 stops at three unanimous replies, where decided needs five of nine', async () => {
+    server.provider.fallback = () => ({ text: envelope('Paris', 0.9) });
+    const sure = await booth(['ask', 'capital of France?', ...server.endpoint, '--samples', 'max=9,min=1,stop=0.9', '--max-retries', '0', '--json']);
+    expect(sure.code, sure.stderr).toBe(0);
+    // One, then the fewest more that could settle it: P(leader ahead) is 3/4 after one, 15/16 after three.
+    expect(server.provider.received).toHaveLength(3);
+    server.provider.received.length = 0;
+    const decided = await booth(['ask', 'capital of France?', ...server.endpoint, '--samples', 'max=9,min=1', '--max-retries', '0']);
+    expect(decided.code, decided.stderr).toBe(0);
+    expect(server.provider.received).toHaveLength(5);
+    expect(decided.stdout).toContain('agreement   1 (5 samples asked, of at most 9 per attempt, stop=decided, confidence from hybrid)');
+  }, 30_000);
+
+  it('a rerun tells a fixed --samples 5 from max=5: the line records the adaptive form in run.samples', async () => {
+    server.provider.fallback = (body) => ({ text: envelope(`answer ${questionNumber(body)}`, 0.9) });
+    const { input, output } = batchFiles(2);
+    const fixed = await booth(['batch', input, '-o', output, ...server.endpoint, '--samples', '5', '--max-retries', '0']);
+    expect(fixed.code, fixed.stderr).toBe(0);
+    expect((resultsIn(output) as unknown as Line[])[0]?.run).not.toHaveProperty('samples');
+    const adaptive = await booth(['batch', input, '-o', output, ...server.endpoint, '--samples', 'max=5', '--max-retries', '0']);
+    expect(adaptive.code).toBe(2);
+    expect(adaptive.stderr).toContain('--samples 5 → "max=5,stop=decided" (2 lines)');
+    const redone = await booth(['batch', input, '-o', output, ...server.endpoint, '--samples', 'max=5', '--max-retries', '0', '--rerun-changed']);
+    expect(redone.code, redone.stderr).toBe(0);
+    const lines = resultsIn(output) as unknown as Array<Line & { settings: { samples: number } }>;
+    for (const line of lines) {
+      expect(line.run).toMatchObject({ samples: 'max=5,stop=decided' });
+      expect(line.settings.samples).toBe(5);
+      expect(line.attempts[0]?.samples).toHaveLength(3);
+    }
+    // 2 × 5, then 2 × 3.
+    expect(server.provider.received).toHaveLength(16);
+  }, 60_000);
+});
+
+describe('booth worker: the cascade and the budget of a queued run', () => {
+  let redis: RedisServer;
+  beforeAll(async () => {
+    redis = await startRedis();
+  }, 30_000);
+  afterAll(() => redis.close());
+
+  it('a worker escalates as ask does, within its budget; batch --queue refuses the flags, which are the worker\'s', async () => {
+    server.provider.fallback = (body) => {
+      const n = questionNumber(body);
+      return body['model'] === 'small' ? { text: envelope(`answer ${n}`, n === 0 ? 0.9 : 0.3) } : { text: envelope(`answer ${n}`, 0.95) };
+    };
+    const { input, output } = batchFiles(3);
+    const refused = await booth(['batch', input, '-o', output, '--queue', redis.url, '--name', 'cascade', '--escalate-model', 'big']);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('give --escalate-model to booth worker instead');
+    const flags = ['--base-url', base(), '--model', 'small', '--escalate-model', 'big', '--max-retries', '0'];
+    const worker = spawnBooth(['worker', '--queue', redis.url, '--name', 'cascade', ...flags, '--max-calls', '2', '--concurrency', '1', '--lock-ms', '2000']);
+    try {
+      for (const deadline = Date.now() + 20_000; !worker.said().includes('booth worker: checking run'); await sleep(20)) {
+        if (worker.child.exitCode !== null || Date.now() > deadline) throw new Error(`worker did not start: ${worker.said()}`);
+      }
+      // Another worker of the run without the cascade is refused: one run, one way of checking.
+      const other = await booth(['worker', '--queue', redis.url, '--name', 'cascade', '--base-url', base(), '--model', 'small', '--max-retries', '0', '--max-calls', '2']);
+      expect(other.code).toBe(2);
+      expect(other.stderr).toMatch(/run cascade is checked with --escalate-model "big@127\.0\.0\.1:\d+", as its first worker was started; this worker has --escalate-model \(not given\)/);
+      const batch = await booth(['batch', input, '--queue', redis.url, '--name', 'cascade', '-o', output]);
+      expect(batch.code, batch.stderr).toBe(0);
+    } finally {
+      worker.child.kill('SIGTERM');
+      await worker.done;
+    }
+    const lines = (resultsIn(output) as unknown as Line[]).sort((a, b) => a.id - b.id);
+    expect(lines.map((line) => [line.id, line.status, line.model])).toEqual([[0, 'VERIFIED', 'small'], [1, 'VERIFIED', 'big'], [2, 'VERIFIED', 'big']]);
+    const host = new URL(server.provider.url).host;
+    for (const line of lines) expect(line.run).toMatchObject({ model: 'small', escalate: [{ model: 'big', host }] });
+    expect(modelsAsked(server.provider).sort()).toEqual(['big', 'big', 'small', 'small', 'small']);
+  }, 90_000);
 });
