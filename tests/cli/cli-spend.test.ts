@@ -1,3 +1,5 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { envelope } from '../fixtures/helpers.js';
@@ -250,6 +252,18 @@ describe('a cascade of models', () => {
     const none = await booth(['batch', input, '-o', output, '--base-url', base(), '--model', 'small', '--max-retries', '0']);
     expect(none.code).toBe(2);
     expect(none.stderr).toContain(`the cascade (--escalate-model, --escalate-base-url) "big@${host}" → none (4 lines)`);
+    expect(server.provider.received).toHaveLength(6);
+    // The report names the cascade with the run's settings.
+    const page = join(dirname(output), 'report.html');
+    expect((await booth(['report', output, '-o', page])).code).toBe(0);
+    expect(readFileSync(page, 'utf8')).toContain(`big (${host})`);
+    // A line whose run.escalate is not what Booth writes ends a rerun, naming the field.
+    const rows = resultsIn(output);
+    (rows[0] as unknown as { run: Record<string, unknown> }).run['escalate'] = 'big';
+    writeFileSync(output, rows.map((row) => `${JSON.stringify(row)}\n`).join(''));
+    const forged = await booth(flags);
+    expect(forged.code).toBe(1);
+    expect(forged.stderr).toContain(`${output}:1: its run.escalate is a string, expected an array of models of the cascade ({ model, host })`);
     expect(server.provider.received).toHaveLength(6);
   }, 60_000);
 });
