@@ -11,6 +11,7 @@ export { checkWithEvidence, type CompareFn } from './api/evidence.js';
 export {
   AMBIGUOUS,
   BLOCKED,
+  BUDGET_SPENT,
   CLARIFICATION_MARKER,
   COMPARE_FAILED,
   CONFIDENCE_RETRY_MARKER,
@@ -31,7 +32,7 @@ export {
   VERIFIED,
 } from './decide/constants.js';
 export { MAX_DEPTH, type ParseFn } from './reply/parse.js';
-export { BoothRejected, type Method, type Step } from './results/result.js';
+export { BoothRejected, type Method, type ModelSpend, type Step } from './results/result.js';
 // The class is an implementation detail: results come only from the checks, so only their types are public.
 export type {
   AcceptedResult,
@@ -53,5 +54,7 @@ export type { Usage, UsageReport } from './decide/usage.js';
 export type { TelemetryApi, TelemetryAttributes, TelemetryOptions, TelemetryTracer } from './telemetry/settings.js';
 export { type ChatMessage, type ChatTurn, type Clarification, INSTRUCTIONS, type SentPrompt } from './decide/prompts.js';
 export type { AsyncCallFn, CallFn, CallInfo } from './decide/model-call.js';
-export type { AsyncCheckOptions, CheckOptions, EvidenceOptions, TypedAsyncCheckOptions, TypedCheckOptions } from './api/options.js';
+export type { AsyncCheckOptions, CheckOptions, Escalate, EvidenceOptions, TypedAsyncCheckOptions, TypedCheckOptions } from './api/options.js';
+export type { BudgetOption, Escalation, SamplesOption } from '../machines/checkpoint/types.js';
+export type { SampleStop } from './decide/sampling.js';
 export type { Inspector } from './engine/machine-run.js';

@@ -320,3 +320,40 @@ describe('on either engine, and resumed from a store', () => {
     expect(result.prompts.map((p) => p.kind)).toEqual(['first', 'disagreement']);
   });
 });
+
+describe('in a workflow', () => {
+  it('the machine calls each model of its cascade itself, and a provided callModel actor is told the stage', async () => {
+    const { createActor, fromPromise, toPromise } = await import('xstate');
+    const { checkpointMachine } = await import('../../machines/index.js');
+    const output = await toPromise(
+      createActor(checkpointMachine, {
+        input: { prompt: 'q', maxRetries: 0, model: () => envelope('Lyon', 0.3), modelName: 'cheap', escalate: [{ name: 'strong', model: () => envelope('Paris', 0.9) }] },
+      }).start(),
+    );
+    expect(output.status).toBe('VERIFIED');
+    expect(output.answer).toBe('Paris');
+    expect(output.attempts.map((a) => a.model)).toEqual(['cheap', 'strong']);
+    const stages: number[] = [];
+    const routed = checkpointMachine.provide({
+      actors: { callModel: fromPromise(async ({ input }) => (stages.push(input.stage ?? -1), envelope(input.stage === 0 ? 'Lyon' : 'Paris', input.stage === 0 ? 0.3 : 0.9))) },
+    });
+    const viaActor = await toPromise(createActor(routed, { input: { prompt: 'q', maxRetries: 0, escalate: [{ name: 'strong' }] } }).start());
+    expect(stages).toEqual([0, 1]);
+    expect(viaActor.answer).toBe('Paris');
+  });
+});
+
+describe('a clarified question', () => {
+  it('starts again at the first model of the cascade: it is a new question', async () => {
+    const { clarify } = await import('../../src/index.js');
+    const readings = { ambiguous: true, interpretations: ['France the country', 'France the ship'] };
+    const options = { maxRetries: 0, modelName: 'cheap', escalate: [{ call: () => envelope('', 0.6, readings), name: 'strong' }] };
+    const asked = check(unsure('Lyon'), 'Capital of France?', options);
+    expect(asked.status).toBe('AMBIGUOUS');
+    expect(asked.attempts.map((a) => a.model)).toEqual(['cheap', 'strong']);
+    const clarified = await clarify(asked, 0, async () => envelope('Paris', 0.9), { ...options, escalate: [{ call: async () => envelope('', 0.6, readings), name: 'strong' }] });
+    expect(clarified.status).toBe('VERIFIED');
+    expect(clarified.attempts.map((a) => a.model)).toEqual(['cheap', 'strong', 'cheap']);
+    expect(clarified.model).toBe('cheap');
+  });
+});

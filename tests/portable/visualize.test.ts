@@ -81,8 +81,8 @@ describe('pictures of the machine', () => {
     expect(mermaid).toContain('confidenceGate --> verified : [isConfident and isFirstAttempt]');
     const graph = machineGraph(checkpointMachine);
     expect(graph.initial).toBe('asking');
-    expect(graph.states.filter((state) => state.final).map((state) => state.name)).toEqual(['verified', 'repaired', 'ambiguous', 'uncertain']);
-    expect(graph.states).toHaveLength(16);
+    expect(graph.states.filter((state) => state.final).map((state) => state.name)).toEqual(['verified', 'repaired', 'ambiguous', 'uncertain', 'overBudget']);
+    expect(graph.states).toHaveLength(18);
     expect(mermaid).toContain('ambiguityGate --> awaitingClarification : [isAmbiguous and canAwaitClarification]');
   });
 });

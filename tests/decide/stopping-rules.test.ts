@@ -1,0 +1,114 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { attemptFromReply } from '../../src/decide/attempt.js';
+import { defaultAgree } from '../../src/decide/agreement.js';
+import { isSettled, leaderBeats, NO_VOTES, nextWave, tallyOf, votedAttempt, type VoteSettings } from '../../src/decide/sampling.js';
+import { budgetStop } from '../../src/decide/budget.js';
+import { envelope } from '../fixtures/helpers.js';
+
+/** When adaptive samples stop, and when a budget refuses the next call: the rules the machine's guards ask. */
+
+const settings: VoteSettings = { typed: false, agree: defaultAgree(false), confidenceFrom: 'hybrid' };
+const reply = (answer: string, ambiguous = false) =>
+  attemptFromReply(envelope(answer, 0.9, ambiguous ? { ambiguous: true, interpretations: ['a', 'b'] } : {}), [], false);
+
+describe('the exact rule (stop: decided)', () => {
+  it('settles once the leader is ahead by more than the samples left', () => {
+    expect(isSettled(tallyOf([reply('A'), reply('A'), reply('A')], settings), 2, 'decided')).toBe(true);
+    expect(isSettled(tallyOf([reply('A'), reply('A')], settings), 3, 'decided')).toBe(false);
+    expect(isSettled(tallyOf([reply('A'), reply('A'), reply('B')], settings), 2, 'decided')).toBe(false);
+    expect(isSettled(tallyOf([reply('A'), reply('A'), reply('A'), reply('B')], settings), 1, 'decided')).toBe(true);
+  });
+
+  it('never stops while the samples left could elect another winner or turn the ambiguity majority', () => {
+    const answer = fc.constantFrom('A', 'B', 'C', 'ambiguous', 'junk');
+    fc.assert(
+      fc.property(fc.array(answer, { minLength: 2, maxLength: 7 }), fc.integer({ min: 0, max: 7 }), (all, cut) => {
+        const asked = Math.min(cut, all.length);
+        const read = (a: string) => (a === 'junk' ? attemptFromReply('no json', [], false) : reply(a, a === 'ambiguous'));
+        const done = all.slice(0, asked).map(read);
+        const remaining = all.length - asked;
+        if (!isSettled(tallyOf(done, settings), remaining, 'decided')) return;
+        // Every way the samples left could answer elects the same winner, as all of them would.
+        const settled = votedAttempt(done.length > 0 ? done : [read('junk')], settings);
+        for (const rest of completions(remaining)) {
+          const full = votedAttempt([...done, ...rest.map(read)], settings);
+          expect(full.ambiguous).toBe(settled.ambiguous);
+          if (!full.ambiguous) expect(full.answer).toBe(settled.answer);
+        }
+      }),
+      { numRuns: 400, seed: 30 },
+    );
+  });
+});
+
+function* completions(n: number): Generator<string[]> {
+  if (n === 0) return yield [];
+  for (const rest of completions(n - 1)) for (const a of ['A', 'B', 'C', 'D', 'ambiguous', 'junk']) yield [a, ...rest];
+}
+
+describe('the Beta rule (stop: { confidence })', () => {
+  it('is P(p > ½) for p ~ Beta(a + 1, b + 1): 2–0 is 7/8, 3–0 is 15/16, 4–0 is 31/32, a tie is ½', () => {
+    expect(leaderBeats(2, 0)).toBe(7 / 8);
+    expect(leaderBeats(3, 0)).toBe(15 / 16);
+    expect(leaderBeats(4, 0)).toBe(31 / 32);
+    expect(leaderBeats(3, 3)).toBeCloseTo(0.5, 12);
+    expect(leaderBeats(5, 1)).toBeCloseTo(1 - 8 / 128, 12);
+  });
+
+  it('stops no later than the exact rule', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 10 }), fc.integer({ min: 0, max: 10 }), fc.integer({ min: 0, max: 10 }), fc.double({ min: 0.51, max: 0.99, noNaN: true }), (a, b, left, confidence) => {
+        const tally = { leader: Math.max(a, b), runnerUp: Math.min(a, b), voters: a + b, ambiguous: 0, plainLeader: true };
+        if (isSettled(tally, left, 'decided')) expect(isSettled(tally, left, { confidence })).toBe(true);
+      }),
+    );
+  });
+});
+
+describe('the waves', () => {
+  it('the first is the fewest samples that could settle the vote alone; the next, the fewest more', () => {
+    expect(nextWave(NO_VOTES, 5, 'decided')).toBe(3);
+    expect(nextWave(NO_VOTES, 20, 'decided')).toBe(11);
+    // 3–0 is 15/16 < 0.95, but with 2 left it is settled exactly: the Beta rule never stops later.
+    expect(nextWave(NO_VOTES, 5, { confidence: 0.95 })).toBe(3);
+    expect(nextWave(NO_VOTES, 9, { confidence: 0.95 })).toBe(4);
+    expect(nextWave(NO_VOTES, 9, { confidence: 0.8 })).toBe(2);
+    // 2–1 with two left: one more for the leader settles it.
+    expect(nextWave(tallyOf([reply('A'), reply('A'), reply('B')], settings), 2, 'decided')).toBe(1);
+    // 1–1–1 with two left: nothing can settle it early, so both are asked.
+    expect(nextWave(tallyOf([reply('A'), reply('B'), reply('C')], settings), 2, 'decided')).toBe(2);
+  });
+});
+
+describe('the budget', () => {
+  const spent = (calls: number, replies: number, reports: number, totalTokens: number | null, costUsd: number | null = null) => ({
+    calls,
+    replies,
+    reports,
+    usage: totalTokens === null ? null : { inputTokens: totalTokens, outputTokens: 0, totalTokens, costUsd },
+  });
+
+  it('refuses a call past maxCalls, exactly', () => {
+    expect(budgetStop({ maxCalls: 3, maxTokens: null, maxCostUsd: null }, spent(2, 2, 0, null))).toBeNull();
+    expect(budgetStop({ maxCalls: 3, maxTokens: null, maxCostUsd: null }, spent(3, 3, 0, null))).toBe('the budget of 3 calls is spent');
+    expect(budgetStop({ maxCalls: 1, maxTokens: null, maxCostUsd: null }, spent(1, 1, 0, null))).toBe('the budget of 1 call is spent');
+  });
+
+  it('expects the next call to cost the average so far', () => {
+    const budget = { maxCalls: null, maxTokens: 300, maxCostUsd: null };
+    expect(budgetStop(budget, spent(0, 0, 0, null))).toBeNull();
+    expect(budgetStop(budget, spent(2, 2, 2, 200))).toBeNull();
+    expect(budgetStop(budget, spent(2, 2, 2, 201))).toMatch(/^the budget of 300 tokens would be passed/);
+    const dollars = { maxCalls: null, maxTokens: null, maxCostUsd: 0.03 };
+    expect(budgetStop(dollars, spent(2, 2, 2, 10, 0.02))).toBeNull();
+    expect(budgetStop(dollars, spent(2, 2, 2, 10, 0.0201))).toMatch(/^the budget of \$0\.03 would be passed/);
+  });
+
+  it('fails closed when a reply reported no usage, or no cost under a cost limit', () => {
+    expect(budgetStop({ maxCalls: null, maxTokens: 100, maxCostUsd: null }, spent(1, 1, 0, null))).toMatch(/^usage is unknown/);
+    expect(budgetStop({ maxCalls: null, maxTokens: null, maxCostUsd: 1 }, spent(1, 1, 1, 10))).toMatch(/^cost is unknown/);
+    // A call budget needs no usage.
+    expect(budgetStop({ maxCalls: 5, maxTokens: null, maxCostUsd: null }, spent(1, 1, 0, null))).toBeNull();
+  });
+});
