@@ -11,6 +11,7 @@ import { type EndpointFlags, OUTAGE } from './flags.js';
 import { writePage } from './batch/input.js';
 import { INTERRUPTED } from './batch/command.js';
 import { askPerson } from './clarify/person.js';
+import type { SamplesFlag } from './spend-flags.js';
 
 /** `booth ask`'s output: the answer, or why it was not accepted. */
 
@@ -26,14 +27,32 @@ export async function printAnswer(result: Awaited<ReturnType<typeof acheck>>, fl
   }
   for (const line of verdictLines(result, schema !== undefined)) print(line);
   if (result.agreement !== null) {
-    print(`agreement   ${numberText(result.agreement)} (${flags.samples} samples per attempt, confidence from ${result.settings?.confidenceFrom})`);
+    print(`agreement   ${numberText(result.agreement)} (${samplesNote(result, flags.samples)}, confidence from ${result.settings?.confidenceFrom})`);
   }
   if (result.interpretations.length > 0) print(`readings    ${result.interpretations.join(' | ')}`);
+  // With a cascade: who answered, and what each model was asked.
+  if (flags.escalateModel.length > 0 || flags.escalateBaseUrl.length > 0) {
+    print(`model       ${result.model ?? '—'}`);
+    print(`models      ${result.models.map((m) => `${m.model ?? '—'}: ${plural(m.attempts, 'attempt')}, ${plural(m.calls, 'call')}`).join('; ')}`);
+  }
   print(`attempts    ${result.nAttempts} (${result.method})`);
+  if (result.method === 'budget' && result.detail) print(`budget      ${result.detail}`);
   for (const line of askSpentLines(result)) print(line);
   print(`path        ${result.trace.map((step) => step.state).join(' → ')}`);
   for (const line of problems(result)) print(line);
   if (flags.html) print(`html        ${flags.html}`);
+}
+
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
+
+/** How many samples the attempts gathered: K per attempt, or with the adaptive form, how many were asked and how many skipped. */
+function samplesNote(result: AskResult, samples: SamplesFlag): string {
+  if (typeof samples === 'number') return `${samples} samples per attempt`;
+  const gathered = result.attempts.flatMap((attempt) => attempt.samples ?? []);
+  const skipped = gathered.filter((sample) => sample.skipped === true).length;
+  const stop = samples.stop === undefined || samples.stop === 'decided' ? 'decided' : String(samples.stop.confidence);
+  // Skipped samples were asked too: their calls were aborted once the vote was settled.
+  return `${plural(gathered.length, 'sample')} asked${skipped === 0 ? '' : `, ${skipped} skipped`}, of at most ${samples.max} per attempt, stop=${stop}`;
 }
 
 /** The first lines of `ask`'s output, which `booth clarify` prints after each check: status, answer, confidence. */

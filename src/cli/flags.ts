@@ -1,5 +1,4 @@
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
-import { openAICompatible } from '../adapters/index.js';
 import { readBaseURL } from '../adapters/openai-compatible.js';
 import { CONFIDENCE_SOURCES, type ConfidenceSource, confidenceSourceFor } from '../decide/agreement.js';
 import { MAX_SAMPLES } from '../options/read-options.js';
@@ -8,6 +7,25 @@ import { CliFileError, readRegularFile } from './batch/input.js';
 import { sha256 } from './batch/run-record.js';
 import { FormatLibraryMissing, loadSchemaFile, readSchemaText, SchemaFileError, SchemaLibraryMissing } from './json-schema.js';
 import { OTEL_PACKAGES } from './otel.js';
+import {
+  budgetCount,
+  budgetOf,
+  type CascadeModel,
+  cascadeCalls,
+  cascadeOf,
+  checkPriced,
+  collect,
+  dollars,
+  type Price,
+  priceFlag,
+  samplesFlag,
+  type SamplesFlag,
+  mostSamples,
+  samplesText,
+  sampling,
+  SpendFlagError,
+  type SpendMeter,
+} from './spend-flags.js';
 import { QueueEnvError, type RedisTarget, redisTarget, redisUrl, shownUrl } from './queue/queue.js';
 
 /** The flags commands share, each read and checked: the endpoint, the check's options, the queue, the rate. */
@@ -18,6 +36,8 @@ const MAX_SYSTEM_BYTES = 1024 * 1024;
 export const USAGE_ERROR = 2;
 /** Every model call of the run failed: nothing was heard from the model, which a script should tell from a rejected answer. */
 export const OUTAGE = 3;
+/** `batch --total-budget-usd`: the budget was spent (or its spend unknown) before every question started. */
+export const BUDGET_STOP = 4;
 
 export function unitInterval(value: string): number {
   const number = Number(value);
@@ -58,7 +78,8 @@ export interface EndpointFlags {
   timeoutMs?: number;
   callRetries: number;
   schema?: string;
-  samples: number;
+  /** K replies per attempt, or the adaptive form (`max=5,min=2,stop=decided`). */
+  samples: SamplesFlag;
   confidenceFrom?: ConfidenceSource;
   otel?: boolean;
   temperature?: number;
@@ -67,6 +88,16 @@ export interface EndpointFlags {
   /** The system prompt, from --system or read from --system-file before the action. */
   system?: string;
   systemFile?: string;
+  /** The cascade: next models, their endpoints and keys, in order (see cascadeOf). */
+  escalateModel: string[];
+  escalateBaseUrl: string[];
+  escalateApiKeyEnv: string[];
+  /** The budget of each check. */
+  maxCalls?: number;
+  maxTokens?: number;
+  maxCostUsd?: number;
+  /** US dollars per million tokens in and out, per model. */
+  price: Price[];
 }
 
 /** The flags that say which model to call and how to check its answers; `batch` requires the model only without --queue. */
@@ -81,7 +112,12 @@ export function withEndpointFlags(command: Command, modelRequired = true): Comma
     .option('--timeout-ms <ms>', 'time limit per model call', wholeNumber(1))
     .option('--call-retries <n>', 'tries again after a failed call (network error, 408, 429, 5xx), waiting as Retry-After asks', wholeNumber(0, 100), 0)
     .option('--schema <file>', 'JSON Schema (draft 2020-12) the answer must satisfy (needs the optional ajv: npm i ajv)')
-    .option('--samples <k>', 'replies gathered per attempt; above 1 they vote and the confidence comes from the vote', wholeNumber(1, MAX_SAMPLES), 1)
+    .option(
+      '--samples <k>',
+      'replies gathered per attempt; above 1 they vote and the confidence comes from the vote; max=K[,min=M][,stop=decided|C] asks them in waves and stops once the vote is settled',
+      samplesFlag,
+      1,
+    )
     .option('--otel', `export OpenTelemetry spans over OTLP/HTTP to OTEL_EXPORTER_OTLP_ENDPOINT (default http://localhost:4318); needs npm i ${OTEL_PACKAGES.join(' ')}`)
     .addOption(
       new Option('--confidence-from <source>', 'what the threshold judges when sampling (default hybrid with --samples above 1)').choices(CONFIDENCE_SOURCES),
@@ -91,6 +127,13 @@ export function withEndpointFlags(command: Command, modelRequired = true): Comma
     .option('--seed <n>', 'seed sent with each call; sample k of an attempt is sent seed + k', wholeNumber(0))
     .option('--system <text>', "the application's system prompt, sent before Booth's instructions")
     .option('--system-file <file>', 'read the system prompt from a file (UTF-8)')
+    .option('--escalate-model <name>', 'when the answer stays UNCERTAIN, ask this model next, at --base-url (repeatable, in order)', collect, [])
+    .option('--escalate-base-url <url>', 'the endpoint of the escalation at the same position; alone, --model at another endpoint (repeatable)', collect, [])
+    .option('--escalate-api-key-env <var>', 'the variable holding the key of the --escalate-base-url at the same position, - for none (repeatable)', collect, [])
+    .option('--max-calls <n>', 'budget of each question: model calls, every attempt, sample, call retry and escalation included', budgetCount)
+    .option('--max-tokens <n>', 'budget of each question: tokens, as the endpoint reports them', budgetCount)
+    .option('--max-cost-usd <usd>', 'budget of each question: US dollars, from --price (needs a price for every model asked)', dollars)
+    .option('--price <[model=]in,out>', 'US dollars per million input and output tokens of a model (without model=, of --model); repeatable', priceFlag, [])
     .hook('preAction', (command) => {
       const flags = command.opts<EndpointFlags>();
       // Checked before any call: a base URL without a scheme would fail every call alike. The message shows it without a key.
@@ -113,13 +156,29 @@ export function withEndpointFlags(command: Command, modelRequired = true): Comma
       }
       // acheck would throw a RangeError naming its options; checked here, it is bad usage naming the flags, before any call.
       const { samples, confidenceFrom } = flags;
-      if (samples === 1 && confidenceFrom !== undefined && confidenceFrom !== 'self') {
+      if (!sampling(samples) && confidenceFrom !== undefined && confidenceFrom !== 'self') {
         command.error(
           `error: option '--confidence-from ${confidenceFrom}' needs several samples to vote, but --samples is 1; add --samples 5 (any of 2 to ${MAX_SAMPLES}), or leave --confidence-from out.`,
           { exitCode: USAGE_ERROR, code: 'commander.conflictingOption' },
         );
       }
+      // The cascade, its prices and the cost budget, checked before any call; a queued batch has none (its workers do).
+      if (flags.baseUrl !== undefined && flags.model !== undefined) {
+        try {
+          const cascade = cascadeOf(flags);
+          if (flags.maxCostUsd !== undefined) checkPriced(cascade, '--max-cost-usd <usd>');
+          if ((flags as { totalBudgetUsd?: number }).totalBudgetUsd !== undefined) checkPriced(cascade, '--total-budget-usd <usd>');
+        } catch (error) {
+          if (error instanceof SpendFlagError) usageError(command, `error: ${error.message}`);
+          throw error;
+        }
+      }
     });
+}
+
+/** The models a command with these flags asks, in order: --model, then each escalation. */
+export function cascadeFrom(flags: EndpointFlags): CascadeModel[] {
+  return cascadeOf(flags);
 }
 
 /**
@@ -139,7 +198,7 @@ export async function schemaFrom(flags: EndpointFlags): Promise<AnswerSchema | u
   }
 }
 
-/** The library options the endpoint flags stand for. */
+/** The library options the endpoint flags stand for (the models apart: see callsFrom). */
 export function checkOptions(flags: EndpointFlags) {
   return {
     threshold: flags.threshold,
@@ -149,14 +208,27 @@ export function checkOptions(flags: EndpointFlags) {
     samples: flags.samples,
     confidenceFrom: flags.confidenceFrom,
     system: flags.system,
+    budget: budgetOf(flags),
   };
 }
 
+/**
+ * The models to call: `callFn` (`--model` at `--base-url`), named `modelName`, and the
+ * cascade's `escalate`, each priced by `--price`; with `meter`, what every call costs is
+ * added to it. A key variable that is not set is bad usage naming it.
+ */
+export function callsFrom(flags: EndpointFlags, meter: SpendMeter | null = null) {
+  try {
+    return cascadeCalls(flags, cascadeOf(flags), meter);
+  } catch (error) {
+    if (error instanceof SpendFlagError) throw new CommanderError(USAGE_ERROR, 'booth.env', `error: ${error.message}`);
+    throw error;
+  }
+}
+
+/** `--model` at `--base-url` alone, priced: for the commands that ask one model. */
 export function callFnFrom(flags: EndpointFlags) {
-  const apiKey = flags.apiKeyEnv ? process.env[flags.apiKeyEnv] : undefined;
-  if (flags.apiKeyEnv && !apiKey) throw new CommanderError(USAGE_ERROR, 'booth.env', `error: $${flags.apiKeyEnv} is not set`);
-  const { temperature, sampleTemperature, seed } = flags;
-  return openAICompatible({ baseURL: flags.baseUrl, model: flags.model, apiKey, temperature, sampleTemperature, seed });
+  return callsFrom(flags).callFn;
 }
 
 export const warn = (message: string) => console.error(`warning: ${message}`);
@@ -204,6 +276,8 @@ export type BatchFlags = EndpointFlags & {
   rerunChanged?: boolean;
   /** `--report <file>`: the HTML report of the output, written after the batch. */
   report?: string;
+  /** `--total-budget-usd <usd>`: no question starts once this run's calls cost this much. */
+  totalBudgetUsd?: number;
 };
 
 export type WorkerFlags = EndpointFlags & { queue?: string; queueEnv?: string; name: string; concurrency: number; rate?: { max: number; durationMs: number }; lockMs: number };
@@ -223,6 +297,13 @@ export const WORKER_FLAGS = [
   ['temperature', '--temperature'],
   ['sampleTemperature', '--sample-temperature'],
   ['seed', '--seed'],
+  ['escalateModel', '--escalate-model'],
+  ['escalateBaseUrl', '--escalate-base-url'],
+  ['escalateApiKeyEnv', '--escalate-api-key-env'],
+  ['maxCalls', '--max-calls'],
+  ['maxTokens', '--max-tokens'],
+  ['maxCostUsd', '--max-cost-usd'],
+  ['price', '--price'],
   ['system', '--system'],
   ['systemFile', '--system-file'],
   ['otel', '--otel'],
@@ -243,14 +324,27 @@ export function sharedFlags(flags: EndpointFlags): Record<string, string | numbe
     '--max-retries': flags.maxRetries,
     '--timeout-ms': flags.timeoutMs ?? null,
     '--call-retries': flags.callRetries,
-    '--samples': flags.samples,
-    '--confidence-from': confidenceSourceFor(flags.samples, flags.confidenceFrom),
+    // A number as it always was; the adaptive form as it is written.
+    '--samples': typeof flags.samples === 'number' ? flags.samples : samplesText(flags.samples),
+    '--confidence-from': confidenceSourceFor(mostSamples(flags.samples), flags.confidenceFrom),
     '--schema': flags.schema === undefined ? null : JSON.stringify(JSON.parse(readSchemaText(flags.schema))),
     '--system': flags.system === undefined ? null : sha256(flags.system),
     '--temperature': flags.temperature ?? null,
     '--sample-temperature': flags.sampleTemperature ?? null,
     '--seed': flags.seed ?? null,
+    // The cascade by model and host (a key is the worker's own), the budget and the prices: null when not given.
+    '--escalate-model': escalationText(flags),
+    '--max-calls': flags.maxCalls ?? null,
+    '--max-tokens': flags.maxTokens ?? null,
+    '--max-cost-usd': flags.maxCostUsd ?? null,
+    '--price': flags.price.length === 0 ? null : [...new Set(cascadeOf(flags).flatMap((step) => (step.price === null ? [] : [`${step.model}=${step.price.inputPerMillion},${step.price.outputPerMillion}`])))].join(' '),
   };
+}
+
+/** The escalations as a worker's settings compare them: `model@host` in order; null without a cascade. */
+function escalationText(flags: EndpointFlags): string | null {
+  const [, ...rest] = cascadeOf(flags);
+  return rest.length === 0 ? null : rest.map((step) => `${step.model}@${step.host}`).join(' ');
 }
 
 /** `--rate 10/s`: at most n questions per second, minute or hour; a fraction spreads one over a longer window. */

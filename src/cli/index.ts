@@ -25,7 +25,7 @@ import { connectRedis, DEFAULT_LOCK_MS, loadQueueLibraries, MAX_LOCK_MS, runName
 import { RunSettingsError, startWorker } from './queue/worker.js';
 import {
   type BatchFlags,
-  callFnFrom,
+  callsFrom,
   checkOptions,
   type EndpointFlags,
   QUEUE_ENV_HELP,
@@ -51,6 +51,7 @@ import { MAX_CLARIFICATIONS_LIMIT } from '../options/read-options.js';
 import { DEFAULT_MAX_CLARIFICATIONS } from '../decide/constants.js';
 import { checkWritable, CliFileError, writePage } from './batch/input.js';
 import { ownVersion } from './version.js';
+import { dollars } from './spend-flags.js';
 import { writeReport } from './report/write.js';
 
 export function program(): Command {
@@ -79,9 +80,9 @@ export function program(): Command {
       const schema = await schemaFrom(flags);
       const otel = flags.otel ? await startOtel(flags.model, USAGE_ERROR, (message) => console.error(`warning: ${message}`)) : null;
       try {
-        const callFn = callFnFrom(flags);
-        // clarify() is given what acheck() was: the schema and the settings, which a result does not carry whole.
-        const options = { ...checkOptions(flags), schema, telemetry: otel?.telemetry, maxClarifications: flags.maxClarifications };
+        const { callFn, modelName, escalate } = callsFrom(flags);
+        // clarify() is given what acheck() was: the schema, the settings and the cascade, which a result does not carry whole.
+        const options = { ...checkOptions(flags), modelName, escalate, schema, telemetry: otel?.telemetry, maxClarifications: flags.maxClarifications };
         const result = await acheck(callFn, question, options);
         const show = (shown: typeof result) => printAnswer(shown, flags, schema);
         await show(result);
@@ -106,6 +107,7 @@ export function program(): Command {
     .option('--name <run>', 'with --queue: the run, as its workers are started with', runName)
     .option('--collect', 'with --queue: queue nothing, only write the run\'s results')
     .option('--report <file>', 'after the batch (also one stopped by Ctrl-C), write the HTML report of the results file (as booth report)')
+    .option('--total-budget-usd <usd>', 'no new question starts once this run\'s calls cost this much (the checks in flight finish; exit 4); needs --price', dollars)
     .action(async (input: string | undefined, flags: BatchFlags, command: Command) => {
       if (flags.queue === undefined && flags.queueEnv === undefined) {
         for (const [flag, given] of [['--name', flags.name], ['--collect', flags.collect]] as const) {
@@ -118,6 +120,10 @@ export function program(): Command {
         return localBatch(input, flags);
       }
       if (flags.name === undefined) usageError(command, "error: option '--queue <url>' needs --name <run>: the run's name, which its workers are started with.");
+      // The workers make the calls, each its own: there is no one meter here to stop them with.
+      if (flags.totalBudgetUsd !== undefined) {
+        usageError(command, "error: option '--total-budget-usd' goes without --queue: a queued run's calls are made by its workers; give each booth worker --max-cost-usd (a budget per question) instead.");
+      }
       // The workers hold the settings, and a run's are fixed by its first worker: there is nothing here to compare lines with.
       if (flags.rerunChanged) usageError(command, "error: option '--rerun-changed' goes without --queue: a queued run is checked with its first worker's flags; give the batch another --name and -o to check it with others.");
       const target = targetOf(command, flags);
@@ -154,6 +160,7 @@ export function program(): Command {
       const client = await connectRedis(libraries, target, warn);
       let worker;
       try {
+        const { callFn, modelName, escalate } = callsFrom(flags);
         worker = await startWorker({
           libraries,
           client,
@@ -161,8 +168,8 @@ export function program(): Command {
           concurrency: flags.concurrency,
           rate: flags.rate ?? null,
           lockMs: flags.lockMs,
-          callFn: callFnFrom(flags),
-          check: { ...checkOptions(flags), schema, telemetry: otel?.telemetry },
+          callFn,
+          check: { ...checkOptions(flags), modelName, escalate, schema, telemetry: otel?.telemetry },
           run: runRecord(flags),
           shared: sharedFlags(flags),
           warn,

@@ -242,15 +242,24 @@ function describeStoredRuns() {
    * version, the model, the endpoint's host, digests of the schema and the system prompt,
    * and the temperature and seed the calls were sent (null: none was sent).
    */
-  const runRecord = record('what the run ran with ({ booth, model, host, schema, system, temperature, seed })', {
-    booth: text,
-    model: text,
-    host,
-    schema: nullable(digest),
-    system: nullable(digest),
-    temperature: nullable(leaf('a number, 0 or more', (value) => Number.isFinite(value) && (value as number) >= 0)),
-    seed: nullable(leaf('a whole number', Number.isSafeInteger)),
-  });
+  const runRecord = record(
+    'what the run ran with ({ booth, model, host, schema, system, temperature, seed, escalate?, samples? })',
+    {
+      booth: text,
+      model: text,
+      host,
+      schema: nullable(digest),
+      system: nullable(digest),
+      temperature: nullable(leaf('a number, 0 or more', (value) => Number.isFinite(value) && (value as number) >= 0)),
+      seed: nullable(leaf('a whole number', Number.isSafeInteger)),
+    },
+    // A cascade's next models: only in a line made with one.
+    {
+      escalate: listOf(record('a model of the cascade ({ model, host })', { model: text, host }), 'models of the cascade ({ model, host })'),
+      // `--samples` in its adaptive form, as written: only in a line made with it.
+      samples: leaf('--samples as written, such as max=5,stop=decided', (value) => typeof value === 'string' && value.length <= 100),
+    },
+  );
 
   /** A checkpoint machine's output or a check's result, read back: its settings null for an evidence check's. */
   function outputShape(typedRun: boolean): Shape {

@@ -61,9 +61,9 @@ describe('--samples and --confidence-from: bad values', () => {
   it('exit 2 naming the flag, the value and what is expected, before any call, in ask and in batch', async () => {
     const { input, output } = batchFiles(2);
     const cases: Array<[string[], RegExp]> = [
-      [['--samples', '0'], /--samples <k>' argument '0' is invalid\. expected a whole number from 1 to 20\./],
-      [['--samples', '21'], /--samples <k>' argument '21' is invalid\. expected a whole number from 1 to 20\./],
-      [['--samples', '2.5'], /--samples <k>' argument '2\.5' is invalid\. expected a whole number from 1 to 20\./],
+      [['--samples', '0'], /--samples <k>' argument '0' is invalid\. expected a whole number from 1 to 20, or an adaptive form max=K/],
+      [['--samples', '21'], /--samples <k>' argument '21' is invalid\. expected a whole number from 1 to 20, or an adaptive form max=K/],
+      [['--samples', '2.5'], /--samples <k>' argument '2\.5' is invalid\. expected a whole number from 1 to 20, or an adaptive form max=K/],
       [['--samples', '3', '--confidence-from', 'votes'], /--confidence-from <source>' argument 'votes' is invalid\. Allowed choices are self, agreement, hybrid\./],
       [
         ['--confidence-from', 'agreement'],

@@ -1,12 +1,14 @@
 import { SingleBar } from 'cli-progress';
 import { CommanderError } from 'commander';
 import { type BatchOutput, lockOutput, ResultLines, resultRow } from './output.js';
-import { type BatchSummary, summarize } from './summary.js';
+import { type BatchSummary, type BudgetStop, summarize } from './summary.js';
 import { batchSpentLines } from '../spent.js';
 import { startOtel } from '../otel.js';
 import { connectRedis, loadQueueLibraries, type RedisTarget } from '../queue/queue.js';
 import { runQueueBatch } from '../queue/queued-batch.js';
-import { type BatchFlags, callFnFrom, checkOptions, OUTAGE, schemaFrom, USAGE_ERROR, warn } from '../flags.js';
+import { BUDGET_STOP, type BatchFlags, callsFrom, checkOptions, OUTAGE, schemaFrom, USAGE_ERROR, warn } from '../flags.js';
+import { budgetText, SpendMeter } from '../spend-flags.js';
+import { costText } from '../../visualize/explain.js';
 import { acheck } from '../../api/acheck.js';
 import type { AsyncCallFn } from '../../decide/model-call.js';
 import { type BatchCheckOptions, checkWritable, type EarlierLineCheck, type Question, readEarlierResults, readQuestions } from './input.js';
@@ -32,6 +34,12 @@ export interface BatchSettings extends BatchCheckOptions, BatchOutput {
   readonly run: RunRecord;
   /** How the lines already in the output are judged against this run's settings; none: they stand as they are. */
   readonly rerun?: EarlierLineCheck | undefined;
+  /**
+   * `--total-budget-usd`: no question starts once the calls of this run have cost `usd`, as
+   * `meter` (fed by the priced callFns) counts it, or once a call replied without reporting
+   * its usage (the total is then unknown: closed). The checks in flight finish.
+   */
+  readonly totalBudget?: { readonly usd: number; readonly meter: SpendMeter } | undefined;
 }
 
 export async function runBatch(settings: BatchSettings): Promise<BatchSummary> {
@@ -42,6 +50,15 @@ export async function runBatch(settings: BatchSettings): Promise<BatchSummary> {
   const lines = new ResultLines(settings.output, earlier.tallies, pending.length, settings.progress);
   let next = 0;
   let failure: unknown = null;
+  let budgetStop: BudgetStop['reason'] | null = null;
+  const { totalBudget } = settings;
+  /** Whether the total budget lets another question start; it stops starting for good once it does not. */
+  const budgetLeft = () => {
+    if (totalBudget === undefined || budgetStop !== null) return budgetStop === null;
+    if (totalBudget.meter.unknown > 0) budgetStop = 'unknown';
+    else if (totalBudget.meter.costUsd >= totalBudget.usd) budgetStop = 'spent';
+    return budgetStop === null;
+  };
   // The caller's signal (the first Ctrl-C) stops starting questions: the checks in flight are
   // paid for, so they finish and their lines are written. A failure here stops them at once.
   const halt = new AbortController();
@@ -51,7 +68,7 @@ export async function runBatch(settings: BatchSettings): Promise<BatchSummary> {
 
   const worker = async () => {
     try {
-      while (next < pending.length && !stopStarting.aborted && !signal.aborted) {
+      while (next < pending.length && !stopStarting.aborted && !signal.aborted && budgetLeft()) {
         const question = pending[next++] as Question;
         const started = performance.now();
         let result;
@@ -66,6 +83,9 @@ export async function runBatch(settings: BatchSettings): Promise<BatchSummary> {
             schema: settings.schema,
             system: settings.system,
             telemetry: settings.telemetry,
+            modelName: settings.modelName,
+            escalate: settings.escalate,
+            budget: settings.budget,
             signal,
           });
         } catch (error) {
@@ -86,7 +106,9 @@ export async function runBatch(settings: BatchSettings): Promise<BatchSummary> {
     lines.close();
   }
   if (failure !== null) throw failure;
-  return summarize(questions.length, questions.length - pending.length, earlier.redone, lines.written, stopStarting.aborted, lines.tallies, lines.unheard);
+  const summary = summarize(questions.length, questions.length - pending.length, earlier.redone, lines.written, stopStarting.aborted, lines.tallies, lines.unheard);
+  if (budgetStop === null || totalBudget === undefined) return summary;
+  return { ...summary, budgetStop: { reason: budgetStop, notStarted: pending.length - next, spentUsd: totalBudget.meter.costUsd, limitUsd: totalBudget.usd } };
 }
 
 /** `booth batch`: the run, and at the terminal its progress bar, Ctrl-C and summary, local or through a queue. */
@@ -150,7 +172,8 @@ export function batchConsole(stoppedNow: string, stopping?: string) {
 export async function localBatch(input: string, flags: BatchFlags): Promise<void> {
   if (flags.report !== undefined) checkWritable('report', flags.report, [flags.output, input]);
   const schema = await schemaFrom(flags);
-  const callFn = callFnFrom(flags);
+  const meter = flags.totalBudgetUsd === undefined ? null : new SpendMeter();
+  const { callFn, modelName, escalate } = callsFrom(flags, meter);
   const run = runRecord(flags);
   // Locked before the telemetry starts, so that a refusal leaves nothing to shut down.
   const release = lockOutput(flags.output);
@@ -168,6 +191,9 @@ export async function localBatch(input: string, flags: BatchFlags): Promise<void
       input,
       concurrency: flags.concurrency,
       callFn,
+      modelName,
+      escalate,
+      totalBudget: meter === null || flags.totalBudgetUsd === undefined ? undefined : { usd: flags.totalBudgetUsd, meter },
       ...checkOptions(flags),
       schema,
       telemetry: otel?.telemetry,
@@ -186,7 +212,7 @@ export async function localBatch(input: string, flags: BatchFlags): Promise<void
     release();
     await otel?.shutdown();
   }
-  reportBatch(summary, input, flags.output, 'stopped', 'run the same command again to go on.');
+  reportBatch(summary, input, flags.output, 'stopped', 'run the same command again to go on.', budgetText(flags));
   await reportPage(flags, summary, input);
 }
 
@@ -241,8 +267,8 @@ export function batchOutput(output: string, terminal: ReturnType<typeof batchCon
 }
 
 /** A finished batch's summary; one stopped by Ctrl-C says so (`stopped`, then how to go on) and exits 130. */
-export function reportBatch(summary: BatchSummary, input: string, output: string, stopped: string, goOn: string): void {
-  printSummary(summary, input, output);
+export function reportBatch(summary: BatchSummary, input: string, output: string, stopped: string, goOn: string, budget = ''): void {
+  printSummary(summary, input, output, budget);
   // A file without one question is a wrong file, or one whose every line was refused (each with a warning above).
   if (summary.total === 0) {
     console.error(`error: ${input} holds no question: each line must be a JSON object { "id": …, "prompt": "…" }; check the file, and the warnings above`);
@@ -252,6 +278,9 @@ export function reportBatch(summary: BatchSummary, input: string, output: string
   if (summary.stopped) {
     console.error(`${stopped}: ${summary.checked} results written to ${output}; ${goOn}`);
     process.exitCode = INTERRUPTED;
+  } else if (summary.budgetStop) {
+    console.error(budgetStopText(summary.budgetStop, summary.checked, output));
+    process.exitCode = BUDGET_STOP;
   } else if (summary.outage) {
     console.error(
       `every model call of this run failed (${summary.checked} question${summary.checked === 1 ? '' : 's'}): the endpoint is down or refuses the requests; see the errors in ${output}; a rerun once it answers checks these questions again`,
@@ -260,8 +289,21 @@ export function reportBatch(summary: BatchSummary, input: string, output: string
   }
 }
 
+/** Why `--total-budget-usd` stopped the batch, what was kept, and how to go on. */
+export function budgetStopText(stop: BudgetStop, checked: number, output: string): string {
+  const questions = (n: number) => `${n} question${n === 1 ? '' : 's'}`;
+  const why =
+    stop.reason === 'spent'
+      ? `stopped by --total-budget-usd ${costText(stop.limitUsd)}: this run's calls cost ${costText(stop.spentUsd)}`
+      : `stopped by --total-budget-usd ${costText(stop.limitUsd)}: a call replied without reporting its usage, so what this run spent is not known (${costText(stop.spentUsd)} at least) and no question starts (the budget fails closed)`;
+  return (
+    `${why}; ${questions(stop.notStarted)} not started. ${checked} result${checked === 1 ? '' : 's'} written to ${output} ${checked === 1 ? 'is' : 'are'} kept; ` +
+    `the same command checks the rest, spending up to --total-budget-usd again${stop.reason === 'unknown' ? ' (use an endpoint that reports usage)' : ''}.`
+  );
+}
+
 /** The whole file's results, earlier runs included: what a script or a person wants after a resume. */
-export function printSummary(summary: BatchSummary, input: string, output: string): void {
+export function printSummary(summary: BatchSummary, input: string, output: string, budget = ''): void {
   if (summary.total === 0) return console.log(`nothing to check: ${input} holds no questions`);
   console.log(`questions ${summary.total}, already done ${summary.skipped}, checked now ${summary.checked}`);
   if (summary.skipped === summary.total) console.log(`nothing left to check: every question already has a result in ${output}`);
@@ -272,6 +314,10 @@ export function printSummary(summary: BatchSummary, input: string, output: strin
   for (const [status, n] of Object.entries(summary.byStatus)) console.log(`${status.padEnd(12)}${String(n).padStart(7)} ${share(n)}`);
   console.log('method        count   share');
   for (const [method, n] of Object.entries(summary.byMethod)) console.log(`${method.padEnd(12)}${String(n).padStart(7)} ${share(n)}`);
+  const overBudget = summary.byMethod['budget'] ?? 0;
+  if (overBudget > 0) {
+    console.log(`questions stopped by the budget: ${overBudget} (UNCERTAIN, method budget${budget === '' ? '' : `; this run's budget: ${budget}`})`);
+  }
   const noReply = summary.everyCallFailed;
   console.log(
     `failed calls ${summary.failedCalls}${noReply ? ` (every call failed for ${noReply} question${noReply === 1 ? '' : 's'})` : ''}, unparseable replies ${summary.unparseable}`,

@@ -5,6 +5,8 @@ import type { ConfidenceSource } from '../../decide/agreement.js';
 import type { CallRetryPolicy } from '../../decide/call-retries.js';
 import type { AnswerSchema } from '../../decide/schema.js';
 import type { TelemetryOptions } from '../../telemetry/settings.js';
+import type { AsyncCallFn } from '../../decide/model-call.js';
+import type { SamplesFlag } from '../spend-flags.js';
 import type { JsonValue } from '../../reply/json-objects.js';
 import { isPlainObject } from '../../util/values.js';
 import { type Tally, tallyOf } from './summary.js';
@@ -24,8 +26,8 @@ export interface BatchCheckOptions {
   readonly maxRetries: number;
   readonly timeoutMs?: number | undefined;
   readonly callRetries?: CallRetryPolicy | undefined;
-  /** Replies gathered per attempt; above 1 they vote, and each result line keeps them in its attempts. Default 1. */
-  readonly samples?: number | undefined;
+  /** Replies gathered per attempt, or the adaptive form; above 1 they vote, and each result line keeps them in its attempts. Default 1. */
+  readonly samples?: SamplesFlag | undefined;
   /** What the threshold judges when sampling; acheck's default when undefined. */
   readonly confidenceFrom?: ConfidenceSource | undefined;
   /** Every answer must satisfy it; the result lines then hold the answers as JSON values. */
@@ -34,6 +36,11 @@ export interface BatchCheckOptions {
   readonly system?: string | undefined;
   /** Spans for each check (`--otel`). */
   readonly telemetry?: TelemetryOptions | undefined;
+  /** The name of the first model (`--model`), and the cascade's next ones (`--escalate-model`…). */
+  readonly modelName?: string | undefined;
+  readonly escalate?: readonly { readonly call: AsyncCallFn; readonly name: string }[] | undefined;
+  /** The budget of each check (`--max-calls`, `--max-tokens`, `--max-cost-usd`). */
+  readonly budget?: { readonly maxCalls?: number; readonly maxTokens?: number; readonly maxCostUsd?: number } | undefined;
 }
 
 /**

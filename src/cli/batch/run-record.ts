@@ -1,11 +1,12 @@
 import { createHash } from 'node:crypto';
-import { readSampleSettings, sampling } from '../../adapters/request.js';
+import { readSampleSettings, sampling as sampledRequest } from '../../adapters/request.js';
 import { readBaseURL } from '../../adapters/openai-compatible.js';
 import { type ConfidenceSource, confidenceSourceFor } from '../../decide/agreement.js';
 import { checkLineRecord } from '../../results/stored.js';
 import { readSchemaText } from '../json-schema.js';
 import { quotedText } from '../../util/values.js';
 import { ownVersion } from '../version.js';
+import { cascadeOf, mostSamples, type SamplesFlag, samplesText, sampling, type SpendFlags } from '../spend-flags.js';
 
 /**
  * What a `booth batch` line records about how it was made, and what a rerun into the same
@@ -32,15 +33,27 @@ export interface RunRecord {
   readonly temperature: number | null;
   /** The seed sent with each call (a sample k: seed + k); null when none was sent. */
   readonly seed: number | null;
+  /**
+   * The cascade's next models, in order, each by its name and its endpoint's host (as `host`):
+   * present only when there is one. A line that has `run` without it was made without a
+   * cascade (`run` was written before cascades were), so the two are told apart on a rerun.
+   */
+  readonly escalate?: readonly { readonly model: string; readonly host: string }[];
+  /**
+   * `--samples` in its adaptive form, as written (`max=5,stop=decided`): present only with it.
+   * The result's `settings.samples` is then the most an attempt asks, as a fixed `--samples 5`
+   * would say; this tells the two apart. A line with `run` and without it gathered a fixed K.
+   */
+  readonly samples?: string;
 }
 
 /** The flags a record is made of: `booth batch`'s and `booth worker`'s endpoint flags. */
-export interface RecordedFlags {
+export interface RecordedFlags extends SpendFlags {
   readonly baseUrl: string;
   readonly model: string;
   readonly threshold: number;
   readonly maxRetries: number;
-  readonly samples: number;
+  readonly samples: SamplesFlag;
   readonly confidenceFrom?: ConfidenceSource | undefined;
   /** The --schema file's path. */
   readonly schema?: string | undefined;
@@ -61,7 +74,8 @@ export const sha256 = (text: string): string => `sha256:${createHash('sha256').u
  * or white space.
  */
 export function runRecord(flags: RecordedFlags): RunRecord {
-  const sent = sampling(readSampleSettings(flags), flags.samples > 1 ? { sample: 0 } : {});
+  const sent = sampledRequest(readSampleSettings(flags), sampling(flags.samples) ? { sample: 0 } : {});
+  const [, ...escalations] = cascadeOf(flags);
   return {
     booth: ownVersion(),
     model: flags.model,
@@ -70,6 +84,8 @@ export function runRecord(flags: RecordedFlags): RunRecord {
     system: flags.system === undefined ? null : sha256(flags.system),
     temperature: sent.temperature ?? null,
     seed: sent.seed ?? null,
+    ...(escalations.length === 0 ? {} : { escalate: escalations.map((step) => ({ model: step.model, host: step.host })) }),
+    ...(typeof flags.samples === 'number' ? {} : { samples: samplesText(flags.samples) }),
   };
 }
 
@@ -78,13 +94,14 @@ interface Compared {
   readonly run: RunRecord;
   readonly threshold: number;
   readonly maxRetries: number;
-  readonly samples: number;
+  /** A number, or the adaptive form as `--samples` writes it. */
+  readonly samples: Value;
   readonly confidenceFrom: ConfidenceSource;
 }
 
 /** An earlier line's `settings` and `run`, once checked: either may be absent from a line written before it was. */
 interface Earlier {
-  readonly settings?: { readonly threshold: number; readonly maxRetries: number; readonly schema: boolean; readonly samples?: number; readonly confidenceFrom?: ConfidenceSource } | null;
+  readonly settings?: { readonly threshold: number; readonly maxRetries: number; readonly schema: boolean; readonly samples?: unknown; readonly confidenceFrom?: ConfidenceSource } | null;
   readonly run?: RunRecord;
 }
 
@@ -105,14 +122,27 @@ const COMPARED: ReadonlyArray<{ readonly name: string; readonly was: (line: Earl
   { name: 'the host of --base-url', was: (line) => line.run?.host, now: (current) => current.run.host },
   { name: '--threshold', was: (line) => line.settings?.threshold, now: (current) => current.threshold },
   { name: '--max-retries', was: (line) => line.settings?.maxRetries, now: (current) => current.maxRetries },
-  { name: '--samples', was: (line) => line.settings?.samples, now: (current) => current.samples },
+  // The adaptive form is in `run`; a line with `run` and without it gathered `settings.samples` each attempt.
+  { name: '--samples', was: (line) => line.run?.samples ?? samplesValue(line.settings?.samples), now: (current) => current.samples },
   { name: '--confidence-from', was: (line) => line.settings?.confidenceFrom, now: (current) => current.confidenceFrom },
   // A line made before `run` was written still says whether a schema judged it.
   { name: '--schema', was: (line) => (line.run ? line.run.schema : line.settings?.schema === false ? null : undefined), now: (current) => current.run.schema, private: true },
   { name: 'the system prompt (--system, --system-file)', was: (line) => line.run?.system, now: (current) => current.run.system, private: true },
   { name: 'the temperature sent (--temperature, --sample-temperature)', was: (line) => line.run?.temperature, now: (current) => current.run.temperature },
   { name: '--seed', was: (line) => line.run?.seed, now: (current) => current.run.seed },
+  { name: 'the cascade (--escalate-model, --escalate-base-url)', was: (line) => (line.run === undefined ? undefined : escalationValue(line.run)), now: (current) => escalationValue(current.run) },
 ];
+
+/** A record's cascade as a rerun compares it: `model@host` in order; null without one. */
+function escalationValue(run: RunRecord): string | null {
+  const steps = run.escalate ?? [];
+  return steps.length === 0 ? null : steps.map((step) => `${step.model}@${step.host}`).join(', ');
+}
+
+/** `settings.samples` of a line as compared: a number (checked by checkLineRecord), or undefined when absent. */
+function samplesValue(samples: unknown): Value | undefined {
+  return typeof samples === 'number' ? samples : undefined;
+}
 
 /**
  * A value as a message shows it: digests shortened, strings as quotedText shows them, at most
@@ -161,8 +191,8 @@ export class RerunCheck {
       run,
       threshold: flags.threshold,
       maxRetries: flags.maxRetries,
-      samples: flags.samples,
-      confidenceFrom: confidenceSourceFor(flags.samples, flags.confidenceFrom),
+      samples: typeof flags.samples === 'number' ? flags.samples : samplesText(flags.samples),
+      confidenceFrom: confidenceSourceFor(mostSamples(flags.samples), flags.confidenceFrom),
     };
     this.#rerunChanged = rerunChanged;
   }

@@ -47,6 +47,18 @@ export interface BatchSummary {
   readonly resultsWithUsage: number;
   /** Of those, the VERIFIED and REPAIRED: what `usage` bought. */
   readonly acceptedWithUsage: number;
+  /** `--total-budget-usd` stopped starting questions; absent when it did not (or was not given). */
+  readonly budgetStop?: BudgetStop | undefined;
+}
+
+/** How `--total-budget-usd` stopped a batch: spent, or the spend unknown (a call reported no usage). */
+export interface BudgetStop {
+  readonly reason: 'spent' | 'unknown';
+  /** Questions this run did not start. */
+  readonly notStarted: number;
+  /** What this run's calls cost when it stopped starting (the checks in flight add theirs). */
+  readonly spentUsd: number;
+  readonly limitUsd: number;
 }
 
 /** `unheard`: of the `checked` questions, those for which every model call failed. */

@@ -13,7 +13,7 @@ import { INTERRUPTED } from '../batch/command.js';
 import { checkNotRead, readEarlierResults, readQuestions } from '../batch/input.js';
 import { lockOutput, ResultLines, resultRow } from '../batch/output.js';
 import { RerunCheck, RunChangedError, runRecord } from '../batch/run-record.js';
-import { callFnFrom, checkOptions, type EndpointFlags, OUTAGE, schemaFrom, USAGE_ERROR, warn } from '../flags.js';
+import { callsFrom, checkOptions, type EndpointFlags, OUTAGE, schemaFrom, USAGE_ERROR, warn } from '../flags.js';
 import { startOtel } from '../otel.js';
 import { readResultLines, type ReadLine } from '../report/model.js';
 import { askPerson, personAtTerminal } from './person.js';
@@ -56,7 +56,7 @@ export async function clarifyBatch(input: string, flags: ClarifyFlags): Promise<
   }
   checkNotRead('results', flags.output, [input, flags.questions]);
   const schema = await schemaFrom(flags);
-  const callFn = callFnFrom(flags);
+  const { callFn, modelName, escalate } = callsFrom(flags);
   const run = runRecord(flags);
   // The instructions clarify() reads the question off a first prompt with, and rebuilds one with.
   const { instructions } = readCheckArguments('clarify', () => '', 'question', { schema });
@@ -79,7 +79,7 @@ export async function clarifyBatch(input: string, flags: ClarifyFlags): Promise<
       throw error;
     }
     otel = flags.otel ? await startOtel(flags.model, USAGE_ERROR, warn) : null;
-    const options = { ...checkOptions(flags), schema, telemetry: otel?.telemetry, maxClarifications: flags.maxClarifications };
+    const options = { ...checkOptions(flags), modelName, escalate, schema, telemetry: otel?.telemetry, maxClarifications: flags.maxClarifications };
     const lines = new ResultLines(flags.output, [], steps.length, () => undefined);
     let ending: Ending;
     const tally = { answered: 0, skipped: 0, copied: 0, statuses: new Map<string, number>() };

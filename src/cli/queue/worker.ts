@@ -146,18 +146,21 @@ export async function startWorker(settings: WorkerSettings): Promise<RunningWork
         // earlier, a kill between the two would leave neither, and the question would start over.
         delete: () => undefined,
       };
-      const callFn: AsyncCallFn = async (prompt, info) => {
+      // Each model of the cascade alike.
+      const guarded = (call: AsyncCallFn): AsyncCallFn => async (prompt, info) => {
         // A call costs money and may not be idempotent: none is made for a job this worker no longer has.
         if (!(await holdsLock())) leave({ kind: 'lost' });
         lockChecked = false;
         try {
-          return await settings.callFn(prompt, info);
+          return await call(prompt, info);
         } catch (error) {
           const waitMs = retryAfterOf429(error);
           if (waitMs !== null && (question.delays ?? 0) < MAX_DELAYS) leave({ kind: 'delay', until: Date.now() + waitMs });
           throw error;
         }
       };
+      const callFn = guarded(settings.callFn);
+      const escalate = settings.check.escalate?.map((step) => ({ call: guarded(step.call), name: step.name }));
       // Written before a kill that came just before BullMQ heard the job was done: nothing to do again.
       if (finished === 1) return;
       const result = await acheck(callFn, question.prompt, {
@@ -170,6 +173,9 @@ export async function startWorker(settings: WorkerSettings): Promise<RunningWork
         schema: settings.check.schema,
         system: settings.check.system,
         telemetry: settings.check.telemetry,
+        modelName: settings.check.modelName,
+        escalate,
+        budget: settings.check.budget,
         checkpoint,
         key: jobId,
         signal: controller.signal,

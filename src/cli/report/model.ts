@@ -318,6 +318,10 @@ function runRows(record: RunRecord | null): [string, string][] {
   return [
     ['model', record.model],
     ['endpoint', record.host],
+    // A cascade's next models, in the order asked.
+    ...(record.escalate === undefined || record.escalate.length === 0
+      ? []
+      : ([['escalates to', record.escalate.map((step) => `${step.model} (${step.host})`).join(' → ')]] satisfies [string, string][])),
     ['Booth', record.booth],
   ];
 }
