@@ -101,9 +101,8 @@ export interface Escalation<TFn> {
 export function escalateOption(value: unknown, key: 'call' | 'model', sync: boolean): readonly Escalation<((...args: never[]) => unknown) | null>[] {
   if (value === undefined || value === null) return [];
   if (!Array.isArray(value) || value.length === 0 || value.length > MAX_ESCALATIONS) {
-    throw new TypeError(
-      `Expected \`escalate\` to be a list of 1 to ${MAX_ESCALATIONS} models to ask in turn, each a function or { ${key}, name?, samples? }, got ${describeValue(value)}.`,
-    );
+    const got = Array.isArray(value) ? (value.length === 0 ? 'an empty list; leave `escalate` out for no cascade' : `${value.length} models`) : describeValue(value);
+    throw new TypeError(`Expected \`escalate\` to be a list of 1 to ${MAX_ESCALATIONS} models to ask in turn, each a function or { ${key}, name?, samples? }, got ${got}.`);
   }
   return Object.freeze(
     value.map((entry: unknown, i) => {

@@ -99,7 +99,8 @@ describe('a cascade (escalate)', () => {
   });
 
   it('refuses a bad cascade with a message naming the entry and the fix', () => {
-    expect(() => check(sure('x'), 'q', { escalate: [] })).toThrow(/Expected `escalate` to be a list of 1 to 8 models/);
+    expect(() => check(sure('x'), 'q', { escalate: [] })).toThrow(/Expected `escalate` to be a list of 1 to 8 models.*got an empty list; leave `escalate` out for no cascade\./);
+    expect(() => check(sure('x'), 'q', { escalate: Array.from({ length: 9 }, () => sure('y')) })).toThrow(/got 9 models\./);
     expect(() => check(sure('x'), 'q', { escalate: [{ call: 'gpt-4o' } as never] })).toThrow(/Expected `escalate\[0\]\.call` to be the model's function/);
     expect(() => check(sure('x'), 'q', { escalate: [async () => 'x'] as never })).toThrow(/`escalate\[0\]` to be a synchronous function.*use acheck\(\)/);
     expect(() => check(sure('x'), 'q', { escalate: [{ call: sure('y'), name: ' ' }] })).toThrow(/`escalate\[0\]\.name` to be the model's name/);
