@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Sample } from '../../src/decide/attempt.js';
 import { envelope } from '../fixtures/helpers.js';
-import { batchFiles, booth, dir, questionNumber, resultsIn, useProvider } from '../fixtures/booth-process.js';
+import { batchFiles, booth, expectUsageErrors, dir, questionNumber, resultsIn, useProvider } from '../fixtures/booth-process.js';
 
 /**
  * `--samples` and `--confidence-from`: each attempt gathers k replies from the endpoint,
@@ -71,17 +71,7 @@ describe('--samples and --confidence-from: bad values', () => {
       ],
       [['--samples', '1', '--confidence-from', 'hybrid'], /error: option '--confidence-from hybrid' needs several samples to vote, but --samples is 1/],
     ];
-    for (const command of [['ask', 'q'], ['batch', input, '-o', output]]) {
-      for (const [flags, message] of cases) {
-        const run = await booth([...command, ...server.endpoint, ...flags]);
-        const label = [command[0], ...flags].join(' ');
-        expect(run.code, label).toBe(2);
-        expect(run.stderr, label).toMatch(message);
-        expect(run.stderr, label).toMatch(/Usage: booth (ask|batch)/);
-        // Said once: the usage error is not printed a second time by main().
-        expect(run.stderr.split('error:').length - 1, label).toBe(1);
-      }
-    }
+    await expectUsageErrors(server.endpoint, [input, '-o', output], cases);
     expect(server.provider.received).toHaveLength(0);
   }, 120_000);
 

@@ -3,7 +3,7 @@ import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { envelope } from '../fixtures/helpers.js';
-import { batchFiles, booth, linesIn, questionNumber, resultsIn, spawnBooth, useProvider } from '../fixtures/booth-process.js';
+import { batchFiles, booth, expectUsageErrors, linesIn, questionNumber, resultsIn, spawnBooth, useProvider } from '../fixtures/booth-process.js';
 import { startProvider } from '../fixtures/provider-server.js';
 import { type RedisServer, startRedis } from '../fixtures/redis-server.js';
 
@@ -75,16 +75,7 @@ describe('bad spend flags: exit 2 naming the flag, the value and the fix, before
       [['--escalate-base-url', 'localhost:8080/v1'], /error: option '--escalate-base-url <url>' is invalid: Expected `baseURL` to start with http:\/\/ or https:\/\//],
       [['--escalate-model', 'test-model'], /error: the cascade asks "test-model" at 127\.0\.0\.1:\d+ twice \(model 1 and model 2\)/],
     ];
-    for (const command of [['ask', 'q'], ['batch', input, '-o', output]]) {
-      for (const [flags, message] of cases) {
-        const run = await booth([...command, ...server.endpoint, ...flags]);
-        const label = [command[0], ...flags].join(' ');
-        expect(run.code, label).toBe(2);
-        expect(run.stderr, label).toMatch(message);
-        expect(run.stderr, label).toMatch(/Usage: booth (ask|batch)/);
-        expect(run.stderr.split('error:').length - 1, label).toBe(1);
-      }
-    }
+    await expectUsageErrors(server.endpoint, [input, '-o', output], cases);
     expect(server.provider.received).toHaveLength(0);
   }, 240_000);
 
