@@ -59,10 +59,14 @@ function startQueued(context: CheckpointContext, slots: SampleSlot[], started: n
   const isActive = (slot: SampleSlot) => slot.state === 'calling' || slot.state === 'backingOff';
   let active = slots.filter(isActive).length;
   if (active === 0 && !slots.some((slot) => slot.state === 'queued')) widen(context, slots);
-  const spent = context.settings.budget === null ? null : spentOf(context);
+  const { budget } = context.settings;
+  const spent = budget === null ? null : spentOf(context);
+  // Under a token or cost budget, before any call has said what a call costs, one sample goes first and the rest wait for its report.
+  const probing = spent !== null && (budget!.maxTokens !== null || budget!.maxCostUsd !== null) && spent.reports === 0;
   for (let i = 0; i < slots.length && active < context.settings.sampleConcurrency; i += 1) {
     if (slots[i]!.state !== 'queued') continue;
-    if (spent !== null && budgetStop(context.settings.budget, { ...spent, calls }) !== null) break;
+    // The samples in flight will cost too: a wave is started only as far as the budget pays for all of it.
+    if (spent !== null && ((probing && active > 0) || budgetStop(budget, { ...spent, calls }, active) !== null)) break;
     slots[i] = { state: 'calling', call: calls, tries: [], backoffMs: 0, reply: null };
     calls += 1;
     active += 1;

@@ -25,12 +25,14 @@ export interface Spent {
 
 /**
  * Why the next call may not start, in words, or null when it may. A call budget is exact.
- * Tokens and cost are only known after a call, so the next call is expected to cost what
- * the calls so far cost on average: the limit can be passed by at most one call that costs
- * more than the average. A token or cost budget cannot be kept when a call replied without
- * reporting what it used (or its cost): the run stops there rather than spend blind.
+ * Tokens and cost are only known after a call, so the next call — and each of the `inFlight`
+ * calls started and not yet answered, such as a wave of samples — is expected to cost what the
+ * calls so far cost on average. Before any call has reported there is no average: the first
+ * call, or the first wave of samples, starts whatever it will cost. A token or cost budget
+ * cannot be kept when a call replied without reporting what it used (or its cost): the run
+ * stops there rather than spend blind.
  */
-export function budgetStop(budget: Budget | null, spent: Spent): string | null {
+export function budgetStop(budget: Budget | null, spent: Spent, inFlight = 0): string | null {
   if (budget === null) return null;
   const { maxCalls, maxTokens, maxCostUsd } = budget;
   if (maxCalls !== null && spent.calls + 1 > maxCalls) return `the budget of ${plural(maxCalls, 'call')} is spent`;
@@ -40,20 +42,18 @@ export function budgetStop(budget: Budget | null, spent: Spent): string | null {
   }
   const { usage, reports } = spent;
   if (usage === null || reports === 0) return null;
-  if (maxTokens !== null && projected(usage.totalTokens, reports) > maxTokens) {
+  const projected = (used: number) => used + (used / reports) * (inFlight + 1);
+  if (maxTokens !== null && projected(usage.totalTokens) > maxTokens) {
     return `the budget of ${plural(maxTokens, 'token')} would be passed: ${usage.totalTokens} used, about ${Math.round(usage.totalTokens / reports)} a call`;
   }
   if (maxCostUsd !== null) {
     if (usage.costUsd === null) return `cost is unknown: the calls reported tokens but no cost, so the budget of $${numberText(maxCostUsd)} cannot be kept`;
-    if (projected(usage.costUsd, reports) > maxCostUsd) {
+    if (projected(usage.costUsd) > maxCostUsd) {
       return `the budget of $${numberText(maxCostUsd)} would be passed: $${numberText(usage.costUsd)} spent, about $${numberText(usage.costUsd / reports)} a call`;
     }
   }
   return null;
 }
-
-/** What was used, and one more call at the average so far. */
-const projected = (used: number, reports: number) => used + used / reports;
 
 const plural = (n: number, unit: string) => `${n} ${unit}${n === 1 ? '' : 's'}`;
 

@@ -237,6 +237,28 @@ describe('a budget', () => {
     expect(result.usage?.totalTokens).toBe(200);
   });
 
+  it('under a token budget, sends one sample first to learn what a call costs, then only the samples it can pay for', async () => {
+    let inFlight = 0;
+    const widest: number[] = [];
+    const result = await acheck(
+      async (_, info) => {
+        inFlight += 1;
+        widest.push(inFlight);
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        inFlight -= 1;
+        info.reportUsage!({ inputTokens: 100, outputTokens: 0 });
+        return envelope('Paris', 0.9);
+      },
+      'q',
+      { samples: 5, budget: { maxTokens: 250 } },
+    );
+    // 100 reported: the next two would make 300, so one more starts; then 200 + 100 would pass 250.
+    expect(widest).toEqual([1, 1]);
+    expect(result.usage?.totalTokens).toBe(200);
+    expect(result.method).toBe('budget');
+    expect(result.attempts[0]!.samples).toHaveLength(2);
+  });
+
   it('fails closed when a call replies without reporting its usage, or its cost', () => {
     const silent = check(() => envelope('x', 0.2), 'q', { maxRetries: 5, budget: { maxTokens: 1000 } });
     expect(silent.nAttempts).toBe(1);
