@@ -124,7 +124,8 @@ export function problems(result: Awaited<ReturnType<typeof acheck>>): string[] {
     const which = `attempt ${index + 1} of ${total}`;
     const { samples } = attempt;
     if (samples === undefined) lines.push(...replyProblems(which, attempt));
-    else samples.forEach((sample, n) => lines.push(...replyProblems(`${which}, sample ${n + 1} of ${samples.length}`, sample)));
+    // A skipped sample is no problem: the vote was settled without it (the samples line counts it).
+    else samples.forEach((sample, n) => sample.skipped !== true && lines.push(...replyProblems(`${which}, sample ${n + 1} of ${samples.length}`, sample)));
     if (attempt.validationError !== null) lines.push(`failed validation ${which}: ${attempt.validationError}`);
   });
   return lines;

@@ -333,6 +333,8 @@ describe('adaptive samples', () => {
     server.provider.script.push({ text: envelope('Paris', 0.9) }, { text: envelope('Paris', 0.9) }, { text: envelope('Paris', 0.9) });
     const printed = await booth(['ask', 'capital of France?', ...server.endpoint, '--samples', 'max=5,min=5', '--max-retries', '0']);
     expect(printed.stdout).toContain('agreement   1 (5 samples asked, 2 skipped, of at most 5 per attempt, stop=decided, confidence from hybrid)');
+    // A skipped sample is neither a failed call nor an unparseable reply.
+    expect(printed.stdout + printed.stderr).not.toMatch(/call failed|unparseable/);
   }, 60_000);
 
   it('batch --samples max=5: fewer requests than a fixed 5 on the same replies, the same winners; a split vote asks all five', async () => {
