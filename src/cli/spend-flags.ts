@@ -294,7 +294,7 @@ export function checkPriced(cascade: readonly CascadeModel[], flag: string): voi
   const names = [...new Set(missing.map((step) => step.model))];
   throw new SpendFlagError(
     `option '${flag}' needs the price of every model asked, to turn the tokens each call reports into dollars; give --price for ${names.map((n) => quotedText(n, 80)).join(', ')}, ` +
-      `such as --price ${names[0] === cascade[0]?.model ? '' : `${names[0]}=`}0.15,0.60 (US dollars per million input tokens, per million output tokens).`,
+      `such as ${names.map((n) => `--price ${n === cascade[0]?.model ? '' : `${n}=`}0.15,0.60`).join(' ')} (US dollars per million input tokens, per million output tokens).`,
   );
 }
 

@@ -70,6 +70,8 @@ describe('bad spend flags: exit 2 naming the flag, the value and the fix, before
       [['--price', 'gpt-4o=1,2'], /error: option '--price' names "gpt-4o", which this command does not ask \("test-model"\): give the name as --model or --escalate-model has it\./],
       [['--max-cost-usd', '0.05'], /error: option '--max-cost-usd <usd>' needs the price of every model asked, .*; give --price for "test-model", such as --price 0\.15,0\.60/],
       [['--escalate-model', 'big', '--max-cost-usd', '0.05', '--price', '1,2'], /needs the price of every model asked, .*; give --price for "big", such as --price big=0\.15,0\.60/],
+      // Every model missing a price, each with the flag that prices it.
+      [['--escalate-model', 'big', '--max-cost-usd', '0.05'], /give --price for "test-model", "big", such as --price 0\.15,0\.60 --price big=0\.15,0\.60 \(/],
       [['--escalate-model', 'a', '--escalate-model', 'b', '--escalate-base-url', 'http://127.0.0.1:9/v1'], /error: give one --escalate-base-url per --escalate-model, in the same order \(2 --escalate-model, 1 --escalate-base-url\)/],
       [['--escalate-model', 'big', '--escalate-api-key-env', 'KEY'], /error: option '--escalate-api-key-env' goes with --escalate-base-url/],
       [['--escalate-base-url', 'localhost:8080/v1'], /error: option '--escalate-base-url <url>' is invalid: Expected `baseURL` to start with http:\/\/ or https:\/\//],
