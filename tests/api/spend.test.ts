@@ -380,3 +380,24 @@ describe('a clarified question', () => {
     expect(clarified.model).toBe('cheap');
   });
 });
+
+describe('the pricing wrapper docs/spend.md shows', () => {
+  it('turns reported tokens into dollars, so a cost budget can be kept with adapters that report tokens only', async () => {
+    const priced =
+      (callFn: (prompt: string, info: CallInfo) => Promise<string>, inputPerMillion: number, outputPerMillion: number) => (prompt: string, info: CallInfo) =>
+        callFn(prompt, {
+          ...info,
+          reportUsage: (usage) => info.reportUsage!({ ...usage, costUsd: (usage.inputTokens * inputPerMillion + usage.outputTokens * outputPerMillion) / 1e6 }),
+        });
+    // Reports tokens only, as the adapters do.
+    const tokensOnly = (confidence: number) => async (_: string, info: CallInfo) => {
+      info.reportUsage!({ inputTokens: 1_000, outputTokens: 100 });
+      return envelope('Paris', confidence);
+    };
+    const unpriced = await acheck(tokensOnly(0.3), 'q', { maxRetries: 3, budget: { maxCostUsd: 0.01 } });
+    expect(unpriced.detail).toMatch(/^cost is unknown/);
+    const result = await acheck(priced(tokensOnly(0.3), 0.15, 0.6), 'q', { maxRetries: 0, escalate: [{ call: priced(tokensOnly(0.9), 2.5, 10), name: 'gpt-4o' }], budget: { maxCostUsd: 0.01 } });
+    expect(result.status).toBe('VERIFIED');
+    expect(result.models.map((m) => m.usage?.costUsd)).toEqual([0.00021, 0.0035]);
+  });
+});
