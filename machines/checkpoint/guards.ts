@@ -65,7 +65,13 @@ export const guards = {
     const policy = context.settings.callRetries;
     const slot = context.slots[sample];
     return (
-      isSlot(context, sample, call, 'calling') && policy !== null && slot!.tries.length < policy.retries && isTransient(error) && timeLeft(context)
+      isSlot(context, sample, call, 'calling') &&
+      policy !== null &&
+      slot!.tries.length < policy.retries &&
+      isTransient(error) &&
+      timeLeft(context) &&
+      // A sample's call retry is a call as any other: the budget must allow it.
+      withinBudget(context)
     );
   },
   isPermanentSampleFailure: ({ context }: GuardArgs, { sample, call, error }: SampleParams & { error: unknown }) =>

@@ -220,6 +220,23 @@ describe('a budget', () => {
     expect(escalated.trace.map((s) => s.state).slice(-2)).toEqual(['escalating', 'overBudget']);
   });
 
+  it("stops a sample's call retries too: a flaky sample is not retried past it", async () => {
+    let calls = 0;
+    const result = await acheck(
+      async (_, info) => {
+        calls += 1;
+        if (info.sample === 0) throw Object.assign(new Error('reset'), { status: 503 });
+        return envelope('Paris', 0.9);
+      },
+      'q',
+      { samples: 3, callRetries: { retries: 5, minDelayMs: 1, maxDelayMs: 1 }, maxRetries: 0, budget: { maxCalls: 3 } },
+    );
+    expect(calls).toBe(3);
+    expect(result.models[0]!.calls).toBe(3);
+    // The sample the budget did not retry failed; the two that answered still vote.
+    expect(result.attempts[0]!.samples!.map((s) => s.callFailed)).toEqual([true, false, false]);
+  });
+
   it('of tokens: the next call is expected to cost what the calls so far did on average', () => {
     let calls = 0;
     const result = check(
