@@ -61,6 +61,8 @@ export const guards = {
   // A reply or timer for a call the sample no longer waits for (it timed out, or was retried) changes nothing.
   isCurrentCall: ({ context }: GuardArgs, { sample, call }: SampleParams) => isSlot(context, sample, call, 'calling'),
   isCurrentBackoff: ({ context }: GuardArgs, { sample, call }: SampleParams) => isSlot(context, sample, call, 'backingOff'),
+  // A sample's backoff ended, but calls started or usage reported since leave no budget for its retry.
+  isUnaffordedBackoff: ({ context }: GuardArgs, { sample, call }: SampleParams) => isSlot(context, sample, call, 'backingOff') && !withinBudget(context),
   canRetrySampleCall: ({ context }: GuardArgs, { sample, call, error }: SampleParams & { error: unknown }) => {
     const policy = context.settings.callRetries;
     const slot = context.slots[sample];

@@ -129,7 +129,11 @@ const checkpointDefinition = (id: 'checkpoint' | 'clarifying', waits: boolean) =
         entry: [enter('backingOff'), arm('backoff')],
         exit: 'endBackoff',
         on: {
-          'backoff.elapsed': { target: 'calling' },
+          'backoff.elapsed': [
+            // Usage reported while it waited (a timed-out call's, late) can leave no budget for the retry.
+            { guard: 'budgetSpent', target: 'overBudget', actions: ['recordUnaffordedRetry', 'commitAttempt'] },
+            { target: 'calling' },
+          ],
           // A snapshot keeps no timer: a run resumed while it waited to retry waits again, in full.
           'booth.resumed': { actions: ['restartClock', arm('deadline'), arm('backoff')] },
           'run.deadline': {
@@ -186,10 +190,17 @@ const checkpointDefinition = (id: 'checkpoint' | 'clarifying', waits: boolean) =
             guard: { type: 'isCurrentCall', params: ({ event }) => event },
             actions: { type: 'failSampleOnTimeout', params: ({ event }) => event },
           },
-          'sample.backoffElapsed': {
-            guard: { type: 'isCurrentBackoff', params: ({ event }) => event },
-            actions: [{ type: 'restartSample', params: ({ event }) => event }, armSamples(false), 'startSampleCall'],
-          },
+          'sample.backoffElapsed': [
+            // Other samples' calls, started while it waited, can leave no budget for its retry: it fails as its call did.
+            {
+              guard: { type: 'isUnaffordedBackoff', params: ({ event }) => event },
+              actions: [{ type: 'recordUnaffordedSampleRetry', params: ({ event }) => event }, armSamples(false), 'startSampleCall'],
+            },
+            {
+              guard: { type: 'isCurrentBackoff', params: ({ event }) => event },
+              actions: [{ type: 'restartSample', params: ({ event }) => event }, armSamples(false), 'startSampleCall'],
+            },
+          ],
           'run.deadline': { target: 'uncertain', actions: 'recordSamplingDeadline' },
           'booth.resumed': { actions: ['restartClock', arm('deadline'), armSamples(true)] },
           'xstate.done.actor.callModel': { actions: { type: 'forwardSampleReply', params: ({ event }: { event: EventObject }) => ({ reply: outputOf(event) }) } },

@@ -237,6 +237,48 @@ describe('a budget', () => {
     expect(result.attempts[0]!.samples!.map((s) => s.callFailed)).toEqual([true, false, false]);
   });
 
+  it('is asked again when a backoff ends: usage reported while the run waited (a timed-out call\'s, late) can leave none for the retry', async () => {
+    let calls = 0;
+    const result = await acheck(
+      async (_, info) => {
+        calls += 1;
+        if (calls === 1) {
+          await new Promise((resolve) => setTimeout(resolve, 40));
+          info.reportUsage!({ inputTokens: 900, outputTokens: 100 });
+          throw Object.assign(new Error('too late'), { status: 503 });
+        }
+        info.reportUsage!({ inputTokens: 10, outputTokens: 10 });
+        return envelope('Paris', 0.9);
+      },
+      'q',
+      { timeoutMs: 10, callRetries: { retries: 3, minDelayMs: 120, maxDelayMs: 120 }, budget: { maxTokens: 500 } },
+    );
+    expect(calls).toBe(1);
+    expect(result).toMatchObject({ status: 'UNCERTAIN', method: 'budget', reason: 'BUDGET_SPENT' });
+    expect(result.trace.map((s) => s.state)).toEqual(['calling', 'backingOff', 'overBudget']);
+    // The attempt keeps the try it made, the retry it scheduled never started.
+    expect(result.attempts[0]!.callTries).toHaveLength(1);
+    expect(result.models[0]!.calls).toBe(1);
+  });
+
+  it("and when a sample's backoff ends: calls other samples started while it waited can leave none for its retry", async () => {
+    let calls = 0;
+    const result = await acheck(
+      async (_, info) => {
+        calls += 1;
+        if (info.sample === 0) throw Object.assign(new Error('reset'), { status: 503 });
+        if (info.sample === 1) return envelope('Paris', 0.9);
+        await new Promise((resolve) => setTimeout(resolve, 60));
+        return envelope('Paris', 0.9);
+      },
+      'q',
+      { samples: 4, sampleConcurrency: 3, maxRetries: 0, callRetries: { retries: 3, minDelayMs: 30, maxDelayMs: 30 }, budget: { maxCalls: 4 } },
+    );
+    expect(calls).toBe(4);
+    expect(result.models[0]!.calls).toBe(4);
+    expect(result.attempts[0]!.samples!.map((s) => s.callFailed)).toEqual([true, false, false, false]);
+  });
+
   it('of tokens: the next call is expected to cost what the calls so far did on average', () => {
     let calls = 0;
     const result = check(
