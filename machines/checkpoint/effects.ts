@@ -180,8 +180,9 @@ export const checkpointEffects = {
     const typed = context.settings.answerFormat !== null;
     const read = typeof reply === 'string' ? attemptFromReply(reply, tries, typed, callersOwn(context.settings, 'parseFn')) : attemptFromNonText(reply, tries);
     keyArrived(read, typed, callersOwn(context.settings, 'agree') !== null);
+    // Counted before the next samples start: a reply without its usage report stops a token or cost budget at once.
     const replies = typeof reply === 'string' ? context.replies + 1 : context.replies;
-    return { ...startQueued(context, withSlot(context, sample, { ...slot, state: 'done', tries, reply: read })), replies };
+    return { ...startQueued({ ...context, replies }, withSlot(context, sample, { ...slot, state: 'done', tries, reply: read })), replies };
   }),
   recordSampleError: update((context: CheckpointContext, { sample, error }: { sample: number; error: unknown }) => {
     const slot = context.slots[sample]!;

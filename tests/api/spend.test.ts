@@ -311,6 +311,17 @@ describe('a budget', () => {
     expect(tokensOnly.detail).toMatch(/^cost is unknown/);
   });
 
+  it('fails closed at the first sample that replies without its usage: no other sample is called after it', async () => {
+    let calls = 0;
+    const silent = check(() => ((calls += 1), envelope('x', 0.9)), 'q', { samples: 3, budget: { maxTokens: 1000 } });
+    expect(calls).toBe(1);
+    expect(silent.detail).toMatch(/^usage is unknown/);
+    calls = 0;
+    const one = await acheck(async () => ((calls += 1), envelope('x', 0.9)), 'q', { samples: { max: 5 }, sampleConcurrency: 1, budget: { maxCostUsd: 1 } });
+    expect(calls).toBe(1);
+    expect(one.method).toBe('budget');
+  });
+
   it('is refused when it sets no limit, or a limit that is not one', () => {
     expect(() => check(sure('x'), 'q', { budget: {} })).toThrow('Expected `budget` to set `maxCalls`, `maxTokens` or `maxCostUsd`');
     expect(() => check(sure('x'), 'q', { budget: { maxCalls: 0 } })).toThrow('Expected `budget.maxCalls` to be a whole number, 1 or more, got 0.');
