@@ -63,12 +63,15 @@ function startQueued(context: CheckpointContext, slots: SampleSlot[], started: n
   let active = slots.filter(isActive).length;
   if (active === 0 && !slots.some((slot) => slot.state === 'queued')) widen(context, slots);
   const spent = context.settings.budget === null ? null : spentOf(context);
+  // The calls in flight have not reported yet: a token or cost budget expects each to cost the average too.
+  let inFlight = slots.filter((slot) => slot.state === 'calling').length;
   for (let i = 0; i < slots.length && active < context.settings.sampleConcurrency; i += 1) {
     if (slots[i]!.state !== 'queued') continue;
-    if (spent !== null && budgetStop(context.settings.budget, { ...spent, calls }) !== null) break;
+    if (spent !== null && budgetStop(context.settings.budget, { ...spent, calls, inFlight }) !== null) break;
     slots[i] = { state: 'calling', call: calls, tries: [], backoffMs: 0, reply: null };
     calls += 1;
     active += 1;
+    inFlight += 1;
     started.push(i);
   }
   return { slots, calls, started };

@@ -62,7 +62,8 @@ export const guards = {
   isCurrentCall: ({ context }: GuardArgs, { sample, call }: SampleParams) => isSlot(context, sample, call, 'calling'),
   isCurrentBackoff: ({ context }: GuardArgs, { sample, call }: SampleParams) => isSlot(context, sample, call, 'backingOff'),
   // A sample's backoff ended, but calls started or usage reported since leave no budget for its retry.
-  isUnaffordedBackoff: ({ context }: GuardArgs, { sample, call }: SampleParams) => isSlot(context, sample, call, 'backingOff') && !withinBudget(context),
+  isUnaffordedBackoff: ({ context }: GuardArgs, { sample, call }: SampleParams) =>
+    isSlot(context, sample, call, 'backingOff') && !withinBudget(context, context.slots.filter((slot) => slot.state === 'calling').length),
   canRetrySampleCall: ({ context }: GuardArgs, { sample, call, error }: SampleParams & { error: unknown }) => {
     const policy = context.settings.callRetries;
     const slot = context.slots[sample];
@@ -72,8 +73,8 @@ export const guards = {
       slot!.tries.length < policy.retries &&
       isTransient(error) &&
       timeLeft(context) &&
-      // A sample's call retry is a call as any other: the budget must allow it.
-      withinBudget(context)
+      // A sample's call retry is a call as any other: the budget must allow it, beside the other samples' calls in flight.
+      withinBudget(context, context.slots.filter((other) => other.state === 'calling').length - 1)
     );
   },
   isPermanentSampleFailure: ({ context }: GuardArgs, { sample, call, error }: SampleParams & { error: unknown }) =>
@@ -83,8 +84,8 @@ export const guards = {
   isCurrentAttempt: ({ context }: GuardArgs, { attempt }: { attempt: number }) => attempt === context.attempt,
 };
 
-/** Whether the budget allows one more call. */
-export const withinBudget = (context: CheckpointContext) => budgetStop(context.settings.budget, spentOf(context)) === null;
+/** Whether the budget allows one more call, beside `inFlight` calls that have not reported yet. */
+export const withinBudget = (context: CheckpointContext, inFlight = 0) => budgetStop(context.settings.budget, { ...spentOf(context), inFlight }) === null;
 
 /** Which model of the cascade the run asks now: the moves on since the latest clarification, which starts again at the first. */
 export function stageOf({ escalations, clarifications }: Pick<CheckpointContext, 'escalations' | 'clarifications'>): number {

@@ -21,14 +21,17 @@ export interface Spent {
   readonly reports: number;
   /** The usage reported, summed; null when none was. */
   readonly usage: Usage | null;
+  /** Calls started that have not answered yet (samples side by side): each will cost about the average too. */
+  readonly inFlight?: number;
 }
 
 /**
  * Why the next call may not start, in words, or null when it may. A call budget is exact.
- * Tokens and cost are only known after a call, so the next call is expected to cost what
- * the calls so far cost on average: the limit can be passed by at most one call that costs
- * more than the average. A token or cost budget cannot be kept when a call replied without
- * reporting what it used (or its cost): the run stops there rather than spend blind.
+ * Tokens and cost are only known after a call, so the next call — and each call still in
+ * flight beside it — is expected to cost what the calls so far cost on average: the limit
+ * can be passed by at most one call that costs more than the average. A token or cost budget
+ * cannot be kept when a call replied without reporting what it used (or its cost): the run
+ * stops there rather than spend blind.
  */
 export function budgetStop(budget: Budget | null, spent: Spent): string | null {
   if (budget === null) return null;
@@ -40,20 +43,21 @@ export function budgetStop(budget: Budget | null, spent: Spent): string | null {
   }
   const { usage, reports } = spent;
   if (usage === null || reports === 0) return null;
-  if (maxTokens !== null && projected(usage.totalTokens, reports) > maxTokens) {
+  const calls = 1 + (spent.inFlight ?? 0);
+  if (maxTokens !== null && projected(usage.totalTokens, reports, calls) > maxTokens) {
     return `the budget of ${plural(maxTokens, 'token')} would be passed: ${usage.totalTokens} used, about ${Math.round(usage.totalTokens / reports)} a call`;
   }
   if (maxCostUsd !== null) {
     if (usage.costUsd === null) return `cost is unknown: the calls reported tokens but no cost, so the budget of $${numberText(maxCostUsd)} cannot be kept`;
-    if (projected(usage.costUsd, reports) > maxCostUsd) {
+    if (projected(usage.costUsd, reports, calls) > maxCostUsd) {
       return `the budget of $${numberText(maxCostUsd)} would be passed: $${numberText(usage.costUsd)} spent, about $${numberText(usage.costUsd / reports)} a call`;
     }
   }
   return null;
 }
 
-/** What was used, and one more call at the average so far. */
-const projected = (used: number, reports: number) => used + used / reports;
+/** What was used, and `calls` more (the next, and those in flight) at the average so far. */
+const projected = (used: number, reports: number, calls: number) => used + (used / reports) * calls;
 
 const plural = (n: number, unit: string) => `${n} ${unit}${n === 1 ? '' : 's'}`;
 

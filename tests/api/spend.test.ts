@@ -295,6 +295,24 @@ describe('a budget', () => {
     expect(result.usage?.totalTokens).toBe(200);
   });
 
+  it('of tokens, with samples side by side: each call in flight is expected to cost the average too', async () => {
+    let calls = 0;
+    const result = await acheck(
+      async (_, info) => {
+        calls += 1;
+        await new Promise((resolve) => setTimeout(resolve, 10 + 15 * info.sample!));
+        info.reportUsage!({ inputTokens: 300, outputTokens: 0 });
+        return envelope('Paris', 0.9);
+      },
+      'q',
+      { samples: 5, sampleConcurrency: 2, budget: { maxTokens: 1000 } },
+    );
+    // 600 used and one call in flight: a fourth call, at 300 like each before it, would make 1200.
+    expect(calls).toBe(3);
+    expect(result.usage!.totalTokens).toBe(900);
+    expect(result.method).toBe('budget');
+  });
+
   it('fails closed when a call replies without reporting its usage, or its cost', () => {
     const silent = check(() => envelope('x', 0.2), 'q', { maxRetries: 5, budget: { maxTokens: 1000 } });
     expect(silent.nAttempts).toBe(1);
