@@ -134,7 +134,8 @@ export function tallyOf(replies: readonly Attempt<unknown>[], settings: VoteSett
   const leader = clusters[0]!;
   return {
     leader: leader.count,
-    runnerUp: clusters[1]?.count ?? 0,
+    // Any other cluster is a rival, a larger one said ambiguous included: plain samples joining it make it one that can win.
+    runnerUp: clusters.slice(1).reduce((most, cluster) => Math.max(most, cluster.count), 0),
     voters: voters.length,
     ambiguous: voters.filter((voter) => voter.ambiguous).length,
     plainLeader: leader.samples.some((i) => !samples[i]!.ambiguous),

@@ -142,6 +142,21 @@ describe('adaptive samples ({ max, min?, stop? })', () => {
     }
   });
 
+  it('count a cluster of samples that said the question is ambiguous as a rival: plain samples joining it can still win', () => {
+    const script: Array<[string, boolean]> = [
+      ['A', false], ['A', false], ['A', false], ['A', false], ['B', false],
+      ['Lyon', true], ['Lyon', true], ['Lyon', true], ['Lyon', false], ['Lyon', false],
+    ];
+    const said = (_: string, info: CallInfo) => {
+      const [answer, ambiguous] = script[info.sample!]!;
+      return envelope(answer, 0.9, ambiguous ? { ambiguous: true, interpretations: ['x', 'y'] } : {});
+    };
+    const fixed = check(said, 'q', { samples: 10, threshold: 0.1 });
+    const adaptive = check(said, 'q', { samples: { max: 10 }, threshold: 0.1 });
+    expect(fixed.attempts[0]!.answer).toBe('Lyon');
+    expect(adaptive.attempts[0]!.answer).toBe('Lyon');
+  });
+
   it('abort the calls still in flight once the vote is settled, recorded as skipped, not failed', async () => {
     const aborted: number[] = [];
     const result = await acheck(
