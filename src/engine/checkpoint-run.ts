@@ -390,7 +390,9 @@ export async function readCheckpoint(
     }
   }
   const run = upgraded(snapshot as unknown as SavedRun, settings);
-  checkDecisions(run as unknown as DecidedRun, (problem) => fail(`${problem} Delete it to start the run afresh.`));
+  // A Booth before budgets counted only sample calls, as their tokens; one with them counts every call, which a budget reads.
+  const countsCalls = settings.budget !== null || Object.hasOwn(settingsSaved ?? {}, 'models');
+  checkDecisions(run as unknown as DecidedRun, (problem) => fail(`${problem} Delete it to start the run afresh.`), false, countsCalls);
   // A run that waits for a person is continued only by a call that knows it may: one that waits too, or brings the answer.
   // So a store's clarification text reaches no call that did not ask for clarifications.
   if (waits && !settings.awaitClarification && settings.clarification === null) {
@@ -438,7 +440,7 @@ const RESTING = ['calling', 'backingOff', 'sampling', WAITING];
  * corrupt, and fails here before any call. Time cannot be asked again, so the deadline is
  * given the benefit of the doubt: a run with one may have ended UNCERTAIN with retries left.
  */
-function checkDecisions({ status, value, context }: DecidedRun, fail: (problem: string) => never, continued = false): void {
+function checkDecisions({ status, value, context }: DecidedRun, fail: (problem: string) => never, continued = false, countsCalls = false): void {
   const done = status === 'done';
   const waiting = value === WAITING;
   const { attempts } = context;
@@ -455,6 +457,13 @@ function checkDecisions({ status, value, context }: DecidedRun, fail: (problem: 
     fail('holds a sample answered before its call was made, which the checkpoint machine never saves.');
   }
   if (!done && value === 'sampling') checkSlots(context, fail);
+  // The calls the run made are what `budget.maxCalls` counts: fewer than its attempts made would spend the budget again.
+  if (countsCalls) {
+    const { least, most } = callsMade(context, value);
+    if (!Number.isSafeInteger(context.calls) || context.calls < least || context.calls > most) {
+      fail(`holds calls: ${String(context.calls)}, which its attempts (${least === most ? least : `${least} to ${most}`} calls) do not make: it was changed after it was saved.`);
+    }
+  }
   // A waiting run offers its draft's readings (the machine's isOfferedReading and clarify read them), while the
   // person is shown its last attempt's: the draft must be that attempt, as committed, or an index picks a reading never shown.
   if (waiting && !sameAttempt(context.draft, attempts.at(-1)!)) {
@@ -559,6 +568,33 @@ function clarifiedRounds({ clarifications, attempts, settings, attempt }: Checkp
     fail('holds a question that is not the one its clarifications lead to: it was changed after it was saved.');
   }
   return rounds;
+}
+
+/**
+ * The calls a saved run's attempts made, as the machine counts them (`context.calls`): one
+ * try each, and the call under way. A call still waiting to retry when its attempt ended (at
+ * the deadline, or when the vote no longer needed it) is recorded with a try of its own that
+ * made no call, so such a last try may or may not be a call: `least` leaves it out.
+ */
+function callsMade(context: CheckpointContext, value: string): { least: number; most: number } {
+  let least = 0;
+  let most = 0;
+  const add = (tries: readonly { readonly error: string | null; readonly delayMs: number | null }[]) => {
+    most += tries.length;
+    const last = tries.at(-1);
+    const waited = tries.length >= 2 && last!.delayMs === null && last!.error !== null && tries.at(-2)!.delayMs !== null;
+    least += waited ? tries.length - 1 : tries.length;
+  };
+  for (const attempt of context.attempts) {
+    if (attempt.samples) for (const sample of attempt.samples) add(sample.callTries);
+    else add(attempt.callTries);
+  }
+  // The attempt under way: its call in flight was counted as it started; a retry waiting for its backoff is not yet.
+  let underWay = 0;
+  if (value === 'calling') underWay = context.tries.length + 1;
+  else if (value === 'backingOff') underWay = context.tries.length;
+  else if (value === 'sampling') for (const slot of context.slots) underWay += slot.tries.length + (slot.state === 'calling' ? 1 : 0);
+  return { least: least + underWay, most: most + underWay };
 }
 
 /**

@@ -166,6 +166,47 @@ describe('the samples of a run saved while it samples', () => {
   });
 });
 
+describe('the calls a saved run counts, which its budget reads', () => {
+  /** Leaves `key` saved as attempt 2 of a run with `budget` begins, its two attempts unconfident; returns it as saved. */
+  async function savedWithBudget(store: CheckpointStore, key: string, options: { samples?: number } = {}) {
+    const controller = new AbortController();
+    const run = acheck(
+      async (_prompt, { attempt }) => {
+        if (attempt === 2) controller.abort(new Error('process going down'));
+        return envelope('Lyon', 0.1);
+      },
+      QUESTION,
+      { checkpoint: store, key, signal: controller.signal, maxRetries: 5, budget: { maxCalls: 4 * (options.samples ?? 1) }, ...options },
+    );
+    await expect(run).rejects.toThrow('process going down');
+    return JSON.parse(JSON.stringify(await store.load(key))) as Checkpoint & { snapshot: { context: Record<string, unknown> } };
+  }
+
+  for (const samples of [1, 3]) {
+    it(`a count lowered (or raised) is refused by its field, before any call: lowered, a resumed run would spend the budget again (samples: ${samples})`, async () => {
+      const store = memoryStore();
+      const saved = await savedWithBudget(store, 'k', { samples });
+      const calls = saved.snapshot.context['calls'] as number;
+      expect(calls).toBe(3 * samples);
+      // A sampling run's slots carry call numbers below its count: lowering it is refused by them too (see above).
+      for (const forged of samples === 1 ? [0, calls - 1, calls + 1] : [calls + 1, calls + 3]) {
+        store.save('k', withValueAt(saved, 'snapshot.context.calls', forged));
+        const callFn = vi.fn(async () => envelope('Lyon', 0.1));
+        const run = acheck(callFn, QUESTION, { checkpoint: store, key: 'k', maxRetries: 5, budget: { maxCalls: 4 * samples }, samples });
+        await expect(run).rejects.toBeInstanceOf(CheckpointError);
+        await expect(run).rejects.toThrow(`holds calls: ${forged}, which its attempts (${calls} calls) do not make: it was changed after it was saved.`);
+        expect(callFn).not.toHaveBeenCalled();
+      }
+      // As saved, it resumes and makes only the calls the budget has left: the attempt under way again, and one more.
+      store.save('k', saved);
+      const callFn = vi.fn(async () => envelope('Lyon', 0.1));
+      const result = await acheck(callFn, QUESTION, { checkpoint: store, key: 'k', maxRetries: 5, budget: { maxCalls: 4 * samples }, samples });
+      expect(callFn).toHaveBeenCalledTimes(2 * samples);
+      expect(result.method).toBe('budget');
+    });
+  }
+});
+
 describe('fileStore(dir, { secret }): signed checkpoints', () => {
   it('a signed run resumes: the file carries an HMAC-SHA-256 signature', async () => {
     const store = fileStore(directory(), { secret: SECRET });
