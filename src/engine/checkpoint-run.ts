@@ -3,7 +3,7 @@ import type { CheckpointContext, CheckpointEvent, CheckpointOutput } from '../..
 import { checkpointMachine } from '../../machines/checkpoint/machine.js';
 import { checkpointOutput, contextOf } from '../../machines/checkpoint/context.js';
 import { nextPrompt } from '../../machines/checkpoint/effects.js';
-import { guards, planOf, stageOf } from '../../machines/checkpoint/guards.js';
+import { guards, planOf, stageOf, voteSettled } from '../../machines/checkpoint/guards.js';
 import type { Attempt } from '../decide/attempt.js';
 import { failedForGood } from '../decide/call-retries.js';
 import { type Checkpoint, CheckpointError, digest, FORMAT, VERSION } from '../stores/store.js';
@@ -619,16 +619,23 @@ function checkEscalations(context: CheckpointContext, rounds: readonly Round[], 
 /**
  * The samples of a run saved while it samples, as the machine hands them out: one slot per
  * sample, each started one under its own call number (below the run's count of calls), a
- * finished one with its reply, and at least one in flight. Any other set would wait for a
- * reply or a timer that never comes, or read a reply that is not there.
+ * finished one with its reply, at least one in flight, none skipped, and held ones (an
+ * adaptive vote's, after its first wave) last. Any other set would wait for a reply, a timer
+ * or a wave that never comes, or read a reply that is not there.
  */
 function checkSlots(context: CheckpointContext, fail: (problem: string) => never): void {
   const { slots, calls } = context;
-  const { max } = planOf(context);
+  const { max, min, stop } = planOf(context);
   const started = slots.filter((slot) => slot.state !== 'queued' && slot.state !== 'held');
   const numbers = new Set(started.map((slot) => slot.call));
+  // Held samples wait, last, for a wave of an adaptive vote; a skipped one is recorded only as the vote ends.
+  const held = slots.filter((slot) => slot.state === 'held').length;
   const broken =
     slots.length !== max ||
+    slots.some((slot) => slot.state === 'skipped') ||
+    (held > 0 && (stop === null || max - held < min || slots.slice(max - held).some((slot) => slot.state !== 'held'))) ||
+    // A vote the samples answered so far settle is not sampling any more.
+    voteSettled(context) ||
     numbers.size !== started.length ||
     started.some((slot) => !Number.isSafeInteger(slot.call) || slot.call < 0 || slot.call >= calls) ||
     slots.some((slot) => slot.state === 'done' && slot.reply === null) ||

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { acheck, type Checkpoint, CheckpointError, type CheckpointStore, check, type Clarification, memoryStore } from '../../src/index.js';
 import { nextPrompt } from '../../machines/checkpoint/effects.js';
+import { attemptFromCallError } from '../../src/decide/attempt.js';
 import { clarifiedQuestion, firstPrompt } from '../../src/decide/prompts.js';
 import { fileStore } from '../../src/stores/node.js';
 import { envelope } from '../fixtures/helpers.js';
@@ -142,6 +143,12 @@ describe('the samples of a run saved while it samples', () => {
     'a call number below zero': (slots) => slots.forEach((slot) => (slot.call = -1)),
     'more slots than samples': (slots) => slots.push(...structuredClone(slots)),
     'a finished slot without its reply': (slots) => slots.forEach((slot) => ((slot.state = 'done'), (slot.reply = null))),
+    // Resumed, these waited for ever: a fixed vote never asks a held sample, and a skipped one never answers.
+    'a slot held in a vote that asks every sample': (slots) => (slots[2]!.state = 'held'),
+    'a slot skipped while the run still samples': (slots) => {
+      slots[2]!.state = 'skipped';
+      slots[2]!.reply = attemptFromCallError(new Error('skipped: the vote was settled before this call answered'), []);
+    },
   };
   for (const [name, edit] of Object.entries(edits)) {
     it(`${name}: refused before any call, never waited on for ever`, async () => {
@@ -157,6 +164,32 @@ describe('the samples of a run saved while it samples', () => {
       expect(callFn).not.toHaveBeenCalled();
     });
   }
+
+  it('of an adaptive vote: held ones only after its first wave, last, and never for a vote already settled', async () => {
+    const store = memoryStore();
+    const samples = { max: 5 };
+    const saved = await savedAfterFirstAttempt(store, 'k', { samples });
+    const slots = (saved.snapshot.context as unknown as { slots: Array<{ state: string }> }).slots;
+    expect(slots.map((slot) => slot.state)).toEqual(['calling', 'calling', 'calling', 'held', 'held']);
+    const forgeries: Array<(slots: Array<{ state: string }>) => void> = [
+      // Held before one in its wave: widened, the vote would ask another than the next.
+      (changed) => ((changed[1]!.state = 'held'), (changed[3]!.state = 'calling')),
+      // A first wave smaller than `min` (3): it would settle on fewer samples than the run asks first.
+      (changed) => ((changed[1]!.state = 'held'), (changed[2]!.state = 'held')),
+    ];
+    for (const forge of forgeries) {
+      const changed = structuredClone(saved) as unknown as { snapshot: { context: { slots: Array<{ state: string }> } } };
+      forge(changed.snapshot.context.slots);
+      store.save('k', changed as never);
+      const callFn = vi.fn(async () => envelope('Paris', 0.9));
+      const run = acheck(callFn, QUESTION, { checkpoint: store, key: 'k', samples, callRetries: { retries: 1, minDelayMs: 1 } });
+      await expect(run).rejects.toThrow(/sample slots for 5 samples that the checkpoint machine never hands out so/);
+      expect(callFn).not.toHaveBeenCalled();
+    }
+    store.save('k', saved);
+    const result = await acheck(async () => envelope('Paris', 0.9), QUESTION, { checkpoint: store, key: 'k', samples, callRetries: { retries: 1, minDelayMs: 1 } });
+    expect(result).toMatchObject({ ok: true, answer: 'Paris' });
+  });
 
   it('as the machine saved them, they resume', async () => {
     const store = memoryStore();
