@@ -142,6 +142,19 @@ export function tallyOf(replies: readonly Attempt<unknown>[], settings: VoteSett
   };
 }
 
+/** The tally of a vote an attempt recorded: its samples and clusters, as `tallyOf` counts replies. */
+export function tallyOfVote(samples: readonly Sample<unknown>[], clusters: readonly { readonly count: number; readonly samples: readonly number[] }[]): Tally {
+  if (clusters.length === 0) return NO_VOTES;
+  const leader = clusters[0]!;
+  return {
+    leader: leader.count,
+    runnerUp: clusters.slice(1).reduce((most, cluster) => Math.max(most, cluster.count), 0),
+    voters: clusters.reduce((sum, cluster) => sum + cluster.count, 0),
+    ambiguous: samples.filter((sample) => sample.parseOk && sample.ambiguous).length,
+    plainLeader: leader.samples.some((i) => samples[i]?.ambiguous !== true),
+  };
+}
+
 /**
  * Whether `remaining` more samples can no longer change what the vote decides (by the plan's
  * rule): whether the question is ambiguous (a majority of the parsed samples says so) and,

@@ -1,7 +1,7 @@
 import type { Snapshot } from 'xstate';
 import type { CheckpointContext, CheckpointEvent, CheckpointOutput } from '../../machines/checkpoint/types.js';
 import { checkpointMachine } from '../../machines/checkpoint/machine.js';
-import { checkpointOutput, contextOf } from '../../machines/checkpoint/context.js';
+import { checkpointOutput, contextOf, spentOf } from '../../machines/checkpoint/context.js';
 import { nextPrompt } from '../../machines/checkpoint/effects.js';
 import { guards, planOf, stageOf, voteSettled } from '../../machines/checkpoint/guards.js';
 import type { Attempt } from '../decide/attempt.js';
@@ -15,6 +15,8 @@ import type { RunTelemetry } from '../telemetry/run-telemetry.js';
 import { type UsageReport, usageFromReport } from '../decide/usage.js';
 import { answerForSchema, answerFormatOf, type JsonSchema, replySchemaOf } from '../decide/schema.js';
 import { checkSnapshot, kindOf } from '../results/stored.js';
+import { budgetStop } from '../decide/budget.js';
+import { isSettled, type SamplePlan, tallyOfVote } from '../decide/sampling.js';
 import { type ChatMessage, chatMessages, type Clarification, clarifiedQuestion, firstPrompt, instructions } from '../decide/prompts.js';
 import { AMBIGUOUS, DEFAULT_MAX_CLARIFICATIONS } from '../decide/constants.js';
 import { MAX_REPHRASED_CHARS, readChoice } from '../decide/clarification.js';
@@ -448,6 +450,10 @@ function checkDecisions({ status, value, context }: DecidedRun, fail: (problem: 
   if (done ? concluded === undefined || context.status !== concluded : !RESTING.includes(value) || context.status !== (waiting ? AMBIGUOUS : null)) {
     fail(`holds a run ${status} in state ${value} with verdict ${String(context.status)}, which the checkpoint machine never saves.`);
   }
+  // Each state the run enters is its trace's next step, and the result reads the budget's stop off the last: it says overBudget only where the run rests.
+  if ((context.trace.at(-1)?.state === 'overBudget') !== (value === 'overBudget')) {
+    fail(`holds a trace whose last step is not the state ${value} the run rests in: it was changed after it was saved.`);
+  }
   if (context.prompts.length !== context.attempt + 1 || attempts.length !== context.attempt + (done || waiting ? 1 : 0)) {
     fail(`holds a run at attempt ${context.attempt} with ${attempts.length} attempts and ${context.prompts.length} prompts, which do not go together.`);
   }
@@ -502,10 +508,17 @@ function checkDecisions({ status, value, context }: DecidedRun, fail: (problem: 
       }
       return;
     }
-    // A run can end early: at the deadline (time cannot be asked again), or by its budget, after any attempt.
+    // A run can end early: at the deadline (time cannot be asked again), or by its budget, before a call it wanted.
     const early = (decided === 'reconsidering' || decided === 'escalating') && settings.deadlineMs !== null;
+    if (value === 'overBudget') {
+      const wanted = decided === 'reconsidering' || decided === 'escalating' || cutShort(attempt, planOf(asked));
+      if (!wanted || budgetStop(context.settings.budget, spentOf(context)) === null) {
+        fail(`says the run ended ${String(context.status)} in overBudget, but its budget allowed the next call${wanted ? '' : ', and its attempts wanted none'}: it was changed after it was saved.`);
+      }
+      return;
+    }
     const ended = early ? 'uncertain' : decided;
-    if (ended !== value && !(value === 'overBudget' && settings.budget !== null)) {
+    if (ended !== value) {
       const verdict = decided === 'reconsidering' ? 'a retry' : String(CONCLUDES.get(decided));
       fail(`says the run ended ${String(context.status)}, but its attempts and settings lead to ${verdict}: it was changed after it was saved.`);
     }
@@ -524,6 +537,18 @@ function checkDecisions({ status, value, context }: DecidedRun, fail: (problem: 
       fail(`holds prompt ${index}, which is not the one the checkpoint machine builds for it: it was changed after it was saved.`);
     }
   });
+}
+
+/**
+ * Whether the budget stopped `attempt` before a call it wanted: a retry of a failed call that
+ * was scheduled and never made, or samples its vote still needed (fewer than `max`, none
+ * skipped, and an adaptive vote not settled by those that answered).
+ */
+function cutShort(attempt: Attempt<unknown>, { max, stop }: SamplePlan): boolean {
+  const { samples, clusters } = attempt;
+  if (samples === undefined || max === 1) return (attempt.callTries.at(-1)?.delayMs ?? null) !== null;
+  if (samples.length >= max || samples.some((sample) => sample.skipped === true)) return false;
+  return stop === null || !isSettled(tallyOfVote(samples, clusters ?? []), max - samples.length, stop);
 }
 
 /** Whether `draft` is `attempt` as the machine committed it: the commit adds only its duration and usage. */

@@ -240,6 +240,59 @@ describe('the calls a saved run counts, which its budget reads', () => {
   }
 });
 
+describe('a run saved as ended by its budget', () => {
+  const options = { maxRetries: 5, budget: { maxCalls: 2 } };
+  /** Leaves `key` saved as ended: the store fails to delete it, as a process that died after its last save would. */
+  async function savedEnded(store: CheckpointStore, key: string, reply: () => string) {
+    const dying = { ...store, delete: () => Promise.reject(new Error('process going down')) };
+    await expect(acheck(async () => reply(), QUESTION, { checkpoint: dying, key, ...options })).rejects.toThrow('process going down');
+    return JSON.parse(JSON.stringify(await store.load(key))) as Checkpoint & { snapshot: { value: string; context: Record<string, unknown> } };
+  }
+  const resumed = (store: CheckpointStore, callFn = vi.fn(async () => envelope('Paris', 0.9))) => ({
+    callFn,
+    run: acheck(callFn, QUESTION, { checkpoint: store, key: 'k', ...options }),
+  });
+
+  it('as saved, it resumes ended, with no call', async () => {
+    const store = memoryStore();
+    const saved = await savedEnded(store, 'k', () => envelope('Lyon', 0.1));
+    expect(saved.snapshot.value).toBe('overBudget');
+    const { callFn, run } = resumed(store);
+    await expect(run).resolves.toMatchObject({ status: 'UNCERTAIN', method: 'budget', detail: 'the budget of 2 calls is spent' });
+    expect(callFn).not.toHaveBeenCalled();
+  });
+
+  it('marked overBudget where its budget allowed the next call, or where its attempts wanted none, is refused', async () => {
+    const store = memoryStore();
+    const saved = await savedEnded(store, 'k', () => envelope('Lyon', 0.1));
+    // Cut to its first attempt, one call under a budget of two: the retry it wanted was affordable.
+    const { context } = saved.snapshot;
+    const trace = context['trace'] as Array<{ state: string }>;
+    const cut = { ...context, attempt: 0, calls: 1, attempts: (context['attempts'] as unknown[]).slice(0, 1), prompts: (context['prompts'] as unknown[]).slice(0, 1) };
+    const firstRound = trace.slice(0, trace.findIndex((step) => step.state === 'reconsidering') + 1);
+    store.save('k', withValueAt(saved, 'snapshot.context', { ...cut, draft: cut.attempts[0], trace: [...firstRound, trace.at(-1)] }));
+    let { callFn, run } = resumed(store);
+    await expect(run).rejects.toBeInstanceOf(CheckpointError);
+    await expect(run).rejects.toThrow('says the run ended UNCERTAIN in overBudget, but its budget allowed the next call: it was changed after it was saved.');
+    expect(callFn).not.toHaveBeenCalled();
+    // Spent, but its last attempt was confident: the run ended REPAIRED, wanting no other call.
+    store.save('k', withValueAt(saved, 'snapshot.context.attempts[1].confidence', 0.95));
+    ({ callFn, run } = resumed(store));
+    await expect(run).rejects.toThrow('says the run ended UNCERTAIN in overBudget, but its budget allowed the next call, and its attempts wanted none');
+    expect(callFn).not.toHaveBeenCalled();
+  });
+
+  it("a trace whose last step is not the state the run ended in is refused: a REPAIRED run's trace ending overBudget read as BUDGET_SPENT", async () => {
+    const store = memoryStore();
+    const saved = await savedEnded(store, 'k', () => envelope('Lyon', 0.1));
+    const trace = saved.snapshot.context['trace'] as Array<{ state: string }>;
+    store.save('k', withValueAt(saved, `snapshot.context.trace[${trace.length - 1}].state`, 'uncertain'));
+    const { callFn, run } = resumed(store);
+    await expect(run).rejects.toThrow('holds a trace whose last step is not the state overBudget the run rests in: it was changed after it was saved.');
+    expect(callFn).not.toHaveBeenCalled();
+  });
+});
+
 describe('fileStore(dir, { secret }): signed checkpoints', () => {
   it('a signed run resumes: the file carries an HMAC-SHA-256 signature', async () => {
     const store = fileStore(directory(), { secret: SECRET });
