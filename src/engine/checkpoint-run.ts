@@ -278,8 +278,30 @@ export function waitingSnapshot(output: CheckpointOutput<unknown>, question: str
     clarifications: output.clarifications,
     // A result line from before cascades has none.
     escalations: output.escalations ?? [],
+    // What its rounds spent counts against the budget, as a run kept in a store keeps counting: a clarified round does not start it afresh.
+    ...spentBy(attempts),
   };
   return { status: 'active', value: WAITING, output: undefined, error: null, historyValue: {}, children: {}, context } as unknown as Snapshot<unknown>;
+}
+
+/**
+ * What a result's attempts spent, as a budget counts it: a call per try; a reply per call that
+ * answered; and, a result keeping only each attempt's usage summed, a report per call that
+ * answered in an attempt with usage — so the next call is expected to cost their average, and
+ * replies of attempts with none (usage unknown) keep a token or cost budget from being kept.
+ */
+function spentBy(attempts: readonly Attempt<unknown>[]): Pick<CheckpointContext, 'calls' | 'replies' | 'reports'> {
+  let calls = 0;
+  let replies = 0;
+  let reports = 0;
+  for (const attempt of attempts) {
+    const tries = attempt.samples ? attempt.samples.flatMap((sample) => sample.callTries) : attempt.callTries;
+    const answered = tries.filter((t) => t.error === null).length;
+    calls += tries.length;
+    replies += answered;
+    if (attempt.usage !== null) reports += Math.max(1, answered);
+  }
+  return { calls, replies, reports };
 }
 
 /** Whether `choice` is the answer `clarification` recorded: the same reading, or the same rephrasing. */

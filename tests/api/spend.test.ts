@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { acheck, check, memoryStore } from '../../src/index.js';
+import { acheck, check, clarify, memoryStore } from '../../src/index.js';
 import type { CallInfo } from '../../src/decide/model-call.js';
 import { forceEngine } from '../../src/engine/engines.js';
 import { envelope } from '../fixtures/helpers.js';
@@ -447,6 +447,32 @@ describe('in a workflow', () => {
 });
 
 describe('a clarified question', () => {
+  it("spends what is left of the budget, continued by clarify() as by a store: a clarified round does not start it afresh", async () => {
+    const readings = { ambiguous: true, interpretations: ['France the country', 'France the ship'] };
+    const options = { maxRetries: 5, budget: { maxCalls: 2 } };
+    let calls = 0;
+    const asked = await acheck(async () => ((calls += 1), envelope('', 0.6, readings)), 'Capital of France?', options);
+    expect(asked.status).toBe('AMBIGUOUS');
+    const clarified = await clarify(asked, 0, async () => ((calls += 1), envelope('Paris', 0.2)), options);
+    expect(calls).toBe(2);
+    expect(clarified).toMatchObject({ status: 'UNCERTAIN', method: 'budget', detail: 'the budget of 2 calls is spent' });
+    // Tokens alike: the clarified round's calls are expected to cost what the first round's did.
+    const reporting = (answer: string, extra: object) => async (_: string, info: CallInfo) => {
+      calls += 1;
+      info.reportUsage!({ inputTokens: 100, outputTokens: 0 });
+      return envelope(answer, 0.2, extra);
+    };
+    calls = 0;
+    const tokens = { maxRetries: 5, budget: { maxTokens: 350 } };
+    const first = await acheck(reporting('', readings), 'Capital of France?', tokens);
+    const again = await clarify(first, 0, reporting('Paris', {}), tokens);
+    // 100 used; 200 after one more; a third at 100 would make 300, a fourth 400.
+    expect(calls).toBe(3);
+    expect(again.usage!.totalTokens).toBe(300);
+    expect(again.method).toBe('budget');
+  });
+
+
   it('starts again at the first model of the cascade: it is a new question', async () => {
     const { clarify } = await import('../../src/index.js');
     const readings = { ambiguous: true, interpretations: ['France the country', 'France the ship'] };
