@@ -447,6 +447,20 @@ describe('in a workflow', () => {
 });
 
 describe('a clarified question', () => {
+  it('is refused by clarify() with the fix when its options do not name the models the result was checked with', async () => {
+    const readings = { ambiguous: true, interpretations: ['France the country', 'France the ship'] };
+    const asked = check(unsure('Lyon'), 'Capital of France?', { maxRetries: 0, modelName: 'cheap', escalate: [{ call: () => envelope('', 0.6, readings), name: 'strong' }] });
+    const fix = /^`result` was checked with a cascade of models that clarify\(\)'s options do not name alike, and a result cannot hold the models' functions: pass `modelName` and `escalate` again/;
+    await expect(clarify(asked, 0, async () => envelope('Paris', 0.9))).rejects.toThrow(fix);
+    await expect(clarify(asked, 0, async () => envelope('Paris', 0.9), { escalate: [{ call: async () => envelope('x', 0.9), name: 'strong' }] })).rejects.toThrow(fix);
+    const named = check(() => envelope('', 0.6, readings), 'q', { modelName: 'gpt-4o-mini' });
+    const refused = clarify(named, 0, async () => envelope('Paris', 0.9));
+    await expect(refused).rejects.toThrow(/^`result` was checked with a named model that clarify\(\)'s options do not name alike/);
+    // The model's name is not quoted.
+    await expect(refused).rejects.not.toThrow('gpt-4o-mini');
+    await expect(clarify(named, 0, async () => envelope('Paris', 0.9), { modelName: 'gpt-4o-mini' })).resolves.toMatchObject({ status: 'VERIFIED' });
+  });
+
   it("spends what is left of the budget, continued by clarify() as by a store: a clarified round does not start it afresh", async () => {
     const readings = { ambiguous: true, interpretations: ['France the country', 'France the ship'] };
     const options = { maxRetries: 5, budget: { maxCalls: 2 } };
