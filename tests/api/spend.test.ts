@@ -104,6 +104,12 @@ describe('a cascade (escalate)', () => {
     expect(() => check(sure('x'), 'q', { escalate: [async () => 'x'] as never })).toThrow(/`escalate\[0\]` to be a synchronous function.*use acheck\(\)/);
     expect(() => check(sure('x'), 'q', { escalate: [{ call: sure('y'), name: ' ' }] })).toThrow(/`escalate\[0\]\.name` to be the model's name/);
     expect(() => check(sure('x'), 'q', { escalate: [{ call: sure('y'), nme: 'x' } as never] })).toThrow(/did you mean `name`/);
+    // A function that is not async but returns a Promise is found when called, and named as the cascade's.
+    const promising = () => Promise.resolve(envelope('y', 0.9)) as unknown as string;
+    expect(() => check(unsure('x'), 'q', { maxRetries: 0, escalate: [sure('y'), promising] })).not.toThrow();
+    expect(() => check(unsure('x'), 'q', { maxRetries: 0, escalate: [unsure('y'), promising] })).toThrow(
+      new TypeError('`escalate[1]` returned a Promise, but check() is synchronous; use acheck() for async model calls.'),
+    );
   });
 });
 
