@@ -167,6 +167,25 @@ export function modelStages<TFn>(modelName: string | null, plan: SamplePlan, esc
   ];
 }
 
+/**
+ * Fails unless every model of a cascade has its own name (`modelName`, each `escalate[i].name`,
+ * or `model N` by its place): attempts, `result.models` and a resumed run tell models apart
+ * only by name.
+ */
+export function distinctModelNames(modelName: string | null, escalate: readonly Escalation<unknown>[]): void {
+  if (escalate.length === 0) return;
+  const stages = modelStages(modelName, ONE_SAMPLE, escalate);
+  const option = (i: number) => (i === 0 ? (modelName === null ? '`callFn` (model 1)' : '`modelName`') : escalate[i - 1]!.name === null ? `\`escalate[${i - 1}]\` (model ${i + 1})` : `\`escalate[${i - 1}].name\``);
+  stages.forEach((stage, i) => {
+    const first = stages.findIndex((other) => other.name === stage.name);
+    if (first < i) {
+      throw new TypeError(
+        `Expected each model of \`escalate\` to have a name of its own, got ${option(i)} named as ${option(first)}: attempts and \`result.models\` tell models apart by name, so name them apart.`,
+      );
+    }
+  });
+}
+
 /** The most samples any model of the run asks at once: sample calls run this many at a time unless told otherwise. */
 export function widestPlan(samples: number, escalate: readonly Escalation<unknown>[]): number {
   return Math.max(samples, ...escalate.map((step) => step.samples?.max ?? 0));

@@ -104,6 +104,13 @@ describe('a cascade (escalate)', () => {
     expect(() => check(sure('x'), 'q', { escalate: [async () => 'x'] as never })).toThrow(/`escalate\[0\]` to be a synchronous function.*use acheck\(\)/);
     expect(() => check(sure('x'), 'q', { escalate: [{ call: sure('y'), name: ' ' }] })).toThrow(/`escalate\[0\]\.name` to be the model's name/);
     expect(() => check(sure('x'), 'q', { escalate: [{ call: sure('y'), nme: 'x' } as never] })).toThrow(/did you mean `name`/);
+    // Two models named alike would be one in attempt.model and result.models.
+    expect(() => check(sure('x'), 'q', { modelName: 'gpt', escalate: [{ call: sure('y'), name: 'gpt' }] })).toThrow(
+      new TypeError('Expected each model of `escalate` to have a name of its own, got `escalate[0].name` named as `modelName`: attempts and `result.models` tell models apart by name, so name them apart.'),
+    );
+    expect(() => check(sure('x'), 'q', { escalate: [{ call: sure('y'), name: 'model 3' }, sure('z')] })).toThrow(
+      /got `escalate\[1\]` \(model 3\) named as `escalate\[0\]\.name`/,
+    );
     // A function that is not async but returns a Promise is found when called, and named as the cascade's.
     const promising = () => Promise.resolve(envelope('y', 0.9)) as unknown as string;
     expect(() => check(unsure('x'), 'q', { maxRetries: 0, escalate: [sure('y'), promising] })).not.toThrow();
