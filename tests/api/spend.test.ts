@@ -100,6 +100,12 @@ describe('a cascade (escalate)', () => {
 
   it('refuses a bad cascade with a message naming the entry and the fix', () => {
     expect(() => check(sure('x'), 'q', { escalate: [] })).toThrow(/Expected `escalate` to be a list of 1 to 8 models/);
+    expect(() => check(sure('x'), 'q', { escalate: Array.from({ length: 9 }, () => sure('y')) })).toThrow(
+      new RangeError('Expected `escalate` to be a list of 1 to 8 models to ask in turn, each a function or { call, name?, samples? }, got a list of 9.'),
+    );
+    expect(() => check(sure('x'), 'q', { escalate: [null as never] })).toThrow(
+      new TypeError("Expected `escalate[0]` to be the model's function (prompt, info) => text, or { call, name?, samples? }, got null."),
+    );
     expect(() => check(sure('x'), 'q', { escalate: [{ call: 'gpt-4o' } as never] })).toThrow(/Expected `escalate\[0\]\.call` to be the model's function/);
     expect(() => check(sure('x'), 'q', { escalate: [async () => 'x'] as never })).toThrow(/`escalate\[0\]` to be a synchronous function.*use acheck\(\)/);
     expect(() => check(sure('x'), 'q', { escalate: [{ call: sure('y'), name: ' ' }] })).toThrow(/`escalate\[0\]\.name` to be the model's name/);
@@ -216,6 +222,7 @@ describe('adaptive samples ({ max, min?, stop? })', () => {
   it('are refused with a message naming the field, the value and the fix', () => {
     expect(() => check(sure('x'), 'q', { samples: { max: 1 } })).toThrow('Expected `samples.max` to be a whole number from 2 to 20');
     expect(() => check(sure('x'), 'q', { samples: { max: 5, min: 6 } })).toThrow('Expected `samples.min` to be a whole number from 1 to 5');
+    expect(() => check(sure('x'), 'q', { samples: { max: '5' as never } })).toThrow(TypeError);
     expect(() => check(sure('x'), 'q', { samples: { max: 5, stop: { confidence: 1 } } as never })).toThrow("Expected `samples.stop` to be 'decided'");
     expect(() => check(sure('x'), 'q', { samples: { max: 5, maxx: 3 } as never })).toThrow(/did you mean `max`/);
   });
@@ -370,8 +377,11 @@ describe('a budget', () => {
 
   it('is refused when it sets no limit, or a limit that is not one', () => {
     expect(() => check(sure('x'), 'q', { budget: {} })).toThrow('Expected `budget` to set `maxCalls`, `maxTokens` or `maxCostUsd`');
-    expect(() => check(sure('x'), 'q', { budget: { maxCalls: 0 } })).toThrow('Expected `budget.maxCalls` to be a whole number, 1 or more, got 0.');
+    expect(() => check(sure('x'), 'q', { budget: { maxCalls: 0 } })).toThrow('Expected `budget.maxCalls` to be a whole number, 1 or more, such as 10, got 0.');
     expect(() => check(sure('x'), 'q', { budget: { maxCostUsd: -1 } })).toThrow('Expected `budget.maxCostUsd` to be a number of dollars above 0');
+    // A limit of another type is a TypeError, with an example of one.
+    expect(() => check(sure('x'), 'q', { budget: { maxCalls: '3' as never } })).toThrow(new TypeError('Expected `budget.maxCalls` to be a whole number, 1 or more, such as 10, got "3".'));
+    expect(() => check(sure('x'), 'q', { budget: { maxTokens: 2.5 } })).toThrow(new RangeError('Expected `budget.maxTokens` to be a whole number, 1 or more, such as 20000, got 2.5.'));
   });
 });
 
