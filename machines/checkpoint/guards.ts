@@ -21,10 +21,9 @@ type GuardArgs = { readonly context: CheckpointContext };
 export const guards = {
   // Retries are counted per round: a clarified question gets its own.
   canRetry: ({ context }: GuardArgs) => context.attempt - roundStart(context.clarifications, context.escalations) < context.settings.maxRetries && timeLeft(context),
-  canRetryCall: ({ context }: GuardArgs, { error }: { error: unknown }) => {
-    const policy = context.settings.callRetries;
-    return policy !== null && context.tries.length < policy.retries && isTransient(error) && timeLeft(context) && withinBudget(context);
-  },
+  canRetryCall: ({ context }: GuardArgs, { error }: { error: unknown }) => callRetryDue(context, error) && withinBudget(context),
+  // A call retry was due, but the budget cannot afford it: the run stops for the budget, not for the failure.
+  isUnaffordedCallRetry: ({ context }: GuardArgs, { error }: { error: unknown }) => callRetryDue(context, error) && !withinBudget(context),
   // A model gave up: the next of the cascade is asked, while time remains.
   canEscalate: ({ context }: GuardArgs) => stageOf(context) < context.settings.models.length - 1 && timeLeft(context),
   budgetSpent: ({ context }: GuardArgs) => !withinBudget(context),
@@ -83,6 +82,12 @@ export const guards = {
   // A call abandoned by an earlier attempt may report what it cost after that attempt was committed.
   isCurrentAttempt: ({ context }: GuardArgs, { attempt }: { attempt: number }) => attempt === context.attempt,
 };
+
+/** Whether the call retry policy (and the time left) would retry a call that failed with `error`. */
+function callRetryDue(context: CheckpointContext, error: unknown): boolean {
+  const policy = context.settings.callRetries;
+  return policy !== null && context.tries.length < policy.retries && isTransient(error) && timeLeft(context);
+}
 
 /** Whether the budget allows one more call, beside `inFlight` calls that have not reported yet. */
 export const withinBudget = (context: CheckpointContext, inFlight = 0) => budgetStop(context.settings.budget, { ...spentOf(context), inFlight }) === null;

@@ -109,6 +109,12 @@ const checkpointDefinition = (id: 'checkpoint' | 'clarifying', waits: boolean) =
               actions: { type: 'recordCallError', params: ({ event }) => ({ error: event.error }) },
             },
             { guard: 'canEscalate', target: 'escalating', actions: { type: 'recordCallError', params: ({ event }) => ({ error: event.error }) } },
+            // The last call the run could make: a call retry was still due, but the budget could not afford it.
+            {
+              guard: { type: 'isUnaffordedCallRetry', params: ({ event }) => ({ error: event.error }) },
+              target: 'overBudget',
+              actions: [{ type: 'recordCallError', params: ({ event }) => ({ error: event.error }) }, 'commitAttempt'],
+            },
             { target: 'uncertain', actions: { type: 'recordCallError', params: ({ event }) => ({ error: event.error }) } },
           ],
           'model.timedOut': { actions: 'failOnTimeout' },

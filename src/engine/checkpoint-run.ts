@@ -5,7 +5,7 @@ import { checkpointOutput, contextOf, spentOf } from '../../machines/checkpoint/
 import { nextPrompt } from '../../machines/checkpoint/effects.js';
 import { guards, planOf, stageOf, voteSettled } from '../../machines/checkpoint/guards.js';
 import type { Attempt } from '../decide/attempt.js';
-import { failedForGood } from '../decide/call-retries.js';
+import { type CallRetryPolicy, failedForGood } from '../decide/call-retries.js';
 import { type Checkpoint, CheckpointError, digest, FORMAT, VERSION } from '../stores/store.js';
 import { decidedState, type Engine, startEngine } from './engines.js';
 import { failIfBroken } from './machine-run.js';
@@ -533,7 +533,7 @@ function checkDecisions({ status, value, context }: DecidedRun, fail: (problem: 
     // A run can end early: at the deadline (time cannot be asked again), or by its budget, before a call it wanted.
     const early = (decided === 'reconsidering' || decided === 'escalating') && settings.deadlineMs !== null;
     if (value === 'overBudget') {
-      const wanted = decided === 'reconsidering' || decided === 'escalating' || cutShort(attempt, planOf(asked));
+      const wanted = decided === 'reconsidering' || decided === 'escalating' || cutShort(attempt, planOf(asked), settings.callRetries);
       if (!wanted || budgetStop(context.settings.budget, spentOf(context)) === null) {
         fail(`says the run ended ${String(context.status)} in overBudget, but its budget allowed the next call${wanted ? '' : ', and its attempts wanted none'}: it was changed after it was saved.`);
       }
@@ -562,13 +562,19 @@ function checkDecisions({ status, value, context }: DecidedRun, fail: (problem: 
 }
 
 /**
- * Whether the budget stopped `attempt` before a call it wanted: a retry of a failed call that
- * was scheduled and never made, or samples its vote still needed (fewer than `max`, none
- * skipped, and an adaptive vote not settled by those that answered).
+ * Whether the budget stopped `attempt` before a call it wanted: a retry of a failed call (one
+ * scheduled and never made, or one the call retry policy still allowed), or samples its vote
+ * still needed (fewer than `max`, none skipped, and an adaptive vote not settled by those that
+ * answered).
  */
-function cutShort(attempt: Attempt<unknown>, { max, stop }: SamplePlan): boolean {
+function cutShort(attempt: Attempt<unknown>, { max, stop }: SamplePlan, callRetries: CallRetryPolicy | null): boolean {
   const { samples, clusters } = attempt;
-  if (samples === undefined || max === 1) return (attempt.callTries.at(-1)?.delayMs ?? null) !== null;
+  if (samples === undefined || max === 1) {
+    const tries = attempt.callTries;
+    const last = tries.at(-1);
+    if (last === undefined) return false;
+    return last.delayMs !== null || (last.error !== null && !failedForGood(tries) && callRetries !== null && tries.length <= callRetries.retries);
+  }
   if (samples.length >= max || samples.some((sample) => sample.skipped === true)) return false;
   return stop === null || !isSettled(tallyOfVote(samples, clusters ?? []), max - samples.length, stop);
 }

@@ -255,6 +255,18 @@ describe('a budget', () => {
     expect(escalated.trace.map((s) => s.state).slice(-2)).toEqual(['escalating', 'overBudget']);
   });
 
+  it('says it stopped the run when the call retry it could not afford was the last call the run would make', async () => {
+    const down = async () => {
+      throw Object.assign(new Error('unavailable'), { status: 503 });
+    };
+    const result = await acheck(down, 'q', { maxRetries: 0, callRetries: { retries: 3, minDelayMs: 1, maxDelayMs: 1 }, budget: { maxCalls: 2 } });
+    expect(result).toMatchObject({ status: 'UNCERTAIN', method: 'budget', reason: 'BUDGET_SPENT', detail: 'the budget of 2 calls is spent' });
+    expect(result.trace.map((s) => s.state)).toEqual(['calling', 'backingOff', 'calling', 'overBudget']);
+    // With no retry left in the policy, the failure ended it, not the budget.
+    const spent = await acheck(down, 'q', { maxRetries: 0, callRetries: { retries: 1, minDelayMs: 1, maxDelayMs: 1 }, budget: { maxCalls: 2 } });
+    expect(spent.method).toBe('call_failure');
+  });
+
   it("stops a sample's call retries too: a flaky sample is not retried past it", async () => {
     let calls = 0;
     const result = await acheck(
