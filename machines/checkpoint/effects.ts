@@ -39,6 +39,9 @@ const firstTry = (tries: readonly CallTry[]): CallTry[] => appended(tries, { err
 /** A sample waiting for its call. */
 export const QUEUED: SampleSlot = Object.freeze({ state: 'queued', call: -1, tries: Object.freeze([]), backoffMs: 0, reply: null });
 
+/** Why a call retry the budget could not afford was not made, when its failed call left no words. */
+const UNAFFORDED = 'the budget could not afford a retry of this call';
+
 /** Why a skipped sample has no reply: the vote did not need it. */
 const SKIPPED = 'skipped: the vote was settled before this call answered';
 
@@ -181,8 +184,9 @@ export const checkpointEffects = {
     const typed = context.settings.answerFormat !== null;
     const read = typeof reply === 'string' ? attemptFromReply(reply, tries, typed, callersOwn(context.settings, 'parseFn')) : attemptFromNonText(reply, tries);
     keyArrived(read, typed, callersOwn(context.settings, 'agree') !== null);
+    // Counted before the next samples start: a reply without its usage report stops a token or cost budget at once.
     const replies = typeof reply === 'string' ? context.replies + 1 : context.replies;
-    return { ...startQueued(context, withSlot(context, sample, { ...slot, state: 'done', tries, reply: read })), replies };
+    return { ...startQueued({ ...context, replies }, withSlot(context, sample, { ...slot, state: 'done', tries, reply: read })), replies };
   }),
   recordSampleError: update((context: CheckpointContext, { sample, error }: { sample: number; error: unknown }) => {
     const slot = context.slots[sample]!;
@@ -195,6 +199,20 @@ export const checkpointEffects = {
     const backoffMs = backoffDelay(policy, slot.tries.length + 1, retryAfterOf(error), Math.random());
     const tries = appended(slot.tries, { error: describeThrown(error).message, delayMs: backoffMs });
     return { slots: withSlot(context, sample, { ...slot, state: 'backingOff', tries, backoffMs }), started: [sample] };
+  }),
+  /**
+   * The backoff ended, but the budget no longer allows the retry (usage reported meanwhile,
+   * or other samples' calls started): the call is not made. The attempt fails as its last
+   * call did, its tries as they were, the last one the retry that never started.
+   */
+  recordUnaffordedRetry: update((context: CheckpointContext, _: undefined) => ({
+    draft: attemptFromCallError(new Error(context.tries.at(-1)?.error ?? UNAFFORDED), context.tries),
+  })),
+  // As for one call: the sample fails with the tries it made, and the vote goes on without it.
+  recordUnaffordedSampleRetry: update((context: CheckpointContext, { sample }: { sample: number }) => {
+    const slot = context.slots[sample]!;
+    const reply = attemptFromCallError(new Error(slot.tries.at(-1)?.error ?? UNAFFORDED), slot.tries);
+    return startQueued(context, withSlot(context, sample, { ...slot, state: 'done', reply }));
   }),
   restartSample: update((context: CheckpointContext, { sample }: { sample: number }) => ({
     slots: withSlot(context, sample, { ...context.slots[sample]!, state: 'calling', call: context.calls }),

@@ -21,10 +21,9 @@ type GuardArgs = { readonly context: CheckpointContext };
 export const guards = {
   // Retries are counted per round: a clarified question gets its own.
   canRetry: ({ context }: GuardArgs) => context.attempt - roundStart(context.clarifications, context.escalations) < context.settings.maxRetries && timeLeft(context),
-  canRetryCall: ({ context }: GuardArgs, { error }: { error: unknown }) => {
-    const policy = context.settings.callRetries;
-    return policy !== null && context.tries.length < policy.retries && isTransient(error) && timeLeft(context) && withinBudget(context);
-  },
+  canRetryCall: ({ context }: GuardArgs, { error }: { error: unknown }) => callRetryDue(context, error) && withinBudget(context),
+  // A call retry was due, but the budget cannot afford it: the run stops for the budget, not for the failure.
+  isUnaffordedCallRetry: ({ context }: GuardArgs, { error }: { error: unknown }) => callRetryDue(context, error) && !withinBudget(context),
   // A model gave up: the next of the cascade is asked, while time remains.
   canEscalate: ({ context }: GuardArgs) => stageOf(context) < context.settings.models.length - 1 && timeLeft(context),
   budgetSpent: ({ context }: GuardArgs) => !withinBudget(context),
@@ -61,11 +60,20 @@ export const guards = {
   // A reply or timer for a call the sample no longer waits for (it timed out, or was retried) changes nothing.
   isCurrentCall: ({ context }: GuardArgs, { sample, call }: SampleParams) => isSlot(context, sample, call, 'calling'),
   isCurrentBackoff: ({ context }: GuardArgs, { sample, call }: SampleParams) => isSlot(context, sample, call, 'backingOff'),
+  // A sample's backoff ended, but calls started or usage reported since leave no budget for its retry.
+  isUnaffordedBackoff: ({ context }: GuardArgs, { sample, call }: SampleParams) =>
+    isSlot(context, sample, call, 'backingOff') && !withinBudget(context, context.slots.filter((slot) => slot.state === 'calling').length),
   canRetrySampleCall: ({ context }: GuardArgs, { sample, call, error }: SampleParams & { error: unknown }) => {
     const policy = context.settings.callRetries;
     const slot = context.slots[sample];
     return (
-      isSlot(context, sample, call, 'calling') && policy !== null && slot!.tries.length < policy.retries && isTransient(error) && timeLeft(context)
+      isSlot(context, sample, call, 'calling') &&
+      policy !== null &&
+      slot!.tries.length < policy.retries &&
+      isTransient(error) &&
+      timeLeft(context) &&
+      // A sample's call retry is a call as any other: the budget must allow it, beside the other samples' calls in flight.
+      withinBudget(context, context.slots.filter((other) => other.state === 'calling').length - 1)
     );
   },
   isPermanentSampleFailure: ({ context }: GuardArgs, { sample, call, error }: SampleParams & { error: unknown }) =>
@@ -75,8 +83,14 @@ export const guards = {
   isCurrentAttempt: ({ context }: GuardArgs, { attempt }: { attempt: number }) => attempt === context.attempt,
 };
 
-/** Whether the budget allows one more call. */
-export const withinBudget = (context: CheckpointContext) => budgetStop(context.settings.budget, spentOf(context)) === null;
+/** Whether the call retry policy (and the time left) would retry a call that failed with `error`. */
+function callRetryDue(context: CheckpointContext, error: unknown): boolean {
+  const policy = context.settings.callRetries;
+  return policy !== null && context.tries.length < policy.retries && isTransient(error) && timeLeft(context);
+}
+
+/** Whether the budget allows one more call, beside `inFlight` calls that have not reported yet. */
+export const withinBudget = (context: CheckpointContext, inFlight = 0) => budgetStop(context.settings.budget, spentOf(context), inFlight) === null;
 
 /** Which model of the cascade the run asks now: the moves on since the latest clarification, which starts again at the first. */
 export function stageOf({ escalations, clarifications }: Pick<CheckpointContext, 'escalations' | 'clarifications'>): number {

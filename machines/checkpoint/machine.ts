@@ -109,6 +109,12 @@ const checkpointDefinition = (id: 'checkpoint' | 'clarifying', waits: boolean) =
               actions: { type: 'recordCallError', params: ({ event }) => ({ error: event.error }) },
             },
             { guard: 'canEscalate', target: 'escalating', actions: { type: 'recordCallError', params: ({ event }) => ({ error: event.error }) } },
+            // The last call the run could make: a call retry was still due, but the budget could not afford it.
+            {
+              guard: { type: 'isUnaffordedCallRetry', params: ({ event }) => ({ error: event.error }) },
+              target: 'overBudget',
+              actions: [{ type: 'recordCallError', params: ({ event }) => ({ error: event.error }) }, 'commitAttempt'],
+            },
             { target: 'uncertain', actions: { type: 'recordCallError', params: ({ event }) => ({ error: event.error }) } },
           ],
           'model.timedOut': { actions: 'failOnTimeout' },
@@ -129,7 +135,11 @@ const checkpointDefinition = (id: 'checkpoint' | 'clarifying', waits: boolean) =
         entry: [enter('backingOff'), arm('backoff')],
         exit: 'endBackoff',
         on: {
-          'backoff.elapsed': { target: 'calling' },
+          'backoff.elapsed': [
+            // Usage reported while it waited (a timed-out call's, late) can leave no budget for the retry.
+            { guard: 'budgetSpent', target: 'overBudget', actions: ['recordUnaffordedRetry', 'commitAttempt'] },
+            { target: 'calling' },
+          ],
           // A snapshot keeps no timer: a run resumed while it waited to retry waits again, in full.
           'booth.resumed': { actions: ['restartClock', arm('deadline'), arm('backoff')] },
           'run.deadline': {
@@ -186,10 +196,17 @@ const checkpointDefinition = (id: 'checkpoint' | 'clarifying', waits: boolean) =
             guard: { type: 'isCurrentCall', params: ({ event }) => event },
             actions: { type: 'failSampleOnTimeout', params: ({ event }) => event },
           },
-          'sample.backoffElapsed': {
-            guard: { type: 'isCurrentBackoff', params: ({ event }) => event },
-            actions: [{ type: 'restartSample', params: ({ event }) => event }, armSamples(false), 'startSampleCall'],
-          },
+          'sample.backoffElapsed': [
+            // Other samples' calls, started while it waited, can leave no budget for its retry: it fails as its call did.
+            {
+              guard: { type: 'isUnaffordedBackoff', params: ({ event }) => event },
+              actions: [{ type: 'recordUnaffordedSampleRetry', params: ({ event }) => event }, armSamples(false), 'startSampleCall'],
+            },
+            {
+              guard: { type: 'isCurrentBackoff', params: ({ event }) => event },
+              actions: [{ type: 'restartSample', params: ({ event }) => event }, armSamples(false), 'startSampleCall'],
+            },
+          ],
           'run.deadline': { target: 'uncertain', actions: 'recordSamplingDeadline' },
           'booth.resumed': { actions: ['restartClock', arm('deadline'), armSamples(true)] },
           'xstate.done.actor.callModel': { actions: { type: 'forwardSampleReply', params: ({ event }: { event: EventObject }) => ({ reply: outputOf(event) }) } },

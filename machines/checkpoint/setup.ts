@@ -72,6 +72,8 @@ export const checkpointSetup = setup({
     recordSampleError: assign(({ context }, params: { sample: number; error: unknown }) => checkpointEffects.recordSampleError.run(context, params)),
     scheduleSampleTry: assign(({ context }, params: { sample: number; error: unknown }) => checkpointEffects.scheduleSampleTry.run(context, params)),
     restartSample: assign(({ context }, params: { sample: number }) => checkpointEffects.restartSample.run(context, params)),
+    recordUnaffordedRetry: assign(({ context }) => checkpointEffects.recordUnaffordedRetry.run(context, undefined)),
+    recordUnaffordedSampleRetry: assign(({ context }, params: { sample: number }) => checkpointEffects.recordUnaffordedSampleRetry.run(context, params)),
     armSamples: enqueueActions(({ context, enqueue }, params: { all: boolean }) => {
       for (const timer of checkpointEffects.armSamples.run(context, params) as Timer<CheckpointEvent>[]) enqueue.raise(timer.event, { id: timer.id, delay: timer.delay });
     }),

@@ -41,13 +41,13 @@ function runCheck(callFn: CallFn, prompt: string, settings: CheckSettings, telem
         case 'call': {
           const { attempt, replySchema, question, messages } = need;
           const info = { attempt, replySchema, question, messages, reportUsage: run.usageReporter(need) };
-          run.send(called(modelFor(need, callFn, settings), need.prompt, info, telemetry));
+          run.send(called(modelFor(need, callFn, settings), need.prompt, info, telemetry, need.stage));
           break;
         }
         case 'sample': {
           const { attempt, replySchema, sample, question, messages } = need;
           const info = { attempt, replySchema, sample, question, messages, reportUsage: run.usageReporter(need) };
-          run.send(sampleEvent(called(modelFor(need, callFn, settings), need.prompt, info, telemetry), need));
+          run.send(sampleEvent(called(modelFor(need, callFn, settings), need.prompt, info, telemetry, need.stage), need));
           break;
         }
         case 'schema':
@@ -77,11 +77,12 @@ function runCheck(callFn: CallFn, prompt: string, settings: CheckSettings, telem
 }
 
 /** With telemetry a call runs inside its attempt's (or sample's) span, as in `acheck()`. */
-function called(callFn: CallFn, prompt: string, info: CallInfo, telemetry: RunTelemetry | null): CallOutcome {
-  return telemetry ? telemetry.within(info.sample, () => callSynchronously(callFn, prompt, info)) : callSynchronously(callFn, prompt, info);
+function called(callFn: CallFn, prompt: string, info: CallInfo, telemetry: RunTelemetry | null, stage: number): CallOutcome {
+  return telemetry ? telemetry.within(info.sample, () => callSynchronously(callFn, prompt, info, stage)) : callSynchronously(callFn, prompt, info, stage);
 }
 
-function callSynchronously(callFn: CallFn, prompt: string, info: CallInfo): CallOutcome {
+/** `stage` names the function in a message: 0 is `callFn`, then each of `escalate`. */
+function callSynchronously(callFn: CallFn, prompt: string, info: CallInfo, stage: number): CallOutcome {
   let reply: unknown;
   try {
     reply = callFn(prompt, info);
@@ -90,7 +91,8 @@ function callSynchronously(callFn: CallFn, prompt: string, info: CallInfo): Call
   }
   if (isThenable(reply)) {
     swallowRejection(reply);
-    throw new TypeError('`callFn` returned a Promise, but check() is synchronous; use acheck() for async model calls.');
+    const name = stage === 0 ? '`callFn`' : `\`escalate[${stage - 1}]\``;
+    throw new TypeError(`${name} returned a Promise, but check() is synchronous; use acheck() for async model calls.`);
   }
   return { type: 'model.replied', reply };
 }

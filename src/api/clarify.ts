@@ -9,6 +9,7 @@ import { type AnyBoothResult, type CheckResult, Result, type TypedCheckResult } 
 import { checkOutput, kindOf } from '../results/stored.js';
 import { RunTelemetry } from '../telemetry/run-telemetry.js';
 import { isPlainObject } from '../util/values.js';
+import { modelStages } from '../options/read-options.js';
 import { runAcheck } from './acheck.js';
 import { type AsyncCheckOptions, readCheckArguments, type TypedAsyncCheckOptions } from './options.js';
 
@@ -29,7 +30,9 @@ export type TypedClarifyOptions<T> = Omit<TypedAsyncCheckOptions<T>, (typeof STO
  *
  * `result` may be a result, or its JSON read back (a `booth batch` line): it is checked field
  * by field. Its settings (threshold, retries, samples, timers) carry over unless `options`
- * says otherwise; a validator or schema, being functions, must be passed again.
+ * says otherwise; a validator or schema, being functions, must be passed again, and so must
+ * a cascade's models (`modelName`, `escalate`). A result does not keep a `budget` or an
+ * adaptive plan (`samples: { max }` carries over as `max` samples): pass them again too.
  *
  * @example
  * const first = await acheck(callFn, 'How tall is Mercury?');
@@ -108,6 +111,14 @@ function prepare(result: unknown, callFn: unknown, options: unknown) {
   const settings = readCheckArguments('clarify', callFn, question, merged);
   // Its rounds are asked again of the machine, as a stored run's are, with the settings it ran with.
   const asRan = readCheckArguments('clarify', callFn, question, { ...merged, ...carried });
+  // The models are functions, which a result cannot hold: the names its attempts record must be the ones this call gives.
+  const models = new Set<string | null>(modelStages(asRan.modelName, asRan.plan, asRan.escalate).map((stage) => stage.name));
+  const named = [...output.attempts.map((attempt) => attempt.model ?? null), ...(output.escalations ?? []).map((escalation) => escalation.model)];
+  if (named.some((name) => !models.has(name))) {
+    throw new TypeError(
+      `\`result\` was checked with ${(output.escalations ?? []).length > 0 ? 'a cascade of models' : 'a named model'} that clarify()'s options do not name alike, and a result cannot hold the models' functions: pass \`modelName\` and \`escalate\` again in clarify()'s options, as the run had them.`,
+    );
+  }
   checkContinuedRun(waitingSnapshot(output, question, asRan), (problem) => {
     throw new TypeError(`Expected \`result\` to be a run as Booth made it, but it ${problem.replace(/^holds /, 'has ')}`);
   });

@@ -10,7 +10,7 @@ import type { ParseFn } from '../reply/parse.js';
 import { readTelemetry, rejectedCheck, type TelemetryOptions, type TelemetrySettings } from '../telemetry/settings.js';
 import type { Validator } from '../decide/validation.js';
 import type { ClarificationChoice } from '../decide/clarification.js';
-import { ASYNC_ONLY_KEYS, budgetOption, escalateOption, modelNameOption, widestPlan, clarificationOptions, concurrency, conversationOptions, optionalFunction, readPrompt, readShape, retries, samplingOptions, timers, unitInterval } from '../options/read-options.js';
+import { ASYNC_ONLY_KEYS, budgetOption, distinctModelNames, escalateOption, modelNameOption, widestPlan, clarificationOptions, concurrency, conversationOptions, optionalFunction, readPrompt, readShape, retries, samplingOptions, timers, unitInterval } from '../options/read-options.js';
 import type { CheckSettings } from '../engine/settings.js';
 import type { AsyncCallFn, CallFn } from '../decide/model-call.js';
 import type { BudgetOption, SamplesOption } from '../../machines/checkpoint/types.js';
@@ -275,7 +275,7 @@ function readCheckOptions(entry: Entry, given: Record<string, unknown>, telemetr
     awaitClarification,
     maxClarifications,
     clarification,
-    modelName: modelNameOption(given['modelName']),
+    modelName: distinctlyNamed(modelNameOption(given['modelName']), escalate),
     escalate: escalate as CheckSettings['escalate'],
     budget: budgetOption(given['budget']),
   };
@@ -327,4 +327,10 @@ function abortSignal(value: unknown): AbortSignal | null {
     );
   }
   return value;
+}
+
+/** `modelName`, once the cascade's models are known to be named apart. */
+function distinctlyNamed(modelName: string | null, escalate: Parameters<typeof distinctModelNames>[1]): string | null {
+  distinctModelNames(modelName, escalate);
+  return modelName;
 }

@@ -134,10 +134,24 @@ export function tallyOf(replies: readonly Attempt<unknown>[], settings: VoteSett
   const leader = clusters[0]!;
   return {
     leader: leader.count,
-    runnerUp: clusters[1]?.count ?? 0,
+    // Any other cluster is a rival, a larger one said ambiguous included: plain samples joining it make it one that can win.
+    runnerUp: clusters.slice(1).reduce((most, cluster) => Math.max(most, cluster.count), 0),
     voters: voters.length,
     ambiguous: voters.filter((voter) => voter.ambiguous).length,
     plainLeader: leader.samples.some((i) => !samples[i]!.ambiguous),
+  };
+}
+
+/** The tally of a vote an attempt recorded: its samples and clusters, as `tallyOf` counts replies. */
+export function tallyOfVote(samples: readonly Sample<unknown>[], clusters: readonly { readonly count: number; readonly samples: readonly number[] }[]): Tally {
+  if (clusters.length === 0) return NO_VOTES;
+  const leader = clusters[0]!;
+  return {
+    leader: leader.count,
+    runnerUp: clusters.slice(1).reduce((most, cluster) => Math.max(most, cluster.count), 0),
+    voters: clusters.reduce((sum, cluster) => sum + cluster.count, 0),
+    ambiguous: samples.filter((sample) => sample.parseOk && sample.ambiguous).length,
+    plainLeader: leader.samples.some((i) => samples[i]?.ambiguous !== true),
   };
 }
 

@@ -1,11 +1,11 @@
 import type { Snapshot } from 'xstate';
 import type { CheckpointContext, CheckpointEvent, CheckpointOutput } from '../../machines/checkpoint/types.js';
 import { checkpointMachine } from '../../machines/checkpoint/machine.js';
-import { checkpointOutput, contextOf } from '../../machines/checkpoint/context.js';
+import { checkpointOutput, contextOf, spentOf } from '../../machines/checkpoint/context.js';
 import { nextPrompt } from '../../machines/checkpoint/effects.js';
-import { guards, planOf, stageOf } from '../../machines/checkpoint/guards.js';
+import { guards, planOf, stageOf, voteSettled } from '../../machines/checkpoint/guards.js';
 import type { Attempt } from '../decide/attempt.js';
-import { failedForGood } from '../decide/call-retries.js';
+import { type CallRetryPolicy, failedForGood } from '../decide/call-retries.js';
 import { type Checkpoint, CheckpointError, digest, FORMAT, VERSION } from '../stores/store.js';
 import { decidedState, type Engine, startEngine } from './engines.js';
 import { failIfBroken } from './machine-run.js';
@@ -15,6 +15,8 @@ import type { RunTelemetry } from '../telemetry/run-telemetry.js';
 import { type UsageReport, usageFromReport } from '../decide/usage.js';
 import { answerForSchema, answerFormatOf, type JsonSchema, replySchemaOf } from '../decide/schema.js';
 import { checkSnapshot, kindOf } from '../results/stored.js';
+import { budgetStop } from '../decide/budget.js';
+import { isSettled, type SamplePlan, tallyOfVote } from '../decide/sampling.js';
 import { type ChatMessage, chatMessages, type Clarification, clarifiedQuestion, firstPrompt, instructions } from '../decide/prompts.js';
 import { AMBIGUOUS, DEFAULT_MAX_CLARIFICATIONS } from '../decide/constants.js';
 import { MAX_REPHRASED_CHARS, readChoice } from '../decide/clarification.js';
@@ -276,8 +278,30 @@ export function waitingSnapshot(output: CheckpointOutput<unknown>, question: str
     clarifications: output.clarifications,
     // A result line from before cascades has none.
     escalations: output.escalations ?? [],
+    // What its rounds spent counts against the budget, as a run kept in a store keeps counting: a clarified round does not start it afresh.
+    ...spentBy(attempts),
   };
   return { status: 'active', value: WAITING, output: undefined, error: null, historyValue: {}, children: {}, context } as unknown as Snapshot<unknown>;
+}
+
+/**
+ * What a result's attempts spent, as a budget counts it: a call per try; a reply per call that
+ * answered; and, a result keeping only each attempt's usage summed, a report per call that
+ * answered in an attempt with usage — so the next call is expected to cost their average, and
+ * replies of attempts with none (usage unknown) keep a token or cost budget from being kept.
+ */
+function spentBy(attempts: readonly Attempt<unknown>[]): Pick<CheckpointContext, 'calls' | 'replies' | 'reports'> {
+  let calls = 0;
+  let replies = 0;
+  let reports = 0;
+  for (const attempt of attempts) {
+    const tries = attempt.samples ? attempt.samples.flatMap((sample) => sample.callTries) : attempt.callTries;
+    const answered = tries.filter((t) => t.error === null).length;
+    calls += tries.length;
+    replies += answered;
+    if (attempt.usage !== null) reports += Math.max(1, answered);
+  }
+  return { calls, replies, reports };
 }
 
 /** Whether `choice` is the answer `clarification` recorded: the same reading, or the same rephrasing. */
@@ -390,7 +414,9 @@ export async function readCheckpoint(
     }
   }
   const run = upgraded(snapshot as unknown as SavedRun, settings);
-  checkDecisions(run as unknown as DecidedRun, (problem) => fail(`${problem} Delete it to start the run afresh.`));
+  // A Booth before budgets counted only sample calls, as their tokens; one with them counts every call, which a budget reads.
+  const countsCalls = settings.budget !== null || Object.hasOwn(settingsSaved ?? {}, 'models');
+  checkDecisions(run as unknown as DecidedRun, (problem) => fail(`${problem} Delete it to start the run afresh.`), false, countsCalls);
   // A run that waits for a person is continued only by a call that knows it may: one that waits too, or brings the answer.
   // So a store's clarification text reaches no call that did not ask for clarifications.
   if (waits && !settings.awaitClarification && settings.clarification === null) {
@@ -438,13 +464,17 @@ const RESTING = ['calling', 'backingOff', 'sampling', WAITING];
  * corrupt, and fails here before any call. Time cannot be asked again, so the deadline is
  * given the benefit of the doubt: a run with one may have ended UNCERTAIN with retries left.
  */
-function checkDecisions({ status, value, context }: DecidedRun, fail: (problem: string) => never, continued = false): void {
+function checkDecisions({ status, value, context }: DecidedRun, fail: (problem: string) => never, continued = false, countsCalls = false): void {
   const done = status === 'done';
   const waiting = value === WAITING;
   const { attempts } = context;
   const concluded = CONCLUDES.get(value);
   if (done ? concluded === undefined || context.status !== concluded : !RESTING.includes(value) || context.status !== (waiting ? AMBIGUOUS : null)) {
     fail(`holds a run ${status} in state ${value} with verdict ${String(context.status)}, which the checkpoint machine never saves.`);
+  }
+  // Each state the run enters is its trace's next step, and the result reads the budget's stop off the last: it says overBudget only where the run rests.
+  if ((context.trace.at(-1)?.state === 'overBudget') !== (value === 'overBudget')) {
+    fail(`holds a trace whose last step is not the state ${value} the run rests in: it was changed after it was saved.`);
   }
   if (context.prompts.length !== context.attempt + 1 || attempts.length !== context.attempt + (done || waiting ? 1 : 0)) {
     fail(`holds a run at attempt ${context.attempt} with ${attempts.length} attempts and ${context.prompts.length} prompts, which do not go together.`);
@@ -455,6 +485,13 @@ function checkDecisions({ status, value, context }: DecidedRun, fail: (problem: 
     fail('holds a sample answered before its call was made, which the checkpoint machine never saves.');
   }
   if (!done && value === 'sampling') checkSlots(context, fail);
+  // The calls the run made are what `budget.maxCalls` counts: fewer than its attempts made would spend the budget again.
+  if (countsCalls) {
+    const { least, most } = callsMade(context, value);
+    if (!Number.isSafeInteger(context.calls) || context.calls < least || context.calls > most) {
+      fail(`holds calls: ${String(context.calls)}, which its attempts (${least === most ? least : `${least} to ${most}`} calls) do not make: it was changed after it was saved.`);
+    }
+  }
   // A waiting run offers its draft's readings (the machine's isOfferedReading and clarify read them), while the
   // person is shown its last attempt's: the draft must be that attempt, as committed, or an index picks a reading never shown.
   if (waiting && !sameAttempt(context.draft, attempts.at(-1)!)) {
@@ -493,10 +530,17 @@ function checkDecisions({ status, value, context }: DecidedRun, fail: (problem: 
       }
       return;
     }
-    // A run can end early: at the deadline (time cannot be asked again), or by its budget, after any attempt.
+    // A run can end early: at the deadline (time cannot be asked again), or by its budget, before a call it wanted.
     const early = (decided === 'reconsidering' || decided === 'escalating') && settings.deadlineMs !== null;
+    if (value === 'overBudget') {
+      const wanted = decided === 'reconsidering' || decided === 'escalating' || cutShort(attempt, planOf(asked), settings.callRetries);
+      if (!wanted || budgetStop(context.settings.budget, spentOf(context)) === null) {
+        fail(`says the run ended ${String(context.status)} in overBudget, but its budget allowed the next call${wanted ? '' : ', and its attempts wanted none'}: it was changed after it was saved.`);
+      }
+      return;
+    }
     const ended = early ? 'uncertain' : decided;
-    if (ended !== value && !(value === 'overBudget' && settings.budget !== null)) {
+    if (ended !== value) {
       const verdict = decided === 'reconsidering' ? 'a retry' : String(CONCLUDES.get(decided));
       fail(`says the run ended ${String(context.status)}, but its attempts and settings lead to ${verdict}: it was changed after it was saved.`);
     }
@@ -515,6 +559,24 @@ function checkDecisions({ status, value, context }: DecidedRun, fail: (problem: 
       fail(`holds prompt ${index}, which is not the one the checkpoint machine builds for it: it was changed after it was saved.`);
     }
   });
+}
+
+/**
+ * Whether the budget stopped `attempt` before a call it wanted: a retry of a failed call (one
+ * scheduled and never made, or one the call retry policy still allowed), or samples its vote
+ * still needed (fewer than `max`, none skipped, and an adaptive vote not settled by those that
+ * answered).
+ */
+function cutShort(attempt: Attempt<unknown>, { max, stop }: SamplePlan, callRetries: CallRetryPolicy | null): boolean {
+  const { samples, clusters } = attempt;
+  if (samples === undefined || max === 1) {
+    const tries = attempt.callTries;
+    const last = tries.at(-1);
+    if (last === undefined) return false;
+    return last.delayMs !== null || (last.error !== null && !failedForGood(tries) && callRetries !== null && tries.length <= callRetries.retries);
+  }
+  if (samples.length >= max || samples.some((sample) => sample.skipped === true)) return false;
+  return stop === null || !isSettled(tallyOfVote(samples, clusters ?? []), max - samples.length, stop);
 }
 
 /** Whether `draft` is `attempt` as the machine committed it: the commit adds only its duration and usage. */
@@ -562,6 +624,33 @@ function clarifiedRounds({ clarifications, attempts, settings, attempt }: Checkp
 }
 
 /**
+ * The calls a saved run's attempts made, as the machine counts them (`context.calls`): one
+ * try each, and the call under way. A call still waiting to retry when its attempt ended (at
+ * the deadline, or when the vote no longer needed it) is recorded with a try of its own that
+ * made no call, so such a last try may or may not be a call: `least` leaves it out.
+ */
+function callsMade(context: CheckpointContext, value: string): { least: number; most: number } {
+  let least = 0;
+  let most = 0;
+  const add = (tries: readonly { readonly error: string | null; readonly delayMs: number | null }[]) => {
+    most += tries.length;
+    const last = tries.at(-1);
+    const waited = tries.length >= 2 && last!.delayMs === null && last!.error !== null && tries.at(-2)!.delayMs !== null;
+    least += waited ? tries.length - 1 : tries.length;
+  };
+  for (const attempt of context.attempts) {
+    if (attempt.samples) for (const sample of attempt.samples) add(sample.callTries);
+    else add(attempt.callTries);
+  }
+  // The attempt under way: its call in flight was counted as it started; a retry waiting for its backoff is not yet.
+  let underWay = 0;
+  if (value === 'calling') underWay = context.tries.length + 1;
+  else if (value === 'backingOff') underWay = context.tries.length;
+  else if (value === 'sampling') for (const slot of context.slots) underWay += slot.tries.length + (slot.state === 'calling' ? 1 : 0);
+  return { least: least + underWay, most: most + underWay };
+}
+
+/**
  * The moves to the next model a saved run holds, as the machine makes them: in order, each
  * within a round and after an attempt, to a model the run has, named as the settings name it.
  */
@@ -583,16 +672,23 @@ function checkEscalations(context: CheckpointContext, rounds: readonly Round[], 
 /**
  * The samples of a run saved while it samples, as the machine hands them out: one slot per
  * sample, each started one under its own call number (below the run's count of calls), a
- * finished one with its reply, and at least one in flight. Any other set would wait for a
- * reply or a timer that never comes, or read a reply that is not there.
+ * finished one with its reply, at least one in flight, none skipped, and held ones (an
+ * adaptive vote's, after its first wave) last. Any other set would wait for a reply, a timer
+ * or a wave that never comes, or read a reply that is not there.
  */
 function checkSlots(context: CheckpointContext, fail: (problem: string) => never): void {
   const { slots, calls } = context;
-  const { max } = planOf(context);
+  const { max, min, stop } = planOf(context);
   const started = slots.filter((slot) => slot.state !== 'queued' && slot.state !== 'held');
   const numbers = new Set(started.map((slot) => slot.call));
+  // Held samples wait, last, for a wave of an adaptive vote; a skipped one is recorded only as the vote ends.
+  const held = slots.filter((slot) => slot.state === 'held').length;
   const broken =
     slots.length !== max ||
+    slots.some((slot) => slot.state === 'skipped') ||
+    (held > 0 && (stop === null || max - held < min || slots.slice(max - held).some((slot) => slot.state !== 'held'))) ||
+    // A vote the samples answered so far settle is not sampling any more.
+    voteSettled(context) ||
     numbers.size !== started.length ||
     started.some((slot) => !Number.isSafeInteger(slot.call) || slot.call < 0 || slot.call >= calls) ||
     slots.some((slot) => slot.state === 'done' && slot.reply === null) ||

@@ -6,7 +6,7 @@ import { type ChatTurn, instructions } from '../decide/prompts.js';
 import type { ParseFn } from '../reply/parse.js';
 import type { Budget } from '../decide/budget.js';
 import type { SamplePlan } from '../decide/sampling.js';
-import { budgetOption, type Escalation, escalateOption, modelNameOption, widestPlan, clarificationOptions, concurrency, conversationOptions, optionalFunction, readPrompt, readShape, retries, samplingOptions, timers, unitInterval } from './read-options.js';
+import { budgetOption, distinctModelNames, type Escalation, escalateOption, modelNameOption, widestPlan, clarificationOptions, concurrency, conversationOptions, optionalFunction, readPrompt, readShape, retries, samplingOptions, timers, unitInterval } from './read-options.js';
 import { describeValue, isPlainObject } from '../util/values.js';
 
 /** The checkpoint machine's input, read with `check()`'s rules: pure, so the machine can sit on it. */
@@ -117,8 +117,14 @@ export function readMachineInput(input: unknown): MachineInput {
     sampleConcurrency,
     ...conversation,
     ...clarificationOptions(given),
-    modelName: modelNameOption(given['modelName']),
+    modelName: distinctlyNamed(modelNameOption(given['modelName']), escalate),
     escalate,
     budget: budgetOption(given['budget']),
   };
+}
+
+/** `modelName`, once the cascade's models are known to be named apart. */
+function distinctlyNamed(modelName: string | null, escalate: readonly Escalation<unknown>[]): string | null {
+  distinctModelNames(modelName, escalate);
+  return modelName;
 }

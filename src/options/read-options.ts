@@ -43,7 +43,7 @@ function adaptivePlan(value: object, name: string): SamplePlan {
   const given = readShape(value, ['max', 'min', 'stop'], `\`${name}\``);
   const max = given['max'];
   if (!isWholeNumber(max) || max < 2 || max > MAX_SAMPLES) {
-    throw new RangeError(`Expected \`${name}.max\` to be a whole number from 2 to ${MAX_SAMPLES}, the most samples an attempt may ask, got ${describeValue(max)}.`);
+    throw new (typeof max === 'number' ? RangeError : TypeError)(`Expected \`${name}.max\` to be a whole number from 2 to ${MAX_SAMPLES}, the most samples an attempt may ask, got ${describeValue(max)}.`);
   }
   const stop = given['stop'] ?? 'decided';
   if (stop !== 'decided') {
@@ -57,7 +57,7 @@ function adaptivePlan(value: object, name: string): SamplePlan {
   const rule = stop as SampleStop;
   const min = given['min'] ?? Math.min(max, nextWave(NO_VOTES, max, rule));
   if (!isWholeNumber(min) || min < 1 || min > max) {
-    throw new RangeError(`Expected \`${name}.min\` to be a whole number from 1 to ${max} (\`${name}.max\`), the samples of the first wave, got ${describeValue(min)}.`);
+    throw new (typeof min === 'number' ? RangeError : TypeError)(`Expected \`${name}.min\` to be a whole number from 1 to ${max} (\`${name}.max\`), the samples of the first wave, got ${describeValue(min)}.`);
   }
   return Object.freeze({ max, min, stop: rule });
 }
@@ -101,12 +101,17 @@ export interface Escalation<TFn> {
 export function escalateOption(value: unknown, key: 'call' | 'model', sync: boolean): readonly Escalation<((...args: never[]) => unknown) | null>[] {
   if (value === undefined || value === null) return [];
   if (!Array.isArray(value) || value.length === 0 || value.length > MAX_ESCALATIONS) {
-    const got = Array.isArray(value) ? (value.length === 0 ? 'an empty list; leave `escalate` out for no cascade' : `${value.length} models`) : describeValue(value);
-    throw new TypeError(`Expected \`escalate\` to be a list of 1 to ${MAX_ESCALATIONS} models to ask in turn, each a function or { ${key}, name?, samples? }, got ${got}.`);
+    const got = Array.isArray(value) ? (value.length === 0 ? 'an empty list' : `a list of ${value.length}`) : describeValue(value);
+    throw new (Array.isArray(value) ? RangeError : TypeError)(
+      `Expected \`escalate\` to be a list of 1 to ${MAX_ESCALATIONS} models to ask in turn, each a function or { ${key}, name?, samples? }, got ${got}.`,
+    );
   }
   return Object.freeze(
     value.map((entry: unknown, i) => {
       const where = `escalate[${i}]`;
+      if (typeof entry !== 'function' && !isPlainObject(entry)) {
+        throw new TypeError(`Expected \`${where}\` to be the model's function (prompt, info) => text, or { ${key}, name?, samples? }, got ${describeValue(entry)}.`);
+      }
       const given = typeof entry === 'function' ? { [key]: entry } : readShape(entry, [key, 'name', 'samples'], `\`${where}\``);
       const fn = given[key];
       if (fn === undefined && key === 'model') return Object.freeze({ name: modelNameOption(given['name'], `${where}.name`), call: null, samples: escalationSamples(given['samples'], where) });
@@ -137,14 +142,17 @@ export function budgetOption(value: unknown): Budget | null {
   const count = (name: 'maxCalls' | 'maxTokens') => {
     const limit = given[name];
     if (limit === undefined) return null;
-    if (!isWholeNumber(limit) || limit < 1) throw new RangeError(`Expected \`budget.${name}\` to be a whole number, 1 or more, got ${describeValue(limit)}.`);
+    const example = name === 'maxCalls' ? 10 : 20_000;
+    if (!isWholeNumber(limit) || limit < 1) {
+      throw new (typeof limit === 'number' ? RangeError : TypeError)(`Expected \`budget.${name}\` to be a whole number, 1 or more, such as ${example}, got ${describeValue(limit)}.`);
+    }
     return limit;
   };
   const maxCalls = count('maxCalls');
   const maxTokens = count('maxTokens');
   const cost = given['maxCostUsd'];
   if (cost !== undefined && !(typeof cost === 'number' && Number.isFinite(cost) && cost > 0)) {
-    throw new RangeError(`Expected \`budget.maxCostUsd\` to be a number of dollars above 0, such as 0.05, got ${describeValue(cost)}.`);
+    throw new (typeof cost === 'number' ? RangeError : TypeError)(`Expected \`budget.maxCostUsd\` to be a number of dollars above 0, such as 0.05, got ${describeValue(cost)}.`);
   }
   const maxCostUsd = (cost as number | undefined) ?? null;
   if (maxCalls === null && maxTokens === null && maxCostUsd === null) {
@@ -164,6 +172,25 @@ export function modelStages<TFn>(modelName: string | null, plan: SamplePlan, esc
     { name: modelName ?? (named ? 'model 1' : null), samples: plan, call: null },
     ...escalate.map((step, i) => ({ name: step.name ?? `model ${i + 2}`, samples: step.samples ?? plan, call: step.call })),
   ];
+}
+
+/**
+ * Fails unless every model of a cascade has its own name (`modelName`, each `escalate[i].name`,
+ * or `model N` by its place): attempts, `result.models` and a resumed run tell models apart
+ * only by name.
+ */
+export function distinctModelNames(modelName: string | null, escalate: readonly Escalation<unknown>[]): void {
+  if (escalate.length === 0) return;
+  const stages = modelStages(modelName, ONE_SAMPLE, escalate);
+  const option = (i: number) => (i === 0 ? (modelName === null ? '`callFn` (model 1)' : '`modelName`') : escalate[i - 1]!.name === null ? `\`escalate[${i - 1}]\` (model ${i + 1})` : `\`escalate[${i - 1}].name\``);
+  stages.forEach((stage, i) => {
+    const first = stages.findIndex((other) => other.name === stage.name);
+    if (first < i) {
+      throw new TypeError(
+        `Expected each model of \`escalate\` to have a name of its own, got ${option(i)} named as ${option(first)}: attempts and \`result.models\` tell models apart by name, so name them apart.`,
+      );
+    }
+  });
 }
 
 /** The most samples any model of the run asks at once: sample calls run this many at a time unless told otherwise. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { acheck, check, memoryStore } from '../../src/index.js';
+import { acheck, check, clarify, memoryStore } from '../../src/index.js';
 import type { CallInfo } from '../../src/decide/model-call.js';
 import { forceEngine } from '../../src/engine/engines.js';
 import { envelope } from '../fixtures/helpers.js';
@@ -99,12 +99,30 @@ describe('a cascade (escalate)', () => {
   });
 
   it('refuses a bad cascade with a message naming the entry and the fix', () => {
-    expect(() => check(sure('x'), 'q', { escalate: [] })).toThrow(/Expected `escalate` to be a list of 1 to 8 models.*got an empty list; leave `escalate` out for no cascade\./);
-    expect(() => check(sure('x'), 'q', { escalate: Array.from({ length: 9 }, () => sure('y')) })).toThrow(/got 9 models\./);
+    expect(() => check(sure('x'), 'q', { escalate: [] })).toThrow(/Expected `escalate` to be a list of 1 to 8 models/);
+    expect(() => check(sure('x'), 'q', { escalate: Array.from({ length: 9 }, () => sure('y')) })).toThrow(
+      new RangeError('Expected `escalate` to be a list of 1 to 8 models to ask in turn, each a function or { call, name?, samples? }, got a list of 9.'),
+    );
+    expect(() => check(sure('x'), 'q', { escalate: [null as never] })).toThrow(
+      new TypeError("Expected `escalate[0]` to be the model's function (prompt, info) => text, or { call, name?, samples? }, got null."),
+    );
     expect(() => check(sure('x'), 'q', { escalate: [{ call: 'gpt-4o' } as never] })).toThrow(/Expected `escalate\[0\]\.call` to be the model's function/);
     expect(() => check(sure('x'), 'q', { escalate: [async () => 'x'] as never })).toThrow(/`escalate\[0\]` to be a synchronous function.*use acheck\(\)/);
     expect(() => check(sure('x'), 'q', { escalate: [{ call: sure('y'), name: ' ' }] })).toThrow(/`escalate\[0\]\.name` to be the model's name/);
     expect(() => check(sure('x'), 'q', { escalate: [{ call: sure('y'), nme: 'x' } as never] })).toThrow(/did you mean `name`/);
+    // Two models named alike would be one in attempt.model and result.models.
+    expect(() => check(sure('x'), 'q', { modelName: 'gpt', escalate: [{ call: sure('y'), name: 'gpt' }] })).toThrow(
+      new TypeError('Expected each model of `escalate` to have a name of its own, got `escalate[0].name` named as `modelName`: attempts and `result.models` tell models apart by name, so name them apart.'),
+    );
+    expect(() => check(sure('x'), 'q', { escalate: [{ call: sure('y'), name: 'model 3' }, sure('z')] })).toThrow(
+      /got `escalate\[1\]` \(model 3\) named as `escalate\[0\]\.name`/,
+    );
+    // A function that is not async but returns a Promise is found when called, and named as the cascade's.
+    const promising = () => Promise.resolve(envelope('y', 0.9)) as unknown as string;
+    expect(() => check(unsure('x'), 'q', { maxRetries: 0, escalate: [sure('y'), promising] })).not.toThrow();
+    expect(() => check(unsure('x'), 'q', { maxRetries: 0, escalate: [unsure('y'), promising] })).toThrow(
+      new TypeError('`escalate[1]` returned a Promise, but check() is synchronous; use acheck() for async model calls.'),
+    );
   });
 });
 
@@ -141,6 +159,21 @@ describe('adaptive samples ({ max, min?, stop? })', () => {
       const adaptive = check(byIndex(answers), 'q', { samples: { max: 5 } });
       expect(adaptive.attempts[0]!.answer, answers.join()).toBe(fixed.attempts[0]!.answer);
     }
+  });
+
+  it('count a cluster of samples that said the question is ambiguous as a rival: plain samples joining it can still win', () => {
+    const script: Array<[string, boolean]> = [
+      ['A', false], ['A', false], ['A', false], ['A', false], ['B', false],
+      ['Lyon', true], ['Lyon', true], ['Lyon', true], ['Lyon', false], ['Lyon', false],
+    ];
+    const said = (_: string, info: CallInfo) => {
+      const [answer, ambiguous] = script[info.sample!]!;
+      return envelope(answer, 0.9, ambiguous ? { ambiguous: true, interpretations: ['x', 'y'] } : {});
+    };
+    const fixed = check(said, 'q', { samples: 10, threshold: 0.1 });
+    const adaptive = check(said, 'q', { samples: { max: 10 }, threshold: 0.1 });
+    expect(fixed.attempts[0]!.answer).toBe('Lyon');
+    expect(adaptive.attempts[0]!.answer).toBe('Lyon');
   });
 
   it('abort the calls still in flight once the vote is settled, recorded as skipped, not failed', async () => {
@@ -189,6 +222,7 @@ describe('adaptive samples ({ max, min?, stop? })', () => {
   it('are refused with a message naming the field, the value and the fix', () => {
     expect(() => check(sure('x'), 'q', { samples: { max: 1 } })).toThrow('Expected `samples.max` to be a whole number from 2 to 20');
     expect(() => check(sure('x'), 'q', { samples: { max: 5, min: 6 } })).toThrow('Expected `samples.min` to be a whole number from 1 to 5');
+    expect(() => check(sure('x'), 'q', { samples: { max: '5' as never } })).toThrow(TypeError);
     expect(() => check(sure('x'), 'q', { samples: { max: 5, stop: { confidence: 1 } } as never })).toThrow("Expected `samples.stop` to be 'decided'");
     expect(() => check(sure('x'), 'q', { samples: { max: 5, maxx: 3 } as never })).toThrow(/did you mean `max`/);
   });
@@ -219,6 +253,77 @@ describe('a budget', () => {
     const escalated = check(unsure('x'), 'q', { maxRetries: 1, escalate: [sure('y')], budget: { maxCalls: 2 } });
     expect(escalated.escalations).toEqual([]);
     expect(escalated.trace.map((s) => s.state).slice(-2)).toEqual(['escalating', 'overBudget']);
+  });
+
+  it('says it stopped the run when the call retry it could not afford was the last call the run would make', async () => {
+    const down = async () => {
+      throw Object.assign(new Error('unavailable'), { status: 503 });
+    };
+    const result = await acheck(down, 'q', { maxRetries: 0, callRetries: { retries: 3, minDelayMs: 1, maxDelayMs: 1 }, budget: { maxCalls: 2 } });
+    expect(result).toMatchObject({ status: 'UNCERTAIN', method: 'budget', reason: 'BUDGET_SPENT', detail: 'the budget of 2 calls is spent' });
+    expect(result.trace.map((s) => s.state)).toEqual(['calling', 'backingOff', 'calling', 'overBudget']);
+    // With no retry left in the policy, the failure ended it, not the budget.
+    const spent = await acheck(down, 'q', { maxRetries: 0, callRetries: { retries: 1, minDelayMs: 1, maxDelayMs: 1 }, budget: { maxCalls: 2 } });
+    expect(spent.method).toBe('call_failure');
+  });
+
+  it("stops a sample's call retries too: a flaky sample is not retried past it", async () => {
+    let calls = 0;
+    const result = await acheck(
+      async (_, info) => {
+        calls += 1;
+        if (info.sample === 0) throw Object.assign(new Error('reset'), { status: 503 });
+        return envelope('Paris', 0.9);
+      },
+      'q',
+      { samples: 3, callRetries: { retries: 5, minDelayMs: 1, maxDelayMs: 1 }, maxRetries: 0, budget: { maxCalls: 3 } },
+    );
+    expect(calls).toBe(3);
+    expect(result.models[0]!.calls).toBe(3);
+    // The sample the budget did not retry failed; the two that answered still vote.
+    expect(result.attempts[0]!.samples!.map((s) => s.callFailed)).toEqual([true, false, false]);
+  });
+
+  it('is asked again when a backoff ends: usage reported while the run waited (a timed-out call\'s, late) can leave none for the retry', async () => {
+    let calls = 0;
+    const result = await acheck(
+      async (_, info) => {
+        calls += 1;
+        if (calls === 1) {
+          await new Promise((resolve) => setTimeout(resolve, 40));
+          info.reportUsage!({ inputTokens: 900, outputTokens: 100 });
+          throw Object.assign(new Error('too late'), { status: 503 });
+        }
+        info.reportUsage!({ inputTokens: 10, outputTokens: 10 });
+        return envelope('Paris', 0.9);
+      },
+      'q',
+      { timeoutMs: 10, callRetries: { retries: 3, minDelayMs: 120, maxDelayMs: 120 }, budget: { maxTokens: 500 } },
+    );
+    expect(calls).toBe(1);
+    expect(result).toMatchObject({ status: 'UNCERTAIN', method: 'budget', reason: 'BUDGET_SPENT' });
+    expect(result.trace.map((s) => s.state)).toEqual(['calling', 'backingOff', 'overBudget']);
+    // The attempt keeps the try it made, the retry it scheduled never started.
+    expect(result.attempts[0]!.callTries).toHaveLength(1);
+    expect(result.models[0]!.calls).toBe(1);
+  });
+
+  it("and when a sample's backoff ends: calls other samples started while it waited can leave none for its retry", async () => {
+    let calls = 0;
+    const result = await acheck(
+      async (_, info) => {
+        calls += 1;
+        if (info.sample === 0) throw Object.assign(new Error('reset'), { status: 503 });
+        if (info.sample === 1) return envelope('Paris', 0.9);
+        await new Promise((resolve) => setTimeout(resolve, 60));
+        return envelope('Paris', 0.9);
+      },
+      'q',
+      { samples: 4, sampleConcurrency: 3, maxRetries: 0, callRetries: { retries: 3, minDelayMs: 30, maxDelayMs: 30 }, budget: { maxCalls: 4 } },
+    );
+    expect(calls).toBe(4);
+    expect(result.models[0]!.calls).toBe(4);
+    expect(result.attempts[0]!.samples!.map((s) => s.callFailed)).toEqual([true, false, false, false]);
   });
 
   it('of tokens: the next call is expected to cost what the calls so far did on average', () => {
@@ -259,6 +364,24 @@ describe('a budget', () => {
     expect(result.attempts[0]!.samples).toHaveLength(2);
   });
 
+  it('of tokens, with samples side by side: each call in flight is expected to cost the average too', async () => {
+    let calls = 0;
+    const result = await acheck(
+      async (_, info) => {
+        calls += 1;
+        await new Promise((resolve) => setTimeout(resolve, 10 + 15 * info.sample!));
+        info.reportUsage!({ inputTokens: 300, outputTokens: 0 });
+        return envelope('Paris', 0.9);
+      },
+      'q',
+      { samples: 5, sampleConcurrency: 2, budget: { maxTokens: 1000 } },
+    );
+    // 600 used and one call in flight: a fourth call, at 300 like each before it, would make 1200.
+    expect(calls).toBe(3);
+    expect(result.usage!.totalTokens).toBe(900);
+    expect(result.method).toBe('budget');
+  });
+
   it('fails closed when a call replies without reporting its usage, or its cost', () => {
     const silent = check(() => envelope('x', 0.2), 'q', { maxRetries: 5, budget: { maxTokens: 1000 } });
     expect(silent.nAttempts).toBe(1);
@@ -275,10 +398,24 @@ describe('a budget', () => {
     expect(tokensOnly.detail).toMatch(/^cost is unknown/);
   });
 
+  it('fails closed at the first sample that replies without its usage: no other sample is called after it', async () => {
+    let calls = 0;
+    const silent = check(() => ((calls += 1), envelope('x', 0.9)), 'q', { samples: 3, budget: { maxTokens: 1000 } });
+    expect(calls).toBe(1);
+    expect(silent.detail).toMatch(/^usage is unknown/);
+    calls = 0;
+    const one = await acheck(async () => ((calls += 1), envelope('x', 0.9)), 'q', { samples: { max: 5 }, sampleConcurrency: 1, budget: { maxCostUsd: 1 } });
+    expect(calls).toBe(1);
+    expect(one.method).toBe('budget');
+  });
+
   it('is refused when it sets no limit, or a limit that is not one', () => {
     expect(() => check(sure('x'), 'q', { budget: {} })).toThrow('Expected `budget` to set `maxCalls`, `maxTokens` or `maxCostUsd`');
-    expect(() => check(sure('x'), 'q', { budget: { maxCalls: 0 } })).toThrow('Expected `budget.maxCalls` to be a whole number, 1 or more, got 0.');
+    expect(() => check(sure('x'), 'q', { budget: { maxCalls: 0 } })).toThrow('Expected `budget.maxCalls` to be a whole number, 1 or more, such as 10, got 0.');
     expect(() => check(sure('x'), 'q', { budget: { maxCostUsd: -1 } })).toThrow('Expected `budget.maxCostUsd` to be a number of dollars above 0');
+    // A limit of another type is a TypeError, with an example of one.
+    expect(() => check(sure('x'), 'q', { budget: { maxCalls: '3' as never } })).toThrow(new TypeError('Expected `budget.maxCalls` to be a whole number, 1 or more, such as 10, got "3".'));
+    expect(() => check(sure('x'), 'q', { budget: { maxTokens: 2.5 } })).toThrow(new RangeError('Expected `budget.maxTokens` to be a whole number, 1 or more, such as 20000, got 2.5.'));
   });
 });
 
@@ -367,6 +504,46 @@ describe('in a workflow', () => {
 });
 
 describe('a clarified question', () => {
+  it('is refused by clarify() with the fix when its options do not name the models the result was checked with', async () => {
+    const readings = { ambiguous: true, interpretations: ['France the country', 'France the ship'] };
+    const asked = check(unsure('Lyon'), 'Capital of France?', { maxRetries: 0, modelName: 'cheap', escalate: [{ call: () => envelope('', 0.6, readings), name: 'strong' }] });
+    const fix = /^`result` was checked with a cascade of models that clarify\(\)'s options do not name alike, and a result cannot hold the models' functions: pass `modelName` and `escalate` again/;
+    await expect(clarify(asked, 0, async () => envelope('Paris', 0.9))).rejects.toThrow(fix);
+    await expect(clarify(asked, 0, async () => envelope('Paris', 0.9), { escalate: [{ call: async () => envelope('x', 0.9), name: 'strong' }] })).rejects.toThrow(fix);
+    const named = check(() => envelope('', 0.6, readings), 'q', { modelName: 'gpt-4o-mini' });
+    const refused = clarify(named, 0, async () => envelope('Paris', 0.9));
+    await expect(refused).rejects.toThrow(/^`result` was checked with a named model that clarify\(\)'s options do not name alike/);
+    // The model's name is not quoted.
+    await expect(refused).rejects.not.toThrow('gpt-4o-mini');
+    await expect(clarify(named, 0, async () => envelope('Paris', 0.9), { modelName: 'gpt-4o-mini' })).resolves.toMatchObject({ status: 'VERIFIED' });
+  });
+
+  it("spends what is left of the budget, continued by clarify() as by a store: a clarified round does not start it afresh", async () => {
+    const readings = { ambiguous: true, interpretations: ['France the country', 'France the ship'] };
+    const options = { maxRetries: 5, budget: { maxCalls: 2 } };
+    let calls = 0;
+    const asked = await acheck(async () => ((calls += 1), envelope('', 0.6, readings)), 'Capital of France?', options);
+    expect(asked.status).toBe('AMBIGUOUS');
+    const clarified = await clarify(asked, 0, async () => ((calls += 1), envelope('Paris', 0.2)), options);
+    expect(calls).toBe(2);
+    expect(clarified).toMatchObject({ status: 'UNCERTAIN', method: 'budget', detail: 'the budget of 2 calls is spent' });
+    // Tokens alike: the clarified round's calls are expected to cost what the first round's did.
+    const reporting = (answer: string, extra: object) => async (_: string, info: CallInfo) => {
+      calls += 1;
+      info.reportUsage!({ inputTokens: 100, outputTokens: 0 });
+      return envelope(answer, 0.2, extra);
+    };
+    calls = 0;
+    const tokens = { maxRetries: 5, budget: { maxTokens: 350 } };
+    const first = await acheck(reporting('', readings), 'Capital of France?', tokens);
+    const again = await clarify(first, 0, reporting('Paris', {}), tokens);
+    // 100 used; 200 after one more; a third at 100 would make 300, a fourth 400.
+    expect(calls).toBe(3);
+    expect(again.usage!.totalTokens).toBe(300);
+    expect(again.method).toBe('budget');
+  });
+
+
   it('starts again at the first model of the cascade: it is a new question', async () => {
     const { clarify } = await import('../../src/index.js');
     const readings = { ambiguous: true, interpretations: ['France the country', 'France the ship'] };

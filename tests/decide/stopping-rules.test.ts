@@ -20,10 +20,20 @@ describe('the exact rule (stop: decided)', () => {
     expect(isSettled(tallyOf([reply('A'), reply('A'), reply('A'), reply('B')], settings), 1, 'decided')).toBe(true);
   });
 
+  it('counts an ambiguous cluster as a rival: plain samples joining it can make it win', () => {
+    // A 4, B 1 and the question's own answer 3 times, said ambiguous: two plain ones more and that answer wins 5–4.
+    const done = [...['A', 'A', 'A', 'A', 'B'].map((a) => reply(a)), reply('Lyon', true), reply('Lyon', true), reply('Lyon', true)];
+    expect(isSettled(tallyOf(done, settings), 2, 'decided')).toBe(false);
+    expect(votedAttempt([...done, reply('Lyon'), reply('Lyon')], settings).answer).toBe('Lyon');
+    // The Beta rule weighs it too: 4–3 is P = 0.64, where 4–1 would have been 0.89.
+    expect(isSettled(tallyOf(done, settings), 2, { confidence: 0.7 })).toBe(false);
+  });
+
   it('never stops while the samples left could elect another winner or turn the ambiguity majority', () => {
-    const answer = fc.constantFrom('A', 'B', 'C', 'ambiguous', 'junk');
+    // 'Ambiguous' answers as the ambiguous samples did, but plainly: it makes their cluster one that can win.
+    const answer = fc.constantFrom('A', 'B', 'C', 'ambiguous', 'Ambiguous', 'junk');
     fc.assert(
-      fc.property(fc.array(answer, { minLength: 2, maxLength: 7 }), fc.integer({ min: 0, max: 7 }), (all, cut) => {
+      fc.property(fc.array(answer, { minLength: 2, maxLength: 9 }), fc.integer({ min: 0, max: 9 }), (all, cut) => {
         const asked = Math.min(cut, all.length);
         const read = (a: string) => (a === 'junk' ? attemptFromReply('no json', [], false) : reply(a, a === 'ambiguous'));
         const done = all.slice(0, asked).map(read);
@@ -44,7 +54,7 @@ describe('the exact rule (stop: decided)', () => {
 
 function* completions(n: number): Generator<string[]> {
   if (n === 0) return yield [];
-  for (const rest of completions(n - 1)) for (const a of ['A', 'B', 'C', 'D', 'ambiguous', 'junk']) yield [a, ...rest];
+  for (const rest of completions(n - 1)) for (const a of ['A', 'B', 'C', 'D', 'ambiguous', 'Ambiguous', 'junk']) yield [a, ...rest];
 }
 
 describe('the Beta rule (stop: { confidence })', () => {

@@ -47,6 +47,14 @@ describe('the checkpoint machine checks its input when it starts', () => {
     });
   }
 
+  it('a cascade with two models named alike stops the actor with the TypeError check() throws', () => {
+    const error = startError({ prompt: 'q', model, modelName: 'gpt', escalate: [{ name: 'gpt' }] });
+    expect(error).toBeInstanceOf(TypeError);
+    expect((error as Error).message).toBe(
+      'Expected each model of `escalate` to have a name of its own, got `escalate[0].name` named as `modelName`: attempts and `result.models` tell models apart by name, so name them apart.',
+    );
+  });
+
   it('an input without a prompt names `prompt` instead of crashing on it', () => {
     const error = startError({ model });
     expect(error).toBeInstanceOf(TypeError);

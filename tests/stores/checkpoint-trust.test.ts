@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { acheck, type Checkpoint, CheckpointError, type CheckpointStore, check, type Clarification, memoryStore } from '../../src/index.js';
 import { nextPrompt } from '../../machines/checkpoint/effects.js';
+import { attemptFromCallError } from '../../src/decide/attempt.js';
 import { clarifiedQuestion, firstPrompt } from '../../src/decide/prompts.js';
 import { fileStore } from '../../src/stores/node.js';
 import { envelope } from '../fixtures/helpers.js';
@@ -142,6 +143,12 @@ describe('the samples of a run saved while it samples', () => {
     'a call number below zero': (slots) => slots.forEach((slot) => (slot.call = -1)),
     'more slots than samples': (slots) => slots.push(...structuredClone(slots)),
     'a finished slot without its reply': (slots) => slots.forEach((slot) => ((slot.state = 'done'), (slot.reply = null))),
+    // Resumed, these waited for ever: a fixed vote never asks a held sample, and a skipped one never answers.
+    'a slot held in a vote that asks every sample': (slots) => (slots[2]!.state = 'held'),
+    'a slot skipped while the run still samples': (slots) => {
+      slots[2]!.state = 'skipped';
+      slots[2]!.reply = attemptFromCallError(new Error('skipped: the vote was settled before this call answered'), []);
+    },
   };
   for (const [name, edit] of Object.entries(edits)) {
     it(`${name}: refused before any call, never waited on for ever`, async () => {
@@ -158,11 +165,131 @@ describe('the samples of a run saved while it samples', () => {
     });
   }
 
+  it('of an adaptive vote: held ones only after its first wave, last, and never for a vote already settled', async () => {
+    const store = memoryStore();
+    const samples = { max: 5 };
+    const saved = await savedAfterFirstAttempt(store, 'k', { samples });
+    const slots = (saved.snapshot.context as unknown as { slots: Array<{ state: string }> }).slots;
+    expect(slots.map((slot) => slot.state)).toEqual(['calling', 'calling', 'calling', 'held', 'held']);
+    const forgeries: Array<(slots: Array<{ state: string }>) => void> = [
+      // Held before one in its wave: widened, the vote would ask another than the next.
+      (changed) => ((changed[1]!.state = 'held'), (changed[3]!.state = 'calling')),
+      // A first wave smaller than `min` (3): it would settle on fewer samples than the run asks first.
+      (changed) => ((changed[1]!.state = 'held'), (changed[2]!.state = 'held')),
+    ];
+    for (const forge of forgeries) {
+      const changed = structuredClone(saved) as unknown as { snapshot: { context: { slots: Array<{ state: string }> } } };
+      forge(changed.snapshot.context.slots);
+      store.save('k', changed as never);
+      const callFn = vi.fn(async () => envelope('Paris', 0.9));
+      const run = acheck(callFn, QUESTION, { checkpoint: store, key: 'k', samples, callRetries: { retries: 1, minDelayMs: 1 } });
+      await expect(run).rejects.toThrow(/sample slots for 5 samples that the checkpoint machine never hands out so/);
+      expect(callFn).not.toHaveBeenCalled();
+    }
+    store.save('k', saved);
+    const result = await acheck(async () => envelope('Paris', 0.9), QUESTION, { checkpoint: store, key: 'k', samples, callRetries: { retries: 1, minDelayMs: 1 } });
+    expect(result).toMatchObject({ ok: true, answer: 'Paris' });
+  });
+
   it('as the machine saved them, they resume', async () => {
     const store = memoryStore();
     await savedAfterFirstAttempt(store, 'k', { samples: 3 });
     const result = await acheck(async () => envelope('Paris', 0.9), QUESTION, { checkpoint: store, key: 'k', samples: 3, callRetries: { retries: 1, minDelayMs: 1 } });
     expect(result).toMatchObject({ ok: true, answer: 'Paris' });
+  });
+});
+
+describe('the calls a saved run counts, which its budget reads', () => {
+  /** Leaves `key` saved as attempt 2 of a run with `budget` begins, its two attempts unconfident; returns it as saved. */
+  async function savedWithBudget(store: CheckpointStore, key: string, options: { samples?: number } = {}) {
+    const controller = new AbortController();
+    const run = acheck(
+      async (_prompt, { attempt }) => {
+        if (attempt === 2) controller.abort(new Error('process going down'));
+        return envelope('Lyon', 0.1);
+      },
+      QUESTION,
+      { checkpoint: store, key, signal: controller.signal, maxRetries: 5, budget: { maxCalls: 4 * (options.samples ?? 1) }, ...options },
+    );
+    await expect(run).rejects.toThrow('process going down');
+    return JSON.parse(JSON.stringify(await store.load(key))) as Checkpoint & { snapshot: { context: Record<string, unknown> } };
+  }
+
+  for (const samples of [1, 3]) {
+    it(`a count lowered (or raised) is refused by its field, before any call: lowered, a resumed run would spend the budget again (samples: ${samples})`, async () => {
+      const store = memoryStore();
+      const saved = await savedWithBudget(store, 'k', { samples });
+      const calls = saved.snapshot.context['calls'] as number;
+      expect(calls).toBe(3 * samples);
+      // A sampling run's slots carry call numbers below its count: lowering it is refused by them too (see above).
+      for (const forged of samples === 1 ? [0, calls - 1, calls + 1] : [calls + 1, calls + 3]) {
+        store.save('k', withValueAt(saved, 'snapshot.context.calls', forged));
+        const callFn = vi.fn(async () => envelope('Lyon', 0.1));
+        const run = acheck(callFn, QUESTION, { checkpoint: store, key: 'k', maxRetries: 5, budget: { maxCalls: 4 * samples }, samples });
+        await expect(run).rejects.toBeInstanceOf(CheckpointError);
+        await expect(run).rejects.toThrow(`holds calls: ${forged}, which its attempts (${calls} calls) do not make: it was changed after it was saved.`);
+        expect(callFn).not.toHaveBeenCalled();
+      }
+      // As saved, it resumes and makes only the calls the budget has left: the attempt under way again, and one more.
+      store.save('k', saved);
+      const callFn = vi.fn(async () => envelope('Lyon', 0.1));
+      const result = await acheck(callFn, QUESTION, { checkpoint: store, key: 'k', maxRetries: 5, budget: { maxCalls: 4 * samples }, samples });
+      expect(callFn).toHaveBeenCalledTimes(2 * samples);
+      expect(result.method).toBe('budget');
+    });
+  }
+});
+
+describe('a run saved as ended by its budget', () => {
+  const options = { maxRetries: 5, budget: { maxCalls: 2 } };
+  /** Leaves `key` saved as ended: the store fails to delete it, as a process that died after its last save would. */
+  async function savedEnded(store: CheckpointStore, key: string, reply: () => string) {
+    const dying = { ...store, delete: () => Promise.reject(new Error('process going down')) };
+    await expect(acheck(async () => reply(), QUESTION, { checkpoint: dying, key, ...options })).rejects.toThrow('process going down');
+    return JSON.parse(JSON.stringify(await store.load(key))) as Checkpoint & { snapshot: { value: string; context: Record<string, unknown> } };
+  }
+  const resumed = (store: CheckpointStore, callFn = vi.fn(async () => envelope('Paris', 0.9))) => ({
+    callFn,
+    run: acheck(callFn, QUESTION, { checkpoint: store, key: 'k', ...options }),
+  });
+
+  it('as saved, it resumes ended, with no call', async () => {
+    const store = memoryStore();
+    const saved = await savedEnded(store, 'k', () => envelope('Lyon', 0.1));
+    expect(saved.snapshot.value).toBe('overBudget');
+    const { callFn, run } = resumed(store);
+    await expect(run).resolves.toMatchObject({ status: 'UNCERTAIN', method: 'budget', detail: 'the budget of 2 calls is spent' });
+    expect(callFn).not.toHaveBeenCalled();
+  });
+
+  it('marked overBudget where its budget allowed the next call, or where its attempts wanted none, is refused', async () => {
+    const store = memoryStore();
+    const saved = await savedEnded(store, 'k', () => envelope('Lyon', 0.1));
+    // Cut to its first attempt, one call under a budget of two: the retry it wanted was affordable.
+    const { context } = saved.snapshot;
+    const trace = context['trace'] as Array<{ state: string }>;
+    const cut = { ...context, attempt: 0, calls: 1, attempts: (context['attempts'] as unknown[]).slice(0, 1), prompts: (context['prompts'] as unknown[]).slice(0, 1) };
+    const firstRound = trace.slice(0, trace.findIndex((step) => step.state === 'reconsidering') + 1);
+    store.save('k', withValueAt(saved, 'snapshot.context', { ...cut, draft: cut.attempts[0], trace: [...firstRound, trace.at(-1)] }));
+    let { callFn, run } = resumed(store);
+    await expect(run).rejects.toBeInstanceOf(CheckpointError);
+    await expect(run).rejects.toThrow('says the run ended UNCERTAIN in overBudget, but its budget allowed the next call: it was changed after it was saved.');
+    expect(callFn).not.toHaveBeenCalled();
+    // Spent, but its last attempt was confident: the run ended REPAIRED, wanting no other call.
+    store.save('k', withValueAt(saved, 'snapshot.context.attempts[1].confidence', 0.95));
+    ({ callFn, run } = resumed(store));
+    await expect(run).rejects.toThrow('says the run ended UNCERTAIN in overBudget, but its budget allowed the next call, and its attempts wanted none');
+    expect(callFn).not.toHaveBeenCalled();
+  });
+
+  it("a trace whose last step is not the state the run ended in is refused: a REPAIRED run's trace ending overBudget read as BUDGET_SPENT", async () => {
+    const store = memoryStore();
+    const saved = await savedEnded(store, 'k', () => envelope('Lyon', 0.1));
+    const trace = saved.snapshot.context['trace'] as Array<{ state: string }>;
+    store.save('k', withValueAt(saved, `snapshot.context.trace[${trace.length - 1}].state`, 'uncertain'));
+    const { callFn, run } = resumed(store);
+    await expect(run).rejects.toThrow('holds a trace whose last step is not the state overBudget the run rests in: it was changed after it was saved.');
+    expect(callFn).not.toHaveBeenCalled();
   });
 });
 
