@@ -431,6 +431,9 @@ describe('what review found', () => {
     // Nor did sampling: one sample, confidence of its own.
     for (const name of ['samples', 'sampleConcurrency', 'confidenceFrom', 'agree']) delete context.settings[name];
     for (const name of ['slots', 'calls', 'started']) delete (context as Record<string, unknown>)[name];
+    // Nor cascades and budgets.
+    for (const name of ['models', 'budget']) delete context.settings[name];
+    for (const name of ['replies', 'reports', 'escalations']) delete (context as Record<string, unknown>)[name];
     delete context.draft['schemaIssues'];
     for (const attempt of context.attempts) delete attempt['schemaIssues'];
     await store.save('old', saved as never);

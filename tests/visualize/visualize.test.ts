@@ -76,7 +76,7 @@ describe('machine graphs', () => {
       machineGraph(checkpointMachine).edges.find((e) => e.from === from && e.to === to)?.labels;
     expect(labels('calling', 'parsing')).toEqual(['model.replied [isText]']);
     expect(labels('calling', 'backingOff')).toEqual(['model.failed [canRetryCall]']);
-    expect(labels('backingOff', 'calling')).toEqual(['backoff.elapsed']);
+    expect(labels('backingOff', 'calling')).toEqual(['backoff.elapsed [else]']);
     expect(labels('calling', 'uncertain')).toEqual(['model.replied [else]', 'model.failed [isPermanentFailure]', 'model.failed [else]', 'run.deadline']);
     expect(labels('sampling', 'uncertain')).toEqual(['sample.failed [isPermanentSampleFailure]', 'run.deadline']);
     expect(labels('backingOff', 'uncertain')).toEqual(['run.deadline']);
