@@ -459,6 +459,39 @@ describe('on either engine, and resumed from a store', () => {
   });
 });
 
+describe('a clarified run under a budget, resumed from a store', () => {
+  const readings = { ambiguous: true, interpretations: ['France the country', 'France the ship'] };
+
+  it('resumes mid-round with its budget at the limit: the wait before it is judged by what the run had spent then', async () => {
+    const store = memoryStore();
+    const options = { checkpoint: store, key: 'k', maxRetries: 5, budget: { maxCalls: 3 }, awaitClarification: true };
+    expect((await acheck(async () => envelope('', 0.6, readings), 'q', options)).status).toBe('AMBIGUOUS');
+    const process1 = new AbortController();
+    const dying = async (_: string, info: CallInfo) => {
+      if (info.attempt < 2) return envelope('Paris', 0.2);
+      process1.abort(new Error('the process died'));
+      return new Promise<string>(() => {});
+    };
+    await expect(acheck(dying, 'q', { ...options, clarification: 0, signal: process1.signal })).rejects.toThrow('the process died');
+    let calls = 0;
+    const result = await acheck(async () => ((calls += 1), envelope('Paris', 0.2)), 'q', options);
+    // The call the process died in is made again; none after it, the budget being spent.
+    expect(calls).toBe(1);
+    expect(result).toMatchObject({ status: 'UNCERTAIN', method: 'budget' });
+    expect(result.clarifications).toHaveLength(1);
+  });
+
+  it('resumes ended AMBIGUOUS where its budget kept it from waiting', async () => {
+    const store = memoryStore();
+    const options = { maxRetries: 5, budget: { maxCalls: 1 }, awaitClarification: true };
+    const dying = { ...store, delete: () => Promise.reject(new Error('the process died')) };
+    await expect(acheck(async () => envelope('', 0.6, readings), 'q', { ...options, checkpoint: dying, key: 'k' })).rejects.toThrow('the process died');
+    const result = await acheck(async () => envelope('Paris', 0.9), 'q', { ...options, checkpoint: store, key: 'k' });
+    expect(result.status).toBe('AMBIGUOUS');
+    expect(result.trace.at(-1)!.state).toBe('ambiguous');
+  });
+});
+
 describe('in a workflow', () => {
   it('the machine calls each model of its cascade itself, and a provided callModel actor is told the stage', async () => {
     const { createActor, fromPromise, toPromise } = await import('xstate');
