@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { acheck, check, clarify, memoryStore } from '../../src/index.js';
 import type { CallInfo } from '../../src/decide/model-call.js';
 import { forceEngine } from '../../src/engine/engines.js';
@@ -515,6 +515,18 @@ describe('in a workflow', () => {
 });
 
 describe('a clarified question', () => {
+  it('is not asked when clarify() is given a budget the result already spent: no call starts past it', async () => {
+    const readings = { ambiguous: true, interpretations: ['France the country', 'France the ship'] };
+    const asked = await acheck(async () => envelope('', 0.6, readings), 'Capital of France?', { maxRetries: 3 });
+    const callFn = vi.fn(async () => envelope('Paris', 0.9));
+    for (const choice of [0, { rephrased: 'Which city is the capital of the country France?' }]) {
+      const clarified = await clarify(asked, choice, callFn, { budget: { maxCalls: 1 } });
+      expect(clarified).toMatchObject({ status: 'UNCERTAIN', method: 'budget', detail: 'the budget of 1 call is spent' });
+      expect(clarified.trace.map((s) => s.state).slice(-2)).toEqual(['awaitingClarification', 'overBudget']);
+    }
+    expect(callFn).not.toHaveBeenCalled();
+  });
+
   it('is refused by clarify() with the fix when its options do not name the models the result was checked with', async () => {
     const readings = { ambiguous: true, interpretations: ['France the country', 'France the ship'] };
     const asked = check(unsure('Lyon'), 'Capital of France?', { maxRetries: 0, modelName: 'cheap', escalate: [{ call: () => envelope('', 0.6, readings), name: 'strong' }] });
