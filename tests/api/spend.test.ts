@@ -82,6 +82,18 @@ describe('a cascade (escalate)', () => {
     ]);
   });
 
+  it("judges a later model's own samples as any vote is judged, by their agreement too, and lists them in result.samples", () => {
+    const split = ['Paris', 'Paris', 'Marseille'];
+    const strong = (_: string, info: CallInfo) => envelope(split[info.sample!]!, 0.9);
+    const alone = check(strong, 'q', { maxRetries: 0, samples: 3 });
+    const cascade = check(unsure('Lyon'), 'q', { maxRetries: 0, escalate: [{ call: strong, samples: 3 }] });
+    // Two of three agree: 0.67 × 0.9 is below the threshold, whichever model of a run it is.
+    expect(alone).toMatchObject({ status: 'UNCERTAIN', confidence: 0.6 });
+    expect(cascade).toMatchObject({ status: 'UNCERTAIN', confidence: 0.6 });
+    expect(cascade.settings!.confidenceFrom).toBe('hybrid');
+    expect(cascade.samples!.map((samples) => samples.length)).toEqual([0, 3]);
+  });
+
   it('does not escalate once the deadline has passed', async () => {
     const slow = (_: string, { signal }: CallInfo) => new Promise<string>((_, reject) => signal?.addEventListener('abort', () => reject(signal.reason)));
     let asked = 0;
