@@ -50,6 +50,8 @@ export const guards = {
     typeof reading === 'string' && context.clarifications.length < context.settings.maxClarifications && context.draft.interpretations.includes(reading),
   isRephrasing: ({ context }: GuardArgs, { question }: { question: unknown }) =>
     typeof question === 'string' && question.trim() !== '' && question.length <= MAX_REPHRASED_CHARS && context.clarifications.length < context.settings.maxClarifications,
+  isUnaffordedReading: (args: GuardArgs, params: { reading: unknown }) => guards.isOfferedReading(args, params) && !withinBudget(args.context),
+  isUnaffordedRephrasing: (args: GuardArgs, params: { question: unknown }) => guards.isRephrasing(args, params) && !withinBudget(args.context),
   callFailed: ({ context }: GuardArgs) => context.draft.callFailed,
   isSampling: ({ context }: GuardArgs) => planOf(context).max > 1,
   allSampled: ({ context }: GuardArgs) => context.slots.every((slot) => slot.state === 'done'),

@@ -297,16 +297,23 @@ const checkpointDefinition = (id: 'checkpoint' | 'clarifying', waits: boolean) =
       awaitingClarification: {
         entry: [enter('awaitingClarification'), settle(AMBIGUOUS), 'endDeadline'],
         on: {
-          'clarify.chose': {
-            guard: { type: 'isOfferedReading', params: ({ event }) => ({ reading: event.reading }) },
-            target: 'asking',
-            actions: [{ type: 'clarify', params: ({ event }) => ({ chosen: event.reading, rephrased: null }) }, arm('deadline')],
-          },
-          'clarify.rephrased': {
-            guard: { type: 'isRephrasing', params: ({ event }) => ({ question: event.question }) },
-            target: 'asking',
-            actions: [{ type: 'clarify', params: ({ event }) => ({ chosen: null, rephrased: event.question }) }, arm('deadline')],
-          },
+          // The clarified round's first call must be one the budget allows: late usage, or a budget given to clarify(), can leave none.
+          'clarify.chose': [
+            { guard: { type: 'isUnaffordedReading', params: ({ event }) => ({ reading: event.reading }) }, target: 'overBudget' },
+            {
+              guard: { type: 'isOfferedReading', params: ({ event }) => ({ reading: event.reading }) },
+              target: 'asking',
+              actions: [{ type: 'clarify', params: ({ event }) => ({ chosen: event.reading, rephrased: null }) }, arm('deadline')],
+            },
+          ],
+          'clarify.rephrased': [
+            { guard: { type: 'isUnaffordedRephrasing', params: ({ event }) => ({ question: event.question }) }, target: 'overBudget' },
+            {
+              guard: { type: 'isRephrasing', params: ({ event }) => ({ question: event.question }) },
+              target: 'asking',
+              actions: [{ type: 'clarify', params: ({ event }) => ({ chosen: null, rephrased: event.question }) }, arm('deadline')],
+            },
+          ],
           'clarify.cancelled': { target: 'ambiguous' },
           // Nothing runs while a person decides: no clock to restart, no deadline to arm.
           'booth.resumed': {},

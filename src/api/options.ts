@@ -231,8 +231,8 @@ function readCheckOptions(entry: Entry, given: Record<string, unknown>, telemetr
       'Expected `validator` to be a synchronous function, got an async function; return true, false or [boolean, message] directly.',
     );
   }
-  const sampling = samplingOptions(given);
   const escalate = escalateOption(given['escalate'], 'call', entry === 'check');
+  const sampling = samplingOptions(given, escalate);
   const inspect = inspector(given['inspect']);
   const signal = abortSignal(given['signal']);
   const { timeoutMs, deadlineMs, callRetries } = timers(given);

@@ -503,7 +503,8 @@ function checkDecisions({ status, value, context }: DecidedRun, fail: (problem: 
   attempts.forEach((attempt, index) => {
     const round = rounds.findLast((r) => r.start <= index)!;
     // Each attempt is asked again as its round had it: the question then, the clarifications and moves to other models before it.
-    const settings = { ...context.settings, prompt: round.question, deadlineAt: null };
+    // Not the budget: what the run has spent since then is not what it had spent then (its stop is asked of the run's end below).
+    const settings = { ...context.settings, prompt: round.question, deadlineAt: null, budget: null };
     const clarifications = context.clarifications.slice(0, round.index);
     const escalations = context.escalations.filter((escalation) => escalation.attempt <= index);
     const asked = { ...context, settings, clarifications, escalations, attempt: index, draft: attempt, awaitingVerdict: false };
@@ -532,14 +533,16 @@ function checkDecisions({ status, value, context }: DecidedRun, fail: (problem: 
     }
     // A run can end early: at the deadline (time cannot be asked again), or by its budget, before a call it wanted.
     const early = (decided === 'reconsidering' || decided === 'escalating') && settings.deadlineMs !== null;
+    const spent = budgetStop(context.settings.budget, spentOf(context)) !== null;
     if (value === 'overBudget') {
-      const wanted = decided === 'reconsidering' || decided === 'escalating' || cutShort(attempt, planOf(asked), settings.callRetries);
-      if (!wanted || budgetStop(context.settings.budget, spentOf(context)) === null) {
+      const wanted = decided === 'reconsidering' || decided === 'escalating' || decided === WAITING || cutShort(attempt, planOf(asked), settings.callRetries);
+      if (!wanted || !spent) {
         fail(`says the run ended ${String(context.status)} in overBudget, but its budget allowed the next call${wanted ? '' : ', and its attempts wanted none'}: it was changed after it was saved.`);
       }
       return;
     }
-    const ended = early ? 'uncertain' : decided;
+    // A run whose budget could not pay for a clarified round does not wait for one: it ends AMBIGUOUS.
+    const ended = early ? 'uncertain' : decided === WAITING && value === 'ambiguous' && spent ? 'ambiguous' : decided;
     if (ended !== value) {
       const verdict = decided === 'reconsidering' ? 'a retry' : String(CONCLUDES.get(decided));
       fail(`says the run ended ${String(context.status)}, but its attempts and settings lead to ${verdict}: it was changed after it was saved.`);

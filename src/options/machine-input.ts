@@ -95,8 +95,8 @@ export function readMachineInput(input: unknown): MachineInput {
   const model = optionalFunction('model', given['model']);
   const schema = readSchema(given['schema']);
   const validator = given['validator'] === true ? true : optionalFunction('validator', given['validator'] === false ? null : given['validator']);
-  const sampling = samplingOptions(given);
   const escalate = escalateOption(given['escalate'], 'model', false);
+  const sampling = samplingOptions(given, escalate);
   const sampleConcurrency = concurrency(given['sampleConcurrency'], effects === 'actors' ? 1 : widestPlan(sampling.samples, escalate));
   if (effects === 'actors' && sampleConcurrency > 1) {
     throw new RangeError(

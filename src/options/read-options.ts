@@ -62,10 +62,14 @@ function adaptivePlan(value: object, name: string): SamplePlan {
   return Object.freeze({ max, min, stop: rule });
 }
 
-/** `samples`, `agree` and `confidenceFrom`, as `check()`, `acheck()` and the machine read them. */
-export function samplingOptions(given: Record<string, unknown>) {
+/**
+ * `samples`, `agree` and `confidenceFrom`, as `check()`, `acheck()` and the machine read them.
+ * `escalate` (read) may give a model of the cascade samples of its own: its vote is judged as
+ * any vote is, so `confidenceFrom` defaults as for the most samples any model asks.
+ */
+export function samplingOptions(given: Record<string, unknown>, escalate: readonly Escalation<unknown>[] = []) {
   const plan = samplePlan(given['samples']);
-  const samples = plan.max;
+  const samples = widestPlan(plan.max, escalate);
   const agree = optionalFunction('agree', given['agree']);
   if (isAsyncFunction(agree)) {
     throw new TypeError('Expected `agree` to be a synchronous function (a, b) => boolean, got an async function.');
@@ -80,7 +84,7 @@ export function samplingOptions(given: Record<string, unknown>) {
     );
   }
   const confidenceFrom = confidenceSourceFor(samples, source as ConfidenceSource | undefined);
-  return { samples, plan, agree: agree as AgreeFn<unknown> | null, confidenceFrom };
+  return { samples: plan.max, plan, agree: agree as AgreeFn<unknown> | null, confidenceFrom };
 }
 
 /** More models than this is a survey too: each may make every attempt of a run again. */

@@ -168,9 +168,10 @@ export class Result {
     return Object.freeze([...spend].map(([model, so]) => Object.freeze({ model, ...so })));
   }
 
-  /** With `samples` above 1: each attempt's samples, in order; null with one sample. */
+  /** With `samples` above 1 (any model's, in a cascade): each attempt's samples, in order; null with one sample. */
   get samples(): readonly (readonly Sample<unknown>[])[] | null {
-    if (this.settings === null || this.settings.samples === 1) return null;
+    // A cascade's later model may sample where the first did not.
+    if (this.settings === null || (this.settings.samples === 1 && !this.attempts.some((attempt) => attempt.samples !== undefined))) return null;
     return this.attempts.map((attempt) => attempt.samples ?? []);
   }
 
@@ -292,7 +293,7 @@ function latestRound({
 interface ResultBase<T> extends Omit<Result, 'status' | 'ok' | 'answer' | 'confidence' | 'ambiguous' | 'reason' | 'unwrap' | 'unwrapOr' | 'attempts' | 'samples'> {
   /** Every attempt, in order. */
   readonly attempts: readonly Attempt<T>[];
-  /** With `samples` above 1: each attempt's samples, in order; null with one sample. */
+  /** With `samples` above 1 (any model's, in a cascade): each attempt's samples, in order; null with one sample. */
   readonly samples: readonly (readonly Sample<ModelAnswer<T>>[])[] | null;
   /** The answer when the result is ok; otherwise `fallback`. */
   unwrapOr<F>(fallback: F): T | F;

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { acheck, check, clarify, memoryStore } from '../../src/index.js';
 import type { CallInfo } from '../../src/decide/model-call.js';
 import { forceEngine } from '../../src/engine/engines.js';
@@ -80,6 +80,18 @@ describe('a cascade (escalate)', () => {
       { model: 'cheap', attempts: 1, calls: 1, usage: { inputTokens: 10, outputTokens: 0, totalTokens: 10, costUsd: 0.001 } },
       { model: 'strong', attempts: 1, calls: 3, usage: { inputTokens: 300, outputTokens: 0, totalTokens: 300, costUsd: 0.03 } },
     ]);
+  });
+
+  it("judges a later model's own samples as any vote is judged, by their agreement too, and lists them in result.samples", () => {
+    const split = ['Paris', 'Paris', 'Marseille'];
+    const strong = (_: string, info: CallInfo) => envelope(split[info.sample!]!, 0.9);
+    const alone = check(strong, 'q', { maxRetries: 0, samples: 3 });
+    const cascade = check(unsure('Lyon'), 'q', { maxRetries: 0, escalate: [{ call: strong, samples: 3 }] });
+    // Two of three agree: 0.67 × 0.9 is below the threshold, whichever model of a run it is.
+    expect(alone).toMatchObject({ status: 'UNCERTAIN', confidence: 0.6 });
+    expect(cascade).toMatchObject({ status: 'UNCERTAIN', confidence: 0.6 });
+    expect(cascade.settings!.confidenceFrom).toBe('hybrid');
+    expect(cascade.samples!.map((samples) => samples.length)).toEqual([0, 3]);
   });
 
   it('does not escalate once the deadline has passed', async () => {
@@ -481,6 +493,39 @@ describe('on either engine, and resumed from a store', () => {
   });
 });
 
+describe('a clarified run under a budget, resumed from a store', () => {
+  const readings = { ambiguous: true, interpretations: ['France the country', 'France the ship'] };
+
+  it('resumes mid-round with its budget at the limit: the wait before it is judged by what the run had spent then', async () => {
+    const store = memoryStore();
+    const options = { checkpoint: store, key: 'k', maxRetries: 5, budget: { maxCalls: 3 }, awaitClarification: true };
+    expect((await acheck(async () => envelope('', 0.6, readings), 'q', options)).status).toBe('AMBIGUOUS');
+    const process1 = new AbortController();
+    const dying = async (_: string, info: CallInfo) => {
+      if (info.attempt < 2) return envelope('Paris', 0.2);
+      process1.abort(new Error('the process died'));
+      return new Promise<string>(() => {});
+    };
+    await expect(acheck(dying, 'q', { ...options, clarification: 0, signal: process1.signal })).rejects.toThrow('the process died');
+    let calls = 0;
+    const result = await acheck(async () => ((calls += 1), envelope('Paris', 0.2)), 'q', options);
+    // The call the process died in is made again; none after it, the budget being spent.
+    expect(calls).toBe(1);
+    expect(result).toMatchObject({ status: 'UNCERTAIN', method: 'budget' });
+    expect(result.clarifications).toHaveLength(1);
+  });
+
+  it('resumes ended AMBIGUOUS where its budget kept it from waiting', async () => {
+    const store = memoryStore();
+    const options = { maxRetries: 5, budget: { maxCalls: 1 }, awaitClarification: true };
+    const dying = { ...store, delete: () => Promise.reject(new Error('the process died')) };
+    await expect(acheck(async () => envelope('', 0.6, readings), 'q', { ...options, checkpoint: dying, key: 'k' })).rejects.toThrow('the process died');
+    const result = await acheck(async () => envelope('Paris', 0.9), 'q', { ...options, checkpoint: store, key: 'k' });
+    expect(result.status).toBe('AMBIGUOUS');
+    expect(result.trace.at(-1)!.state).toBe('ambiguous');
+  });
+});
+
 describe('in a workflow', () => {
   it('the machine calls each model of its cascade itself, and a provided callModel actor is told the stage', async () => {
     const { createActor, fromPromise, toPromise } = await import('xstate');
@@ -504,6 +549,18 @@ describe('in a workflow', () => {
 });
 
 describe('a clarified question', () => {
+  it('is not asked when clarify() is given a budget the result already spent: no call starts past it', async () => {
+    const readings = { ambiguous: true, interpretations: ['France the country', 'France the ship'] };
+    const asked = await acheck(async () => envelope('', 0.6, readings), 'Capital of France?', { maxRetries: 3 });
+    const callFn = vi.fn(async () => envelope('Paris', 0.9));
+    for (const choice of [0, { rephrased: 'Which city is the capital of the country France?' }]) {
+      const clarified = await clarify(asked, choice, callFn, { budget: { maxCalls: 1 } });
+      expect(clarified).toMatchObject({ status: 'UNCERTAIN', method: 'budget', detail: 'the budget of 1 call is spent' });
+      expect(clarified.trace.map((s) => s.state).slice(-2)).toEqual(['awaitingClarification', 'overBudget']);
+    }
+    expect(callFn).not.toHaveBeenCalled();
+  });
+
   it('is refused by clarify() with the fix when its options do not name the models the result was checked with', async () => {
     const readings = { ambiguous: true, interpretations: ['France the country', 'France the ship'] };
     const asked = check(unsure('Lyon'), 'Capital of France?', { maxRetries: 0, modelName: 'cheap', escalate: [{ call: () => envelope('', 0.6, readings), name: 'strong' }] });
