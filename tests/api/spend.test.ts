@@ -64,6 +64,22 @@ describe('a cascade (escalate)', () => {
     expect(result.model).toBe('model 3');
   });
 
+  it("falls back to the next model when a sample's call fails for good, and not when one fails once", () => {
+    const down = check(outage(401), 'q', { samples: 3, escalate: [sure('Paris')] });
+    expect(down.status).toBe('VERIFIED');
+    expect(down.attempts.map((a) => a.model)).toEqual(['model 1', 'model 2']);
+    // A 503 is a failed sample, not a broken provider: the others vote, and the cascade is not asked.
+    let strong = 0;
+    const blip = check((_, info) => (info.sample === 1 ? outage(503)() : envelope('Paris', 0.95)), 'q', {
+      samples: 3,
+      threshold: 0.5,
+      escalate: [() => ((strong += 1), envelope('Lyon', 0.95))],
+    });
+    expect(blip.answer).toBe('Paris');
+    expect(blip.escalations).toEqual([]);
+    expect(strong).toBe(0);
+  });
+
   it('gives each model its own samples, and sums usage per model', () => {
     const reporting = (answer: string, confidence: number, tokens: number, costUsd: number) => (_: string, info: CallInfo) => {
       info.reportUsage!({ inputTokens: tokens, outputTokens: 0, costUsd });
@@ -166,6 +182,13 @@ describe('adaptive samples ({ max, min?, stop? })', () => {
     // The vote's confidence counts only the samples that answered.
     expect(result.agreement).toBe(1);
     expect(result.callFailed).toBe(false);
+  });
+
+  it('stop once a majority saying the question is ambiguous can no longer be overturned', () => {
+    let calls = 0;
+    const result = check(() => ((calls += 1), envelope('', 0.5, { ambiguous: true, interpretations: ['a', 'b'] })), 'q', { samples: { max: 5 } });
+    expect(result.status).toBe('AMBIGUOUS');
+    expect(calls).toBe(3);
   });
 
   it('by a Beta posterior: two agreeing samples are enough at confidence 0.8, not at 0.95', () => {
