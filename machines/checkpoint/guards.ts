@@ -65,7 +65,7 @@ export const guards = {
     const policy = context.settings.callRetries;
     const slot = context.slots[sample];
     return (
-      isSlot(context, sample, call, 'calling') && policy !== null && slot!.tries.length < policy.retries && isTransient(error) && timeLeft(context)
+      isSlot(context, sample, call, 'calling') && policy !== null && slot!.tries.length < policy.retries && isTransient(error) && timeLeft(context) && retryAffordable(context)
     );
   },
   isPermanentSampleFailure: ({ context }: GuardArgs, { sample, call, error }: SampleParams & { error: unknown }) =>
@@ -77,6 +77,13 @@ export const guards = {
 
 /** Whether the budget allows one more call. */
 export const withinBudget = (context: CheckpointContext) => budgetStop(context.settings.budget, spentOf(context)) === null;
+
+/** Whether the budget allows one more sample call retry, besides those already waiting out their backoff. */
+function retryAffordable(context: CheckpointContext): boolean {
+  const spent = spentOf(context);
+  const waiting = context.slots.filter((slot) => slot.state === 'backingOff').length;
+  return budgetStop(context.settings.budget, { ...spent, calls: spent.calls + waiting }) === null;
+}
 
 /** Which model of the cascade the run asks now: the moves on since the latest clarification, which starts again at the first. */
 export function stageOf({ escalations, clarifications }: Pick<CheckpointContext, 'escalations' | 'clarifications'>): number {

@@ -244,6 +244,22 @@ describe('a budget', () => {
     expect(escalated.trace.map((s) => s.state).slice(-2)).toEqual(['escalating', 'overBudget']);
   });
 
+  it("counts a sample's call retries too: no retry starts past it, though both samples wait out a backoff at once", async () => {
+    for (const maxCalls of [2, 3, 5]) {
+      let calls = 0;
+      const result = await acheck(
+        async () => {
+          calls += 1;
+          throw Object.assign(new Error('reset'), { status: 503 });
+        },
+        'q',
+        { samples: 2, callRetries: { retries: 3, minDelayMs: 1, maxDelayMs: 1 }, budget: { maxCalls } },
+      );
+      expect(calls, `maxCalls ${maxCalls}`).toBe(maxCalls);
+      expect(result).toMatchObject({ status: 'UNCERTAIN', method: 'budget', detail: `the budget of ${maxCalls} calls is spent` });
+    }
+  });
+
   it('of tokens: the next call is expected to cost what the calls so far did on average', () => {
     let calls = 0;
     const result = check(
