@@ -94,6 +94,7 @@ function callRetryDue(context: CheckpointContext, error: unknown): boolean {
 /** Whether the budget allows one more call, beside `inFlight` calls that have not reported yet. */
 export const withinBudget = (context: CheckpointContext, inFlight = 0) => budgetStop(context.settings.budget, spentOf(context), inFlight) === null;
 
+
 /** Which model of the cascade the run asks now: the moves on since the latest clarification, which starts again at the first. */
 export function stageOf({ escalations, clarifications }: Pick<CheckpointContext, 'escalations' | 'clarifications'>): number {
   const since = clarifications.at(-1)?.attempt ?? -1;

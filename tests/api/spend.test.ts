@@ -64,6 +64,22 @@ describe('a cascade (escalate)', () => {
     expect(result.model).toBe('model 3');
   });
 
+  it("falls back to the next model when a sample's call fails for good, and not when one fails once", () => {
+    const down = check(outage(401), 'q', { samples: 3, escalate: [sure('Paris')] });
+    expect(down.status).toBe('VERIFIED');
+    expect(down.attempts.map((a) => a.model)).toEqual(['model 1', 'model 2']);
+    // A 503 is a failed sample, not a broken provider: the others vote, and the cascade is not asked.
+    let strong = 0;
+    const blip = check((_, info) => (info.sample === 1 ? outage(503)() : envelope('Paris', 0.95)), 'q', {
+      samples: 3,
+      threshold: 0.5,
+      escalate: [() => ((strong += 1), envelope('Lyon', 0.95))],
+    });
+    expect(blip.answer).toBe('Paris');
+    expect(blip.escalations).toEqual([]);
+    expect(strong).toBe(0);
+  });
+
   it('gives each model its own samples, and sums usage per model', () => {
     const reporting = (answer: string, confidence: number, tokens: number, costUsd: number) => (_: string, info: CallInfo) => {
       info.reportUsage!({ inputTokens: tokens, outputTokens: 0, costUsd });
@@ -213,6 +229,13 @@ describe('adaptive samples ({ max, min?, stop? })', () => {
     expect(result.callFailed).toBe(false);
   });
 
+  it('stop once a majority saying the question is ambiguous can no longer be overturned', () => {
+    let calls = 0;
+    const result = check(() => ((calls += 1), envelope('', 0.5, { ambiguous: true, interpretations: ['a', 'b'] })), 'q', { samples: { max: 5 } });
+    expect(result.status).toBe('AMBIGUOUS');
+    expect(calls).toBe(3);
+  });
+
   it('by a Beta posterior: two agreeing samples are enough at confidence 0.8, not at 0.95', () => {
     const count = (confidence: number) => {
       let calls = 0;
@@ -336,6 +359,22 @@ describe('a budget', () => {
     expect(calls).toBe(4);
     expect(result.models[0]!.calls).toBe(4);
     expect(result.attempts[0]!.samples!.map((s) => s.callFailed)).toEqual([true, false, false, false]);
+  });
+
+  it("counts a sample's call retries too: no retry starts past it, though both samples wait out a backoff at once", async () => {
+    for (const maxCalls of [2, 3, 5]) {
+      let calls = 0;
+      const result = await acheck(
+        async () => {
+          calls += 1;
+          throw Object.assign(new Error('reset'), { status: 503 });
+        },
+        'q',
+        { samples: 2, callRetries: { retries: 3, minDelayMs: 1, maxDelayMs: 1 }, budget: { maxCalls } },
+      );
+      expect(calls, `maxCalls ${maxCalls}`).toBe(maxCalls);
+      expect(result).toMatchObject({ status: 'UNCERTAIN', method: 'budget', detail: `the budget of ${maxCalls} calls is spent` });
+    }
   });
 
   it('of tokens: the next call is expected to cost what the calls so far did on average', () => {

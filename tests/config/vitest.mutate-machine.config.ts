@@ -28,6 +28,9 @@ export default defineConfig({
       'tests/api/clarify.test.ts',
       'tests/api/clarified-trace.test.ts',
       'tests/stores/checkpoint-trust.test.ts',
+      // Cascades, adaptive samples and budgets: the stopping rules and the runs that spend.
+      'tests/api/spend.test.ts',
+      'tests/decide/stopping-rules.test.ts',
     ],
   },
 });

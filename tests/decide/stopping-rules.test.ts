@@ -29,6 +29,29 @@ describe('the exact rule (stop: decided)', () => {
     expect(isSettled(tallyOf(done, settings), 2, { confidence: 0.7 })).toBe(false);
   });
 
+  it('with no sample left, the vote is what it is', () => {
+    expect(isSettled(tallyOf([reply('A'), reply('B')], settings), 0, 'decided')).toBe(true);
+    expect(isSettled(tallyOf([reply('A'), reply('B')], settings), 0, { confidence: 0.95 })).toBe(true);
+  });
+
+  it('settles an ambiguity majority no remaining sample can overturn, and waits while one could', () => {
+    const all = [reply('X', true), reply('Y', true), reply('Z', true)];
+    expect(isSettled(tallyOf(all, settings), 2, 'decided')).toBe(true);
+    expect(isSettled(tallyOf(all, settings), 3, 'decided')).toBe(false);
+  });
+
+  it('keeps a winner only while the ambiguous samples left could not make a majority (a tie is none)', () => {
+    const four = [reply('A'), reply('A'), reply('A'), reply('A'), reply('X', true), reply('Y', true), reply('Z', true)];
+    // 4–1 is ahead by more than two, but two more ambiguous samples would make 5 of 9.
+    expect(isSettled(tallyOf(four, settings), 2, 'decided')).toBe(false);
+    // One more ambiguous sample makes 3 of 6: not a majority, so A stays the winner.
+    expect(isSettled(tallyOf([reply('A'), reply('A'), reply('A'), reply('X', true), reply('Y', true)], settings), 1, 'decided')).toBe(true);
+  });
+
+  it('lets a leading cluster with a plain sample win, though some of its samples reported ambiguity', () => {
+    expect(isSettled(tallyOf([reply('A'), reply('A'), reply('A', true), reply('B')], settings), 1, 'decided')).toBe(true);
+  });
+
   it('never stops while the samples left could elect another winner or turn the ambiguity majority', () => {
     // 'Ambiguous' answers as the ambiguous samples did, but plainly: it makes their cluster one that can win.
     const answer = fc.constantFrom('A', 'B', 'C', 'ambiguous', 'Ambiguous', 'junk');
@@ -66,6 +89,25 @@ describe('the Beta rule (stop: { confidence })', () => {
     expect(leaderBeats(5, 1)).toBeCloseTo(1 - 8 / 128, 12);
   });
 
+  it('stops at exactly the confidence asked: 2–0 is 7/8, enough for 0.875', () => {
+    expect(isSettled(tallyOf([reply('A'), reply('A')], settings), 7, { confidence: 0.875 })).toBe(true);
+    expect(nextWave(NO_VOTES, 9, { confidence: 0.875 })).toBe(2);
+  });
+
+  it('needs both the ambiguity and the winner sure', () => {
+    // A 3–2 split on ambiguity (P 0.66) leaves it open, though 3–1 for A (P 0.81) would do at 0.8.
+    expect(isSettled(tallyOf([reply('A'), reply('A'), reply('A'), reply('X', true), reply('Y', true)], settings), 3, { confidence: 0.8 })).toBe(false);
+    // Sure that the question is plain (2–0, P 7/8) but a 1–1 tie for the winner: open.
+    expect(isSettled(tallyOf([reply('A'), reply('B')], settings), 3, { confidence: 0.8 })).toBe(false);
+    // An ambiguity majority it is sure of (3–1, P 0.81) settles the vote as ambiguous.
+    expect(isSettled(tallyOf([reply('X', true), reply('Y', true), reply('Z', true), reply('A')], settings), 2, { confidence: 0.8 })).toBe(true);
+  });
+
+  it('never elects a leading cluster whose samples all reported ambiguity', () => {
+    const ambiguousLeader = [reply('X', true), reply('X', true), reply('X', true), reply('A'), reply('B'), reply('C'), reply('D')];
+    expect(isSettled(tallyOf(ambiguousLeader, settings), 1, { confidence: 0.8 })).toBe(false);
+  });
+
   it('stops no later than the exact rule', () => {
     fc.assert(
       fc.property(fc.integer({ min: 0, max: 10 }), fc.integer({ min: 0, max: 10 }), fc.integer({ min: 0, max: 10 }), fc.double({ min: 0.51, max: 0.99, noNaN: true }), (a, b, left, confidence) => {
@@ -88,6 +130,10 @@ describe('the waves', () => {
     expect(nextWave(tallyOf([reply('A'), reply('A'), reply('B')], settings), 2, 'decided')).toBe(1);
     // 1–1–1 with two left: nothing can settle it early, so both are asked.
     expect(nextWave(tallyOf([reply('A'), reply('B'), reply('C')], settings), 2, 'decided')).toBe(2);
+    // An ambiguity majority is settled by ambiguous samples: 2 of 3 needs two more of four to stay one.
+    expect(nextWave(tallyOf([reply('X', true), reply('Y', true), reply('A')], settings), 4, 'decided')).toBe(2);
+    // One ambiguous of two is no majority: one more A (3 of 4 for A, 1 ambiguous) settles it.
+    expect(nextWave(tallyOf([reply('A'), reply('A', true)], settings), 2, 'decided')).toBe(1);
   });
 });
 
@@ -120,5 +166,19 @@ describe('the budget', () => {
     expect(budgetStop({ maxCalls: null, maxTokens: null, maxCostUsd: 1 }, spent(1, 1, 1, 10))).toMatch(/^cost is unknown/);
     // A call budget needs no usage.
     expect(budgetStop({ maxCalls: 5, maxTokens: null, maxCostUsd: null }, spent(1, 1, 0, null))).toBeNull();
+  });
+
+  it('says which limits it cannot keep, and what the calls cost on average', () => {
+    const unknown = ', so the budget of';
+    expect(budgetStop({ maxCalls: null, maxTokens: 100, maxCostUsd: null }, spent(1, 1, 0, null))).toBe(
+      `usage is unknown: a call replied without reporting what it used (info.reportUsage)${unknown} 100 tokens cannot be kept`,
+    );
+    expect(budgetStop({ maxCalls: null, maxTokens: null, maxCostUsd: 0.5 }, spent(1, 1, 0, null))).toBe(
+      `usage is unknown: a call replied without reporting what it used (info.reportUsage)${unknown} $0.5 cannot be kept`,
+    );
+    expect(budgetStop({ maxCalls: null, maxTokens: 1, maxCostUsd: 2 }, spent(1, 1, 0, null))).toBe(
+      `usage is unknown: a call replied without reporting what it used (info.reportUsage)${unknown} 1 token and $2 cannot be kept`,
+    );
+    expect(budgetStop({ maxCalls: null, maxTokens: null, maxCostUsd: 0.03 }, spent(2, 2, 2, 10, 0.04))).toBe('the budget of $0.03 would be passed: $0.04 spent, about $0.02 a call');
   });
 });
