@@ -93,6 +93,7 @@ export function contextOf(checked: MachineInput, machine: AnyStateMachine): Chec
     calls: 0,
     replies: 0,
     reports: 0,
+    priced: 0,
     started: [],
     usage: null,
     lateUsage: null,
@@ -152,9 +153,9 @@ export function checkpointOutput(context: CheckpointContext): CheckpointOutput<u
 
 /** What the run has spent so far, as its budget counts it: every attempt's usage, the one under way's and late reports. */
 export function spentOf(context: CheckpointContext): Spent {
-  const { calls, replies, reports } = context;
+  const { calls, replies, reports, priced } = context;
   // Once the attempt under way is committed its usage is in it: counted once.
   let usage = addUsage(context.attempts.length > context.attempt ? null : context.usage, context.lateUsage);
   for (const attempt of context.attempts) usage = addUsage(usage, attempt.usage);
-  return { calls, replies, reports, usage };
+  return { calls, replies, reports, priced, usage };
 }

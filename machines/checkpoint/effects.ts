@@ -273,10 +273,18 @@ export const checkpointEffects = {
       new Error(state === 'queued' ? `not called: ${cause}` : `abandoned ${state === 'calling' ? 'during the call' : 'while waiting to retry'}: ${cause}`),
     );
   }),
-  recordUsage: update((context: CheckpointContext, { usage }: { usage: Usage }) => ({ usage: addUsage(context.usage, usage), reports: context.reports + 1 })),
+  recordUsage: update((context: CheckpointContext, { usage }: { usage: Usage }) => ({
+    usage: addUsage(context.usage, usage),
+    reports: context.reports + 1,
+    priced: context.priced + (usage.costUsd === null ? 0 : 1),
+  })),
   // A run is saved as an attempt begins, and resumed to make its calls again: its time starts over, the pause not counted.
   restartClock: update((_: CheckpointContext, __: undefined) => ({ startedAt: Date.now() })),
-  recordLateUsage: update((context: CheckpointContext, { usage }: { usage: Usage }) => ({ lateUsage: addUsage(context.lateUsage, usage), reports: context.reports + 1 })),
+  recordLateUsage: update((context: CheckpointContext, { usage }: { usage: Usage }) => ({
+    lateUsage: addUsage(context.lateUsage, usage),
+    reports: context.reports + 1,
+    priced: context.priced + (usage.costUsd === null ? 0 : 1),
+  })),
   /**
    * The model asked gave up: the next of the cascade is asked the round's question afresh, from
    * the first prompt, with retries of its own.

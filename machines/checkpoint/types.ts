@@ -232,6 +232,8 @@ export interface CheckpointContext {
   /** Calls that replied with text, and usage reports received: a token or cost budget needs a report per reply. */
   readonly replies: number;
   readonly reports: number;
+  /** The usage reports that gave a cost: a cost budget cannot be kept once one did not. */
+  readonly priced: number;
   /** The samples whose call or backoff the last update started: their timers are armed next. */
   readonly started: readonly number[];
   /** What the calls of the attempt under way have consumed so far, as reported; null until one reports. */

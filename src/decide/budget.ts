@@ -19,6 +19,8 @@ export interface Spent {
   readonly replies: number;
   /** Usage reports received. */
   readonly reports: number;
+  /** Those of them that gave a cost; all of them when not counted. A cost budget needs every report's. */
+  readonly priced?: number;
   /** The usage reported, summed; null when none was. */
   readonly usage: Usage | null;
 }
@@ -47,7 +49,10 @@ export function budgetStop(budget: Budget | null, spent: Spent, inFlight = 0): s
     return `the budget of ${plural(maxTokens, 'token')} would be passed: ${usage.totalTokens} used, about ${Math.round(usage.totalTokens / reports)} a call`;
   }
   if (maxCostUsd !== null) {
-    if (usage.costUsd === null) return `cost is unknown: the calls reported tokens but no cost, so the budget of $${numberText(maxCostUsd)} cannot be kept`;
+    // A report without a cost adds nothing to the sum: one such call (an unpriced model of a cascade, say) would be spent as free.
+    if (usage.costUsd === null || (spent.priced ?? reports) < reports) {
+      return `cost is unknown: a call reported tokens but no cost, so the budget of $${numberText(maxCostUsd)} cannot be kept`;
+    }
     if (projected(usage.costUsd) > maxCostUsd) {
       return `the budget of $${numberText(maxCostUsd)} would be passed: $${numberText(usage.costUsd)} spent, about $${numberText(usage.costUsd / reports)} a call`;
     }

@@ -290,18 +290,21 @@ export function waitingSnapshot(output: CheckpointOutput<unknown>, question: str
  * answered in an attempt with usage — so the next call is expected to cost their average, and
  * replies of attempts with none (usage unknown) keep a token or cost budget from being kept.
  */
-function spentBy(attempts: readonly Attempt<unknown>[]): Pick<CheckpointContext, 'calls' | 'replies' | 'reports'> {
+function spentBy(attempts: readonly Attempt<unknown>[]): Pick<CheckpointContext, 'calls' | 'replies' | 'reports' | 'priced'> {
   let calls = 0;
   let replies = 0;
   let reports = 0;
+  let priced = 0;
   for (const attempt of attempts) {
     const tries = attempt.samples ? attempt.samples.flatMap((sample) => sample.callTries) : attempt.callTries;
     const answered = tries.filter((t) => t.error === null).length;
     calls += tries.length;
     replies += answered;
-    if (attempt.usage !== null) reports += Math.max(1, answered);
+    if (attempt.usage === null) continue;
+    reports += Math.max(1, answered);
+    if (attempt.usage.costUsd !== null) priced += Math.max(1, answered);
   }
-  return { calls, replies, reports };
+  return { calls, replies, reports, priced };
 }
 
 /** Whether `choice` is the answer `clarification` recorded: the same reading, or the same rephrasing. */
@@ -737,6 +740,8 @@ function upgraded(snapshot: SavedRun, caller: CheckSettings): Snapshot<unknown> 
     replies: 0,
     reports: 0,
     escalations: [],
+    // Written by a Booth that counted reports but not yet those with a cost: each is taken to have given one, as it then did.
+    priced: (context as { reports?: number }).reports ?? 0,
     started: [],
     usage: null,
     lateUsage: null,

@@ -366,7 +366,7 @@ function describeStoredRuns() {
         status: nullable(oneOf(CHECK_STATUSES)),
       },
       // Written only by a Booth with sampling and usage.
-      { slots: listOf(slotShape(attempt), 'sample slots'), calls: index, started: listOf(index, 'sample indexes'), usage, lateUsage: usage, clarifications, replies: index, reports: index, escalations },
+      { slots: listOf(slotShape(attempt), 'sample slots'), calls: index, started: listOf(index, 'sample indexes'), usage, lateUsage: usage, clarifications, replies: index, reports: index, priced: index, escalations },
     );
   }
 

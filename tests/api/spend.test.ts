@@ -449,6 +449,25 @@ describe('a budget', () => {
     expect(tokensOnly.detail).toMatch(/^cost is unknown/);
   });
 
+  it('fails closed under a cost limit once any call reports no cost, even after others did: an unpriced model is not free', () => {
+    let strong = 0;
+    const result = check(
+      (_, info) => {
+        info.reportUsage!({ inputTokens: 100, outputTokens: 10, costUsd: 0.001 });
+        return envelope('Lyon', 0.3);
+      },
+      'q',
+      {
+        maxRetries: 5,
+        escalate: [{ name: 'strong', call: (_: string, info: CallInfo) => ((strong += 1), info.reportUsage!({ inputTokens: 100_000, outputTokens: 10_000 }), envelope('Paris', 0.3)) }],
+        budget: { maxCostUsd: 0.01 },
+      },
+    );
+    expect(strong).toBe(1);
+    expect(result.method).toBe('budget');
+    expect(result.detail).toBe('cost is unknown: a call reported tokens but no cost, so the budget of $0.01 cannot be kept');
+  });
+
   it('fails closed at the first sample that replies without its usage: no other sample is called after it', async () => {
     let calls = 0;
     const silent = check(() => ((calls += 1), envelope('x', 0.9)), 'q', { samples: 3, budget: { maxTokens: 1000 } });
