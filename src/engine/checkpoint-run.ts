@@ -410,9 +410,12 @@ export async function readCheckpoint(
     const given = JSON.stringify(value ?? null);
     if (saved !== given) {
       // These are the caller's texts, and this message reaches logs and spans: a digest tells two apart without quoting either.
-      const differs = PRIVATE_SETTINGS.includes(name)
-        ? `its ${name} (${await privately(stored, saved)}) is not this call's (${await privately(value ?? null, given)})`
-        : `its ${name} is ${saved}, this call's is ${given}`;
+      const differs =
+        name === 'models'
+          ? await modelsDiffer(stored as readonly { name: unknown; samples: unknown }[], value as readonly { name: string | null; samples: unknown }[])
+          : PRIVATE_SETTINGS.includes(name)
+            ? `its ${name} (${await privately(stored, saved)}) is not this call's (${await privately(value ?? null, given)})`
+            : `its ${name} is ${saved}, this call's is ${given}`;
       fail(`belongs to a different run: ${differs}.`);
     }
   }
@@ -715,6 +718,22 @@ async function privately(value: unknown, json: string): Promise<string> {
   if (value === null || (Array.isArray(value) && value.length === 0)) return 'none';
   const hex = await digest(typeof value === 'string' ? value : json);
   return hex === null ? 'a text not shown' : `sha-256 ${hex}…`;
+}
+
+/**
+ * How a saved run's models differ from this call's, in words that quote no name: a name is
+ * the caller's text (or a forger's), so it is told apart by digest; a sample plan holds only
+ * numbers and the rule's name, as its shape was checked.
+ */
+async function modelsDiffer(stored: readonly { name: unknown; samples: unknown }[], given: readonly { name: string | null; samples: unknown }[]): Promise<string> {
+  if (stored.length !== given.length) return `it asks ${stored.length} model${stored.length === 1 ? '' : 's'}, this call ${given.length}`;
+  const i = stored.findIndex((model, index) => JSON.stringify(model) !== JSON.stringify(given[index]));
+  const [theirs, ours] = [stored[i]!, given[i]!];
+  if (JSON.stringify(theirs.name) !== JSON.stringify(ours.name)) {
+    const named = async (value: unknown) => privately(value, JSON.stringify(value));
+    return `its model ${i + 1} is named otherwise (${await named(theirs.name)}) than this call's (${await named(ours.name)})`;
+  }
+  return `its model ${i + 1} samples ${JSON.stringify(theirs.samples)}, this call's ${JSON.stringify(ours.samples)}`;
 }
 
 /** Settings holding the caller's own text, which a message names only by digest. */
