@@ -588,9 +588,12 @@ function cutShort(attempt: Attempt<unknown>, { max, stop }: SamplePlan, callRetr
   return stop === null || !isSettled(tallyOfVote(samples, clusters ?? []), max - samples.length, stop);
 }
 
-/** Whether `draft` is `attempt` as the machine committed it: the commit adds only its duration and usage. */
+/**
+ * Whether `draft` is `attempt` as the machine committed it: the commit adds only its duration,
+ * its usage and, when the run names its models, the model (checked against the run's own).
+ */
 function sameAttempt(draft: Attempt<unknown>, attempt: Attempt<unknown>): boolean {
-  const decided = (a: Attempt<unknown>) => JSON.stringify({ ...a, durationMs: 0, usage: null });
+  const decided = (a: Attempt<unknown>) => JSON.stringify({ ...a, durationMs: 0, usage: null, model: undefined });
   return decided(draft) === decided(attempt);
 }
 

@@ -573,6 +573,20 @@ describe('a clarified run under a budget, resumed from a store', () => {
     expect(result.clarifications).toHaveLength(1);
   });
 
+  it('waits in a store and continues with the person\'s answer when its models are named: a committed attempt records its model, the draft does not', async () => {
+    for (const models of [{ modelName: 'gpt-4o-mini' }, { modelName: 'cheap', escalate: [{ call: async () => envelope('', 0.6, readings), name: 'strong' }] }]) {
+      const store = memoryStore();
+      const options = { checkpoint: store, key: 'k', maxRetries: 0, awaitClarification: true, ...models };
+      // Named alone, the model says the question is ambiguous; in the cascade, the strong model does.
+      const first = models.escalate ? async () => envelope('Lyon', 0.3) : async () => envelope('', 0.6, readings);
+      const asked = await acheck(first, 'q', options);
+      expect(asked.status).toBe('AMBIGUOUS');
+      const answered = await acheck(async () => envelope('Paris', 0.9), 'q', { ...options, clarification: 0 });
+      expect(answered.status).toBe('VERIFIED');
+      expect(answered.model).toBe(models.modelName);
+    }
+  });
+
   it('resumes ended AMBIGUOUS where its budget kept it from waiting', async () => {
     const store = memoryStore();
     const options = { maxRetries: 5, budget: { maxCalls: 1 }, awaitClarification: true };
