@@ -550,7 +550,8 @@ function checkDecisions({ status, value, context }: DecidedRun, fail: (problem: 
     // A run whose budget could not pay for a clarified round does not wait for one: it ends AMBIGUOUS.
     const ended = early ? 'uncertain' : decided === WAITING && value === 'ambiguous' && spent ? 'ambiguous' : decided;
     if (ended !== value) {
-      const verdict = decided === 'reconsidering' ? 'a retry' : String(CONCLUDES.get(decided));
+      const verdict =
+        decided === 'reconsidering' ? 'a retry' : decided === 'escalating' ? 'the next model' : decided === WAITING ? 'a wait for a clarification' : String(CONCLUDES.get(decided));
       fail(`says the run ended ${String(context.status)}, but its attempts and settings lead to ${verdict}: it was changed after it was saved.`);
     }
   });

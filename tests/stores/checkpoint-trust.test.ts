@@ -275,6 +275,29 @@ describe("a saved run's models", () => {
   });
 });
 
+describe('a run of a cascade saved as ended', () => {
+  it('where its last model gave up with another model left is refused, the message saying the run would have asked it', async () => {
+    const store = memoryStore();
+    const controller = new AbortController();
+    const options = { checkpoint: store, key: 'k', maxRetries: 1, escalate: [async () => envelope('Paris', 0.9)] };
+    const dying = async (_prompt: string, { attempt }: { attempt: number }) => {
+      if (attempt === 1) controller.abort(new Error('process going down'));
+      return envelope('Lyon', 0.1);
+    };
+    await expect(acheck(dying, QUESTION, { ...options, signal: controller.signal })).rejects.toThrow('process going down');
+    const saved = JSON.parse(JSON.stringify(await store.load('k'))) as Checkpoint & { snapshot: { context: Record<string, unknown> } };
+    const { context } = saved.snapshot;
+    const [first] = context['attempts'] as object[];
+    // Its second attempt made as unconfident as its first, and the run said to have ended there.
+    const ended = { ...saved, snapshot: { ...saved.snapshot, status: 'done', value: 'uncertain', context: { ...context, status: 'UNCERTAIN', attempts: [first, first], draft: first, calls: 2 } } };
+    store.save('k', ended as never);
+    const callFn = vi.fn(async () => envelope('Paris', 0.9));
+    const run = acheck(callFn, QUESTION, options);
+    await expect(run).rejects.toThrow('says the run ended UNCERTAIN, but its attempts and settings lead to the next model: it was changed after it was saved.');
+    expect(callFn).not.toHaveBeenCalled();
+  });
+});
+
 describe('a run saved as ended by its budget', () => {
   const options = { maxRetries: 5, budget: { maxCalls: 2 } };
   /** Leaves `key` saved as ended: the store fails to delete it, as a process that died after its last save would. */
