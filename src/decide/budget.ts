@@ -45,8 +45,10 @@ export function budgetStop(budget: Budget | null, spent: Spent, inFlight = 0): s
   const { usage, reports } = spent;
   if (usage === null || reports === 0) return null;
   const projected = (used: number) => used + (used / reports) * (inFlight + 1);
-  if (maxTokens !== null && projected(usage.totalTokens) > maxTokens) {
-    return `the budget of ${plural(maxTokens, 'token')} would be passed: ${usage.totalTokens} used, about ${Math.round(usage.totalTokens / reports)} a call`;
+  // A report's total is taken as given, but never below its input and output: a total of 0 would make every call free.
+  const tokens = Math.max(usage.totalTokens, usage.inputTokens + usage.outputTokens);
+  if (maxTokens !== null && projected(tokens) > maxTokens) {
+    return `the budget of ${plural(maxTokens, 'token')} would be passed: ${tokens} used, about ${Math.round(tokens / reports)} a call`;
   }
   if (maxCostUsd !== null) {
     // A report without a cost adds nothing to the sum: one such call (an unpriced model of a cascade, say) would be spent as free.

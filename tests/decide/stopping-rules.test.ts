@@ -161,6 +161,12 @@ describe('the budget', () => {
     expect(budgetStop(dollars, spent(2, 2, 2, 10, 0.0201))).toMatch(/^the budget of \$0\.03 would be passed/);
   });
 
+  it('counts tokens no fewer than a report\'s input and output, whatever total it gave', () => {
+    const budget = { maxCalls: null, maxTokens: 300, maxCostUsd: null };
+    const usage = { inputTokens: 150, outputTokens: 60, totalTokens: 0, costUsd: null };
+    expect(budgetStop(budget, { calls: 2, replies: 2, reports: 2, usage })).toBe('the budget of 300 tokens would be passed: 210 used, about 105 a call');
+  });
+
   it('fails closed when a reply reported no usage, or no cost under a cost limit', () => {
     expect(budgetStop({ maxCalls: null, maxTokens: 100, maxCostUsd: null }, spent(1, 1, 0, null))).toMatch(/^usage is unknown/);
     expect(budgetStop({ maxCalls: null, maxTokens: null, maxCostUsd: 1 }, spent(1, 1, 1, 10))).toMatch(/^cost is unknown/);
