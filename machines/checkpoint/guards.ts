@@ -92,7 +92,9 @@ function callRetryDue(context: CheckpointContext, error: unknown): boolean {
 }
 
 /** Whether the budget allows one more call, beside `inFlight` calls that have not reported yet. */
-export const withinBudget = (context: CheckpointContext, inFlight = 0) => budgetStop(context.settings.budget, spentOf(context), inFlight) === null;
+// Without a budget nothing is summed: a run that sets none never pays for spentOf().
+export const withinBudget = (context: CheckpointContext, inFlight = 0) =>
+  context.settings.budget === null || budgetStop(context.settings.budget, spentOf(context), inFlight) === null;
 
 
 /** Which model of the cascade the run asks now: the moves on since the latest clarification, which starts again at the first. */
