@@ -53,7 +53,7 @@ export type { Validator } from './decide/validation.js';
 export type { Usage, UsageReport } from './decide/usage.js';
 export type { TelemetryApi, TelemetryAttributes, TelemetryOptions, TelemetryTracer } from './telemetry/settings.js';
 export { type ChatMessage, type ChatTurn, type Clarification, INSTRUCTIONS, type SentPrompt } from './decide/prompts.js';
-export type { AsyncCallFn, CallFn, CallInfo } from './decide/model-call.js';
+export type { AsyncCallFn, CallFn, CallInfo, ReplyStream } from './decide/model-call.js';
 export type { AsyncCheckOptions, CheckOptions, Escalate, EvidenceOptions, TypedAsyncCheckOptions, TypedCheckOptions } from './api/options.js';
 export type { BudgetOption, Escalation, SamplesOption } from '../machines/checkpoint/types.js';
 export type { SampleStop } from './decide/sampling.js';

@@ -226,7 +226,7 @@ function called(callFn: AsyncCallFn, prompt: string, info: CallInfo, telemetry: 
  * other thenable as `await` does, in as many ticks.
  */
 function callModel(callFn: AsyncCallFn, prompt: string, info: CallInfo): Promise<CallOutcome> {
-  let reply: string | PromiseLike<string>;
+  let reply: ReturnType<AsyncCallFn>;
   try {
     reply = callFn(prompt, info);
   } catch (error) {

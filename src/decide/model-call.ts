@@ -43,5 +43,13 @@ export interface CallInfo {
 
 /** A synchronous model call for `check()`: prompt in, raw model text out. */
 export type CallFn = (prompt: string, info: CallInfo) => string;
-/** A model call for `acheck()`: returns the raw model text or a Promise of it. */
-export type AsyncCallFn = (prompt: string, info: CallInfo) => string | PromiseLike<string>;
+/**
+ * A reply that arrives in pieces, for `acheck()`: its text chunks in order, as an async
+ * iterable (an async generator, a provider SDK's text stream) or a web `ReadableStream` of
+ * strings. Booth reads it as it arrives and may end it early: it calls the iterator's
+ * `return()` (or cancels the stream) and aborts the call's `signal`.
+ */
+export type ReplyStream = AsyncIterable<string> | ReadableStream<string>;
+
+/** A model call for `acheck()`: returns the raw model text, or a stream of it (`ReplyStream`), or a Promise of either. */
+export type AsyncCallFn = (prompt: string, info: CallInfo) => string | ReplyStream | PromiseLike<string | ReplyStream>;
