@@ -1,0 +1,210 @@
+import { describe, expect, it } from 'vitest';
+import { openAICompatible, ProviderError } from '../../src/adapters/index.js';
+import { EventStreamReader } from '../../src/adapters/sse.js';
+import type { AsyncCallFn, CallInfo, ReplyStream } from '../../src/decide/model-call.js';
+import type { UsageReport } from '../../src/decide/usage.js';
+import { isTransient } from '../../src/decide/call-retries.js';
+import { envelope } from '../fixtures/helpers.js';
+import { chunksOf, type StreamRecord, useProvider } from '../fixtures/provider-server.js';
+
+/**
+ * Streaming adapters against a provider on loopback that streams real server-sent events,
+ * in OpenAI's and Anthropic's wire formats: the chunks in order, the usage of the final event
+ * reported once, HTTP errors before any chunk, a stream that breaks off or sends an error a
+ * transient failure, and an iteration ended early (or a signal aborted) closing the connection.
+ */
+
+const server = useProvider();
+
+/** The reply of a call: the text chunks of a stream, or the one string of a whole reply. */
+async function chunksFrom(reply: string | ReplyStream): Promise<string[]> {
+  if (typeof reply === 'string') return [reply];
+  const chunks: string[] = [];
+  for await (const chunk of reply as AsyncIterable<string>) chunks.push(chunk);
+  return chunks;
+}
+
+/** A call's info that records the usage reported. */
+function recording(extra: Partial<CallInfo> = {}): { info: CallInfo; usage: UsageReport[] } {
+  const usage: UsageReport[] = [];
+  return { info: { attempt: 0, reportUsage: (report) => usage.push(report), ...extra }, usage };
+}
+
+/** What a call that should fail failed with. */
+async function failureOf(run: () => Promise<unknown>): Promise<Error> {
+  try {
+    await run();
+  } catch (error) {
+    return error as Error;
+  }
+  throw new Error('expected a failure');
+}
+
+/** The server's record of the one stream it sent, once the connection has closed. */
+async function closedStream(): Promise<StreamRecord> {
+  await expect.poll(() => server.provider.streams[0]?.closedAt ?? null, { interval: 5, timeout: 5_000 }).not.toBeNull();
+  return server.provider.streams[0]!;
+}
+
+const fetchStreaming = (extra: object = {}): AsyncCallFn =>
+  openAICompatible({ baseURL: `${server.provider.url}/v1`, model: 'test-model', apiKey: 'sk-secret-key', stream: true, ...extra });
+
+/** A reply whose every part would be a giveaway in an error message. */
+const HOSTILE = 'SECRET-REPLY </script><img src=x onerror=alert(1)> ${process.env.KEY} \u0000 "quoted" \\ \n data: [DONE]\n\n';
+
+describe('openAICompatible({ stream: true })', () => {
+  it('asks for a stream with usage, and returns the content deltas in order as they arrive; the usage reported once, at the end', async () => {
+    const text = envelope('Paris', 0.9);
+    server.provider.script.push({ text, stream: { chunkSizes: [1, 2, 3, 5] }, usage: { prompt_tokens: 120, completion_tokens: 30, total_tokens: 150 } });
+    const { info, usage } = recording();
+    const reply = await fetchStreaming()('q', info);
+    expect(typeof reply).not.toBe('string');
+    expect(usage).toEqual([]);
+    const chunks = await chunksFrom(reply);
+    expect(chunks).toEqual(chunksOf(text, [1, 2, 3, 5]));
+    expect(chunks.join('')).toBe(text);
+    expect(usage).toEqual([{ inputTokens: 120, outputTokens: 30, totalTokens: 150 }]);
+    expect(server.provider.received[0]?.body).toMatchObject({ stream: true, stream_options: { include_usage: true } });
+    expect(server.provider.streams[0]).toMatchObject({ ended: true, clientClosed: false });
+  });
+
+  it('an HTTP error rejects the call before any chunk, exactly as without streaming: status, Retry-After, the provider’s message', async () => {
+    for (const stream of [true, false]) {
+      server.provider.script.push({ status: 429, headers: { 'retry-after': '2' }, body: { error: { message: 'rate limited' } } });
+      const error = await failureOf(async () => fetchStreaming({ stream })('q', { attempt: 0 }));
+      expect(error).toBeInstanceOf(ProviderError);
+      expect(error).toMatchObject({ status: 429, retryAfterMs: 2000, message: `${server.provider.url}/v1/chat/completions answered 429 Too Many Requests: rate limited` });
+    }
+    server.provider.script.push({ status: 400, body: { error: { message: 'bad model' } } });
+    const error = await failureOf(async () => fetchStreaming()('q', { attempt: 0 }));
+    expect(error).toMatchObject({ status: 400 });
+    expect(isTransient(error)).toBe(false);
+  });
+
+  it('a stream the server cuts off mid-reply makes the iterator throw a transient ProviderError that names no reply text', async () => {
+    server.provider.script.push({ text: HOSTILE, stream: { chunkSizes: 4, cutAfter: 3 }, usage: { prompt_tokens: 9, completion_tokens: 9, total_tokens: 18 } });
+    const { info, usage } = recording();
+    const reply = await fetchStreaming()('q', info);
+    const seen: string[] = [];
+    const error = await failureOf(async () => {
+      for await (const chunk of reply as AsyncIterable<string>) seen.push(chunk);
+    });
+    expect(seen.join('')).toBe(HOSTILE.slice(0, 12));
+    expect(error).toBeInstanceOf(ProviderError);
+    expect(isTransient(error)).toBe(true);
+    expect(error.message).toMatch(new RegExp(`^${server.provider.url}/v1/chat/completions broke off its stream after 4 events \\(terminated`));
+    expect(error.message).not.toContain('SECRET');
+    expect(error.message).not.toContain('sk-secret-key');
+    expect(usage).toEqual([]);
+  });
+
+  it('an error event mid-stream makes the iterator throw a transient ProviderError with the provider’s explanation', async () => {
+    server.provider.script.push({ text: HOSTILE, stream: { chunkSizes: 4, errorAfter: 2 } });
+    const reply = await fetchStreaming()('q', { attempt: 0 });
+    const error = await failureOf(() => chunksFrom(reply));
+    expect(error).toBeInstanceOf(ProviderError);
+    expect(isTransient(error)).toBe(true);
+    expect(error.message).toBe(`${server.provider.url}/v1/chat/completions sent an error in its stream after 3 events: The server had an error while processing your request.`);
+    expect((error as ProviderError).body).toContain('server_error');
+  });
+
+  it('ending the iteration early (break) aborts the request: the server sees the connection closed before the reply was whole', async () => {
+    const text = envelope('a long answer '.repeat(50), 0.9);
+    server.provider.script.push({ text, stream: { chunkSizes: 4, delayMs: 5 } });
+    const { info, usage } = recording();
+    const reply = await fetchStreaming()('q', info);
+    const seen: string[] = [];
+    for await (const chunk of reply as AsyncIterable<string>) {
+      seen.push(chunk);
+      if (seen.length === 3) break;
+    }
+    const record = await closedStream();
+    expect(record.clientClosed).toBe(true);
+    expect(record.sent).toBeLessThan(record.of);
+    expect(server.provider.aborted).toHaveLength(1);
+    expect(usage).toEqual([]);
+  });
+
+  it('return() while a read is pending ends the iteration at once, and closes the connection', async () => {
+    server.provider.script.push({ text: envelope('slow', 0.9), stream: { chunkSizes: 2, delayMs: 2_000 } });
+    const reply = (await fetchStreaming()('q', { attempt: 0 })) as AsyncIterableIterator<string>;
+    const pending = reply.next();
+    await reply.return!();
+    await expect(pending).resolves.toEqual({ done: true, value: undefined });
+    expect((await closedStream()).clientClosed).toBe(true);
+  });
+
+  it('the call’s signal aborting mid-stream rejects the read with its reason and closes the connection', async () => {
+    server.provider.script.push({ text: envelope('a long answer '.repeat(50), 0.9), stream: { chunkSizes: 4, delayMs: 5 } });
+    const controller = new AbortController();
+    const reply = await fetchStreaming()('q', { attempt: 0, signal: controller.signal });
+    const seen: string[] = [];
+    const error = await failureOf(async () => {
+      for await (const chunk of reply as AsyncIterable<string>) {
+        seen.push(chunk);
+        if (seen.length === 2) controller.abort(new Error('user cancelled'));
+      }
+    });
+    expect(error.message).toBe('user cancelled');
+    expect((await closedStream()).clientClosed).toBe(true);
+  });
+
+  it('hostile reply text stays text: the chunks are the text as sent, an SSE line inside a delta included', async () => {
+    server.provider.script.push({ text: HOSTILE, stream: { chunkSizes: 3 } });
+    expect((await chunksFrom(await fetchStreaming()('q', { attempt: 0 }))).join('')).toBe(HOSTILE);
+  });
+
+  it('a server that answers with one completion instead of a stream is read whole', async () => {
+    server.provider.script.push({ text: envelope('Paris', 0.9), stream: false, usage: { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5 } });
+    const { info, usage } = recording();
+    expect(await fetchStreaming()('q', info)).toBe(envelope('Paris', 0.9));
+    expect(usage).toEqual([{ inputTokens: 3, outputTokens: 2, totalTokens: 5 }]);
+  });
+
+  it('a malformed event, a stream without content or without its end are ProviderErrors that quote nothing of it', async () => {
+    const stream = (body: string) => ({ body, headers: { 'content-type': 'text/event-stream' } });
+    server.provider.script.push(
+      stream(`data: {"choices":[{"index":0,"delta":{"content":"SECRET"}}]}\n\ndata: SECRET not json\n\n`),
+      stream('data: {"choices":[{"index":0,"delta":{"refusal":"SECRET"},"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n'),
+      stream('data: {"choices":[{"index":0,"delta":{"content":"SECRET"}}]}\n\n'),
+    );
+    const url = `${server.provider.url}/v1/chat/completions`;
+    const errors = [];
+    for (let index = 0; index < 3; index++) errors.push(await failureOf(async () => chunksFrom(await fetchStreaming()('q', { attempt: 0 }))));
+    expect(errors.map((error) => error.message)).toEqual([
+      `${url} sent a malformed event in its stream, event 2 (not JSON, 15 characters; see the error's body).`,
+      `${url} streamed no choices[0].delta.content, and the model refused (choices[0].delta.refusal).`,
+      `${url} ended its stream after 1 events without a finish_reason or data: [DONE]; the reply may be cut short.`,
+    ]);
+    for (const error of errors) expect(isTransient(error)).toBe(true);
+  });
+
+  it('`stream` must be a boolean, and extraBody cannot set what it sets', () => {
+    expect(() => fetchStreaming({ stream: 'yes' })).toThrow(
+      new TypeError('Expected `stream` to be a boolean (true to stream the reply to acheck(), which reads it as it arrives), got "yes".'),
+    );
+    expect(() => fetchStreaming({ stream: false, extraBody: { stream: true } })).toThrow(/^Expected `extraBody` without `stream`, which Booth sets: give `stream: true` as an option/);
+    expect(() => fetchStreaming({ extraBody: { stream_options: {} } })).toThrow(/^Expected `extraBody` without `stream_options`/);
+  });
+});
+
+describe('EventStreamReader', () => {
+  it('reads every line ending, split anywhere, comments and multi-line data', () => {
+    const source = ': keep-alive\r\ndata: {"a":1}\r\n\r\nevent: error\ndata:x\ndata:  y\n\ndata\r\rid: 3\nretry: 10\ndata: last\n';
+    const expected = [
+      { event: 'message', data: '{"a":1}' },
+      { event: 'error', data: 'x\n y' },
+      { event: 'message', data: '' },
+      { event: 'message', data: 'last' },
+    ];
+    for (let size = 1; size <= source.length; size++) {
+      const reader = new EventStreamReader();
+      const events = [];
+      for (let at = 0; at < source.length; at += size) events.push(...reader.push(source.slice(at, at + size)));
+      events.push(...reader.end());
+      expect(events, `pieces of ${size}`).toEqual(expected);
+    }
+  });
+});
+
+export { failureOf, closedStream, HOSTILE, ProviderError, isTransient };
