@@ -119,3 +119,55 @@ function failureText(error: unknown): string {
   const text = typeof message === 'string' && message !== '' ? message : String(error);
   return typeof causeMessage === 'string' && causeMessage !== '' && causeMessage !== text ? `${text}: ${causeMessage}` : text;
 }
+
+/** How an SDK's stream of events becomes the reply's text: what each event says, and what its end must have. */
+export interface EventReading<E> {
+  /** The call's signal: its abort passes unchanged. */
+  readonly outer: AbortSignal | undefined;
+  /** Aborts the request; the SDK was given its signal. */
+  readonly link: LinkedAbort;
+  /** Names the stream in a failure: "The OpenAI client's stream". */
+  readonly what: string;
+  /** The texts an event carries (perhaps none). */
+  textsOf(event: E): readonly string[];
+  /** The stream ended: throws when what it said is no reply (no content). */
+  finish(): void;
+  /** Reports the usage the events gave, once. */
+  report(): void;
+}
+
+/**
+ * The reply of an SDK's event stream (the `openai` and `@anthropic-ai/sdk` clients'
+ * `Stream`, the AI SDK's `fullStream`). Those end quietly when their request is aborted, so
+ * an end after the call's signal fired rejects with its reason, as a request would.
+ */
+export function eventTextStream<E>(events: AsyncIterable<E>, reading: EventReading<E>): AsyncIterableIterator<string> {
+  const iterator = events[Symbol.asyncIterator]();
+  let count = 0;
+  return textStream({
+    async read() {
+      let next: IteratorResult<E>;
+      try {
+        next = await iterator.next();
+      } catch (error) {
+        throw streamFailure(error, reading.outer, 200, `${reading.what} failed after ${count} events`);
+      }
+      if (next.done) {
+        if (reading.outer?.aborted) throw reading.outer.reason;
+        reading.finish();
+        return null;
+      }
+      count++;
+      return reading.textsOf(next.value);
+    },
+    cancel() {
+      reading.link.abort();
+      // The SDK's own end of the iteration, which aborts its request too.
+      Promise.resolve(iterator.return?.()).catch(() => {});
+    },
+    settle() {
+      reading.link.dispose();
+      reading.report();
+    },
+  });
+}

@@ -1,5 +1,7 @@
+import Anthropic from '@anthropic-ai/sdk';
+import OpenAI from 'openai';
 import { describe, expect, it } from 'vitest';
-import { openAICompatible, ProviderError } from '../../src/adapters/index.js';
+import { fromAnthropic, fromOpenAI, openAICompatible, ProviderError } from '../../src/adapters/index.js';
 import { EventStreamReader } from '../../src/adapters/sse.js';
 import type { AsyncCallFn, CallInfo, ReplyStream } from '../../src/decide/model-call.js';
 import type { UsageReport } from '../../src/decide/usage.js';
@@ -49,8 +51,156 @@ async function closedStream(): Promise<StreamRecord> {
 const fetchStreaming = (extra: object = {}): AsyncCallFn =>
   openAICompatible({ baseURL: `${server.provider.url}/v1`, model: 'test-model', apiKey: 'sk-secret-key', stream: true, ...extra });
 
+const clientOptions = { apiKey: 'sk-secret-key', maxRetries: 0 };
+/** Each adapter with `stream: true`, against the loopback provider. */
+const streaming = {
+  fetch: fetchStreaming,
+  openai: (extra: object = {}): AsyncCallFn => fromOpenAI(new OpenAI({ ...clientOptions, baseURL: `${server.provider.url}/v1` }), { model: 'test-model', stream: true, ...extra }),
+  anthropic: (extra: object = {}): AsyncCallFn => fromAnthropic(new Anthropic({ ...clientOptions, baseURL: server.provider.url }), { model: 'test-model', stream: true, ...extra }),
+};
+
 /** A reply whose every part would be a giveaway in an error message. */
 const HOSTILE = 'SECRET-REPLY </script><img src=x onerror=alert(1)> ${process.env.KEY} \u0000 "quoted" \\ \n data: [DONE]\n\n';
+
+describe.each(['fetch', 'openai', 'anthropic'] as const)('%s adapter with stream: true, against real SSE', (name) => {
+  const adapter = (extra: object = {}) => streaming[name](extra);
+  const wireUsage = (input: number, output: number) =>
+    name === 'anthropic' ? { input_tokens: input, output_tokens: output } : { prompt_tokens: input, completion_tokens: output, total_tokens: input + output };
+
+  it('the chunks arrive in order and make the text; the usage of the final events is reported once, when the stream ends', async () => {
+    const text = envelope('Paris, the capital of France', 0.9);
+    server.provider.script.push({ text, stream: { chunkSizes: [1, 2, 3, 7] }, usage: wireUsage(120, 30) });
+    const { info, usage } = recording();
+    const reply = await adapter()('q', info);
+    expect(typeof reply).not.toBe('string');
+    const seen: string[] = [];
+    for await (const chunk of reply as AsyncIterable<string>) {
+      seen.push(chunk);
+      // Nothing is reported before the stream's end.
+      if (seen.length < chunksOf(text, [1, 2, 3, 7]).length) expect(usage).toEqual([]);
+    }
+    expect(seen).toEqual(chunksOf(text, [1, 2, 3, 7]));
+    expect(usage).toEqual([{ inputTokens: 120, outputTokens: 30, totalTokens: name === 'anthropic' ? null : 150 }]);
+    expect(server.provider.received[0]?.body['stream']).toBe(true);
+    expect(server.provider.streams[0]).toMatchObject({ ended: true, clientClosed: false });
+  });
+
+  it('an HTTP error rejects the call before any chunk, as without streaming: a ProviderError with status and Retry-After', async () => {
+    server.provider.script.push({ status: 429, headers: { 'retry-after': '2' }, body: { error: { message: 'rate limited' } } });
+    const error = await failureOf(async () => adapter()('q', { attempt: 0 }));
+    expect(error).toBeInstanceOf(ProviderError);
+    expect(error).toMatchObject({ status: 429, retryAfterMs: 2000 });
+    expect(error.message).toContain('rate limited');
+    expect(isTransient(error)).toBe(true);
+    server.provider.script.push({ status: 401, body: { error: { message: 'bad key' } } });
+    const refused = await failureOf(async () => adapter()('q', { attempt: 0 }));
+    expect(refused).toMatchObject({ status: 401 });
+    expect(isTransient(refused)).toBe(false);
+    expect(server.provider.streams).toEqual([]);
+  });
+
+  it('a connection cut mid-stream makes the iterator throw a transient ProviderError naming neither reply nor key', async () => {
+    server.provider.script.push({ text: HOSTILE, stream: { chunkSizes: 4, cutAfter: 3 } });
+    const reply = await adapter()('q', { attempt: 0 });
+    const seen: string[] = [];
+    const error = await failureOf(async () => {
+      for await (const chunk of reply as AsyncIterable<string>) seen.push(chunk);
+    });
+    expect(seen.join('')).toBe(chunksOf(HOSTILE, 4).slice(0, 3).join(''));
+    expect(error).toBeInstanceOf(ProviderError);
+    expect(isTransient(error)).toBe(true);
+    expect(error.message).not.toMatch(/SECRET|onerror|sk-secret-key/);
+    expect(server.provider.streams[0]).toMatchObject({ cut: true, clientClosed: false });
+  });
+
+  it('an error event mid-stream makes the iterator throw a transient ProviderError with the provider’s explanation', async () => {
+    server.provider.script.push({ text: HOSTILE, stream: { chunkSizes: 4, errorAfter: 2 } });
+    const reply = await adapter()('q', { attempt: 0 });
+    const error = await failureOf(() => chunksFrom(reply));
+    expect(error).toBeInstanceOf(ProviderError);
+    expect(isTransient(error)).toBe(true);
+    expect(error.message).toContain(name === 'anthropic' ? 'Overloaded' : 'The server had an error while processing your request.');
+    expect(error.message).not.toMatch(/SECRET|onerror|sk-secret-key/);
+  });
+
+  it('a break in for-await aborts the request: the server sees the connection closed before the reply was whole', async () => {
+    server.provider.script.push({ text: envelope('a long answer '.repeat(50), 0.9), stream: { chunkSizes: 4, delayMs: 5 } });
+    const { info, usage } = recording();
+    const reply = await adapter()('q', info);
+    const seen: string[] = [];
+    for await (const chunk of reply as AsyncIterable<string>) {
+      seen.push(chunk);
+      if (seen.length === 3) break;
+    }
+    const record = await closedStream();
+    expect(record.clientClosed).toBe(true);
+    expect(record.sent).toBeLessThan(record.of);
+    expect(usage).toEqual([]);
+  });
+
+  it('return() while a read is pending ends the iteration at once, and closes the connection', async () => {
+    server.provider.script.push({ text: envelope('slow', 0.9), stream: { chunkSizes: 2, delayMs: 2_000 } });
+    const reply = (await adapter()('q', { attempt: 0 })) as AsyncIterableIterator<string>;
+    const pending = reply.next();
+    await reply.return!();
+    await expect(pending).resolves.toEqual({ done: true, value: undefined });
+    expect((await closedStream()).clientClosed).toBe(true);
+  });
+
+  it('the call’s signal aborting mid-stream rejects the iteration with its reason and closes the connection', async () => {
+    server.provider.script.push({ text: envelope('a long answer '.repeat(50), 0.9), stream: { chunkSizes: 4, delayMs: 5 } });
+    const controller = new AbortController();
+    const reply = await adapter()('q', { attempt: 0, signal: controller.signal });
+    const seen: string[] = [];
+    const error = await failureOf(async () => {
+      for await (const chunk of reply as AsyncIterable<string>) {
+        seen.push(chunk);
+        if (seen.length === 2) controller.abort(new Error('user cancelled'));
+      }
+    });
+    expect(error.message).toBe('user cancelled');
+    const record = await closedStream();
+    expect(record.clientClosed).toBe(true);
+    expect(record.sent).toBeLessThan(record.of);
+  });
+
+  it('hostile reply text stays text: the chunks are the text as sent, an SSE line inside a delta included', async () => {
+    server.provider.script.push({ text: HOSTILE, stream: { chunkSizes: 3 } });
+    expect((await chunksFrom(await adapter()('q', { attempt: 0 }))).join('')).toBe(HOSTILE);
+  });
+
+  it('`stream` must be a boolean', () => {
+    expect(() => adapter({ stream: 1 })).toThrow(
+      new TypeError('Expected `stream` to be a boolean (true to stream the reply to acheck(), which reads it as it arrives), got 1.'),
+    );
+  });
+});
+
+describe('the SDK adapters’ streams', () => {
+  it('fromAnthropic with the forced tool streams its input’s partial JSON; the cache’s tokens count as input', async () => {
+    const reply = JSON.stringify({ ambiguous: false, interpretations: [], chosen_interpretation: null, answer: 'Paris', confidence: 0.9 });
+    server.provider.script.push({ text: reply, stream: { chunkSizes: 5 }, usage: { input_tokens: 20, cache_read_input_tokens: 3_000, output_tokens: 40 } });
+    const { info, usage } = recording();
+    const chunks = await chunksFrom(await streaming.anthropic({ responseFormat: 'json_schema' })('q', info));
+    expect(chunks).toEqual(chunksOf(reply, 5));
+    expect(usage).toEqual([{ inputTokens: 3_020, outputTokens: 40, totalTokens: null }]);
+    expect(server.provider.received[0]?.body).toMatchObject({ stream: true, tool_choice: { type: 'tool', name: 'booth_reply' } });
+  });
+
+  it('fromOpenAI asks for the usage in the stream, keeping stream_options of its own', async () => {
+    server.provider.script.push({ text: envelope('Paris', 0.9) });
+    await chunksFrom(await streaming.openai({ stream_options: { include_obfuscation: false } })('q', { attempt: 0 }));
+    expect(server.provider.received[0]?.body).toMatchObject({ stream: true, stream_options: { include_obfuscation: false, include_usage: true } });
+  });
+
+  it('a stream without the reply is a failed call, as without streaming', async () => {
+    server.provider.script.push({ text: '' }, { text: '' });
+    await expect(chunksFrom(await streaming.openai()('q', { attempt: 0 }))).resolves.toEqual([]);
+    await expect(chunksFrom(await streaming.anthropic()('q', { attempt: 0 }))).resolves.toEqual([]);
+    server.provider.script.push({ body: 'data: {"choices":[{"index":0,"delta":{"refusal":"no"},"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n', headers: { 'content-type': 'text/event-stream' } });
+    await expect(chunksFrom(await streaming.openai()('q', { attempt: 0 }))).rejects.toThrow('The OpenAI client streamed no message content, and the model refused (delta.refusal).');
+  });
+});
 
 describe('openAICompatible({ stream: true })', () => {
   it('asks for a stream with usage, and returns the content deltas in order as they arrive; the usage reported once, at the end', async () => {
@@ -207,4 +357,3 @@ describe('EventStreamReader', () => {
   });
 });
 
-export { failureOf, closedStream, HOSTILE, ProviderError, isTransient };
