@@ -1,7 +1,9 @@
 import Anthropic from '@anthropic-ai/sdk';
+import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
+import { streamText } from 'ai';
 import OpenAI from 'openai';
 import { describe, expect, it } from 'vitest';
-import { fromAnthropic, fromOpenAI, openAICompatible, ProviderError } from '../../src/adapters/index.js';
+import { fromAISDK, fromAnthropic, fromOpenAI, openAICompatible, ProviderError } from '../../src/adapters/index.js';
 import { EventStreamReader } from '../../src/adapters/sse.js';
 import type { AsyncCallFn, CallInfo, ReplyStream } from '../../src/decide/model-call.js';
 import type { UsageReport } from '../../src/decide/usage.js';
@@ -57,12 +59,17 @@ const streaming = {
   fetch: fetchStreaming,
   openai: (extra: object = {}): AsyncCallFn => fromOpenAI(new OpenAI({ ...clientOptions, baseURL: `${server.provider.url}/v1` }), { model: 'test-model', stream: true, ...extra }),
   anthropic: (extra: object = {}): AsyncCallFn => fromAnthropic(new Anthropic({ ...clientOptions, baseURL: server.provider.url }), { model: 'test-model', stream: true, ...extra }),
+  // The real AI SDK, its OpenAI-compatible provider pointed at the loopback server; the SDK's own retries off.
+  aisdk: (extra: object = {}): AsyncCallFn => {
+    const provider = createOpenAICompatible({ name: 'loopback', baseURL: `${server.provider.url}/v1`, apiKey: 'sk-secret-key', includeUsage: true });
+    return fromAISDK({ streamText: (options) => streamText({ ...options, maxRetries: 0 }), model: provider('test-model'), stream: true, ...extra });
+  },
 };
 
 /** A reply whose every part would be a giveaway in an error message. */
 const HOSTILE = 'SECRET-REPLY </script><img src=x onerror=alert(1)> ${process.env.KEY} \u0000 "quoted" \\ \n data: [DONE]\n\n';
 
-describe.each(['fetch', 'openai', 'anthropic'] as const)('%s adapter with stream: true, against real SSE', (name) => {
+describe.each(['fetch', 'openai', 'anthropic', 'aisdk'] as const)('%s adapter with stream: true, against real SSE', (name) => {
   const adapter = (extra: object = {}) => streaming[name](extra);
   const wireUsage = (input: number, output: number) =>
     name === 'anthropic' ? { input_tokens: input, output_tokens: output } : { prompt_tokens: input, completion_tokens: output, total_tokens: input + output };
@@ -199,6 +206,75 @@ describe('the SDK adapters’ streams', () => {
     await expect(chunksFrom(await streaming.anthropic()('q', { attempt: 0 }))).resolves.toEqual([]);
     server.provider.script.push({ body: 'data: {"choices":[{"index":0,"delta":{"refusal":"no"},"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n', headers: { 'content-type': 'text/event-stream' } });
     await expect(chunksFrom(await streaming.openai()('q', { attempt: 0 }))).rejects.toThrow('The OpenAI client streamed no message content, and the model refused (delta.refusal).');
+  });
+});
+
+describe('fromAISDK({ stream: true }) with other versions of streamText', () => {
+  async function* from<T>(items: readonly T[]): AsyncGenerator<T> {
+    for (const item of items) yield item;
+  }
+
+  it('version 4’s parts (textDelta, the finish’s usage), and a bare textStream whose usage is the result’s promise', async () => {
+    const seen: unknown[] = [];
+    const v4 = fromAISDK({
+      model: 'a-model',
+      stream: true,
+      streamText: (options) => {
+        seen.push(options);
+        return {
+          textStream: from([]),
+          fullStream: from([
+            { type: 'step-start' },
+            { type: 'text-delta', textDelta: 'Par' },
+            { type: 'text-delta', textDelta: 'is' },
+            { type: 'finish', usage: { promptTokens: 7, completionTokens: 2, totalTokens: 9 } },
+          ]),
+        };
+      },
+    });
+    const first = recording();
+    expect(await chunksFrom(await v4('q', first.info))).toEqual(['Par', 'is']);
+    expect(first.usage).toEqual([{ inputTokens: 7, outputTokens: 2, totalTokens: 9 }]);
+    expect(seen[0]).toMatchObject({ model: 'a-model', messages: [{ role: 'user', content: 'q' }], abortSignal: expect.any(AbortSignal), onError: expect.any(Function) });
+
+    const bare = fromAISDK({
+      model: 'a-model',
+      stream: true,
+      streamText: async () => ({ textStream: from(['a', '', 'b']), totalUsage: Promise.resolve({ inputTokens: 5, outputTokens: 1, totalTokens: 6 }) }),
+    });
+    const second = recording();
+    expect(await chunksFrom(await bare('q', second.info))).toEqual(['a', 'b']);
+    expect(second.usage).toEqual([{ inputTokens: 5, outputTokens: 1, totalTokens: 6 }]);
+  });
+
+  it('an error part before any text rejects the call with the SDK’s error, its status read; after text, the iteration fails transiently', async () => {
+    const apiError = Object.assign(new Error('Too many requests'), { statusCode: 429, responseHeaders: { 'retry-after': '3' } });
+    const before = fromAISDK({ model: 'm', stream: true, streamText: () => ({ textStream: from([]), fullStream: from([{ type: 'error', error: apiError }]) }) });
+    const error = await failureOf(async () => before('q', { attempt: 0 }));
+    expect(error).toBeInstanceOf(ProviderError);
+    expect(error).toMatchObject({ status: 429, retryAfterMs: 3000, message: 'Too many requests', cause: apiError });
+    const after = fromAISDK({
+      model: 'm',
+      stream: true,
+      streamText: () => ({ textStream: from([]), fullStream: from([{ type: 'text-delta', text: 'SECRET' }, { type: 'error', error: new Error('socket hang up') }]) }),
+    });
+    const failed = await failureOf(async () => chunksFrom(await after('q', { attempt: 0 })));
+    expect(failed).toBeInstanceOf(ProviderError);
+    expect(failed.message).toBe("The AI SDK's stream failed after 1 parts (socket hang up)");
+    expect(isTransient(failed)).toBe(true);
+  });
+
+  it('options: streamText is needed for stream: true, generateText then is not; object output does not stream', () => {
+    expect(() => fromAISDK({ model: 'm', stream: true })).toThrow(
+      new TypeError("Expected `streamText` to be the AI SDK's streamText (import { streamText } from 'ai'), which `stream: true` calls, got undefined."),
+    );
+    expect(() => fromAISDK({ model: 'm', stream: 'on' as never, streamText: () => ({ textStream: from([]) }) })).toThrow(
+      'Expected `stream` to be a boolean (true to stream the reply to acheck(), which reads it as it arrives), got "on".',
+    );
+    expect(() => fromAISDK({ model: 'm', stream: true, streamText: () => ({ textStream: from([]) }), responseFormat: 'json_schema' })).toThrow(
+      "`stream: true` streams text through `streamText`, and `responseFormat: 'json_schema'` asks for the SDK's object output, which Booth does not stream: leave `stream` out, or use responseFormat 'text'.",
+    );
+    expect(() => fromAISDK({ model: 'm' })).toThrow("Expected `generateText` to be the AI SDK's generateText");
   });
 });
 
