@@ -1,9 +1,10 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
-import { streamText } from 'ai';
+import { generateText as aiGenerateText, streamText } from 'ai';
 import OpenAI from 'openai';
 import { describe, expect, it } from 'vitest';
 import { fromAISDK, fromAnthropic, fromOpenAI, openAICompatible, ProviderError } from '../../src/adapters/index.js';
+import { acheck, type PartialReply } from '../../src/index.js';
 import { EventStreamReader } from '../../src/adapters/sse.js';
 import type { AsyncCallFn, CallInfo, ReplyStream } from '../../src/decide/model-call.js';
 import type { UsageReport } from '../../src/decide/usage.js';
@@ -180,6 +181,64 @@ describe.each(['fetch', 'openai', 'anthropic', 'aisdk'] as const)('%s adapter wi
     expect(() => adapter({ stream: 1 })).toThrow(
       new TypeError('Expected `stream` to be a boolean (true to stream the reply to acheck(), which reads it as it arrives), got 1.'),
     );
+  });
+});
+
+describe.each(['fetch', 'openai', 'anthropic', 'aisdk'] as const)('%s adapter streaming through acheck(), end to end', (name) => {
+  const adapter = (extra: object = {}) => streaming[name](extra);
+  const unstreamed = (): AsyncCallFn => (name === 'aisdk' ? streaming.aisdk({ stream: false, streamText: undefined, generateText: aiGenerateText }) : streaming[name]({ stream: false }));
+  const wireUsage = (input: number, output: number) =>
+    name === 'anthropic' ? { input_tokens: input, output_tokens: output } : { prompt_tokens: input, completion_tokens: output, total_tokens: input + output };
+  const AMBIGUOUS = JSON.stringify({
+    ambiguous: true,
+    interpretations: ['Paris, France', 'Paris, Texas'],
+    chosen_interpretation: null,
+    answer: 'A long answer nobody needs. '.repeat(40),
+    confidence: 0.5,
+  });
+
+  it('an ambiguous reply ends AMBIGUOUS once its readings are complete: the server sees the connection closed before the reply was sent whole', async () => {
+    server.provider.script.push({ text: AMBIGUOUS, stream: { chunkSizes: 8, delayMs: 2 }, usage: wireUsage(100, 400) });
+    const partials: PartialReply[] = [];
+    const result = await acheck(adapter(), 'Where is Paris?', { onPartial: (partial) => partials.push(partial) });
+    expect(result.status).toBe('AMBIGUOUS');
+    expect(result.interpretations).toEqual(['Paris, France', 'Paris, Texas']);
+    const record = await closedStream();
+    expect(record.clientClosed).toBe(true);
+    expect(record.sent).toBeLessThan(record.of);
+    // Not a character of the answer was needed: the stream ended within a few chunks of the readings' end.
+    expect(record.sent * 8).toBeLessThan(AMBIGUOUS.indexOf('"answer"') + 5 * 8);
+    expect(result.attempts[0]?.rawText).toBe(AMBIGUOUS.slice(0, result.attempts[0]!.rawText!.length));
+    expect(partials.at(-1)).toMatchObject({ ambiguous: true, interpretations: ['Paris, France', 'Paris, Texas'] });
+    expect(server.provider.received).toHaveLength(1);
+  });
+
+  it('a clear reply is VERIFIED, with the partial answer shown as it forms and the same usage as without streaming', async () => {
+    const reply = envelope('Paris is the capital of France.', 0.95);
+    server.provider.script.push({ text: reply, stream: { chunkSizes: 3 }, usage: wireUsage(150, 25) }, { text: reply, usage: wireUsage(150, 25) });
+    const partials: PartialReply[] = [];
+    const streamed = await acheck(adapter(), 'Capital of France?', { onPartial: (partial) => partials.push(partial) });
+    const whole = await acheck(unstreamed(), 'Capital of France?');
+    expect(server.provider.received.map((request) => request.body['stream'] === true)).toEqual([true, false]);
+    expect(streamed.status).toBe('VERIFIED');
+    expect(streamed.answer).toBe('Paris is the capital of France.');
+    expect(streamed.usage).toEqual(whole.usage);
+    expect(streamed.usage).toMatchObject({ inputTokens: 150, outputTokens: 25 });
+    expect(streamed.attempts[0]?.rawText).toBe(reply);
+    const answers = partials.map((partial) => partial.answerSoFar).filter((answer) => answer !== null);
+    expect(answers.length).toBeGreaterThan(3);
+    expect(answers.at(-1)).toBe('Paris is the capital of France.');
+  });
+
+  it('a stream cut mid-reply is retried by callRetries, and the retried stream replaces the text', async () => {
+    const reply = envelope('Paris', 0.9);
+    server.provider.script.push({ text: reply, stream: { chunkSizes: 4, cutAfter: 5 } }, { text: reply, stream: { chunkSizes: 4 } });
+    const partials: PartialReply[] = [];
+    const result = await acheck(adapter(), 'q', { callRetries: { retries: 1, minDelayMs: 1, maxDelayMs: 1 }, onPartial: (partial) => partials.push(partial) });
+    expect(result.status).toBe('VERIFIED');
+    expect(result.attempts[0]?.callTries).toHaveLength(2);
+    expect(result.attempts[0]?.callTries[0]?.error).not.toMatch(/Paris/);
+    expect(partials.some((partial) => partial.replaces)).toBe(true);
   });
 });
 
