@@ -130,8 +130,8 @@ export interface EventReading<E> {
   readonly what: string;
   /** The texts an event carries (perhaps none). */
   textsOf(event: E): readonly string[];
-  /** The stream ended: throws when what it said is no reply (no content). */
-  finish(): void;
+  /** The stream ended: throws when what it said is no reply (no content); may wait for the usage. */
+  finish(): void | Promise<void>;
   /** Reports the usage the events gave, once. */
   report(): void;
 }
@@ -154,7 +154,7 @@ export function eventTextStream<E>(events: AsyncIterable<E>, reading: EventReadi
       }
       if (next.done) {
         if (reading.outer?.aborted) throw reading.outer.reason;
-        reading.finish();
+        await reading.finish();
         return null;
       }
       count++;

@@ -214,7 +214,24 @@ describe('fromAISDK', () => {
     const controller = new AbortController();
     const result = await acheck(callFn, 'q', { signal: controller.signal });
     expect(result.answer).toBe('Paris');
-    expect(seen[0]).toEqual({ model: 'a-model', system: INSTRUCTIONS, messages: [{ role: 'user', content: 'q' }], abortSignal: controller.signal });
+    // acheck() gives every call a signal of its own, which the caller's aborts.
+    expect(seen[0]).toEqual({ model: 'a-model', system: INSTRUCTIONS, messages: [{ role: 'user', content: 'q' }], abortSignal: expect.any(AbortSignal) });
+    let given: AbortSignal | undefined;
+    const pending = acheck(
+      fromAISDK({
+        model: 'a-model',
+        generateText: (options) => {
+          given = options.abortSignal;
+          return new Promise(() => {});
+        },
+      }),
+      'q',
+      { signal: controller.signal },
+    );
+    await expect.poll(() => given).toBeDefined();
+    controller.abort(new Error('user cancelled'));
+    await expect(pending).rejects.toThrow('user cancelled');
+    expect(given?.aborted).toBe(true);
   });
 
   it('reports the usage generateText returns, by version 5’s names or version 4’s; unknown counts report none', async () => {
@@ -375,13 +392,13 @@ describe('native structured output: the envelope’s JSON Schema, a typed answer
       model: 'a-model',
       system: cityInstructions,
       messages: [{ role: 'user', content: 'Largest city in Japan?' }],
-      abortSignal: undefined,
+      abortSignal: expect.any(AbortSignal),
       schema: { wrapped: envelopeWith(citySchema) },
       schemaName: 'booth_reply',
     });
     const anyObject = fromAISDK({ generateText, generateObject, model: 'a-model', responseFormat: 'json_object' });
     expect((await acheck(anyObject, 'q', { schema: City })).status).toBe('VERIFIED');
-    expect(seen[1]).toEqual({ model: 'a-model', system: expect.any(String), messages: [{ role: 'user', content: 'q' }], abortSignal: undefined, output: 'no-schema' });
+    expect(seen[1]).toEqual({ model: 'a-model', system: expect.any(String), messages: [{ role: 'user', content: 'q' }], abortSignal: expect.any(AbortSignal), output: 'no-schema' });
   });
 
   it('bad adapter options are TypeErrors naming the option and the fix', () => {

@@ -1,7 +1,10 @@
 import Anthropic from '@anthropic-ai/sdk';
+import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
+import { generateText as aiGenerateText, streamText } from 'ai';
 import OpenAI from 'openai';
 import { describe, expect, it } from 'vitest';
-import { fromAnthropic, fromOpenAI, openAICompatible, ProviderError } from '../../src/adapters/index.js';
+import { fromAISDK, fromAnthropic, fromOpenAI, openAICompatible, ProviderError } from '../../src/adapters/index.js';
+import { acheck, type PartialReply } from '../../src/index.js';
 import { EventStreamReader } from '../../src/adapters/sse.js';
 import type { AsyncCallFn, CallInfo, ReplyStream } from '../../src/decide/model-call.js';
 import type { UsageReport } from '../../src/decide/usage.js';
@@ -57,12 +60,17 @@ const streaming = {
   fetch: fetchStreaming,
   openai: (extra: object = {}): AsyncCallFn => fromOpenAI(new OpenAI({ ...clientOptions, baseURL: `${server.provider.url}/v1` }), { model: 'test-model', stream: true, ...extra }),
   anthropic: (extra: object = {}): AsyncCallFn => fromAnthropic(new Anthropic({ ...clientOptions, baseURL: server.provider.url }), { model: 'test-model', stream: true, ...extra }),
+  // The real AI SDK, its OpenAI-compatible provider pointed at the loopback server; the SDK's own retries off.
+  aisdk: (extra: object = {}): AsyncCallFn => {
+    const provider = createOpenAICompatible({ name: 'loopback', baseURL: `${server.provider.url}/v1`, apiKey: 'sk-secret-key', includeUsage: true });
+    return fromAISDK({ streamText: (options) => streamText({ ...options, maxRetries: 0 }), model: provider('test-model'), stream: true, ...extra });
+  },
 };
 
 /** A reply whose every part would be a giveaway in an error message. */
 const HOSTILE = 'SECRET-REPLY </script><img src=x onerror=alert(1)> ${process.env.KEY} \u0000 "quoted" \\ \n data: [DONE]\n\n';
 
-describe.each(['fetch', 'openai', 'anthropic'] as const)('%s adapter with stream: true, against real SSE', (name) => {
+describe.each(['fetch', 'openai', 'anthropic', 'aisdk'] as const)('%s adapter with stream: true, against real SSE', (name) => {
   const adapter = (extra: object = {}) => streaming[name](extra);
   const wireUsage = (input: number, output: number) =>
     name === 'anthropic' ? { input_tokens: input, output_tokens: output } : { prompt_tokens: input, completion_tokens: output, total_tokens: input + output };
@@ -176,6 +184,64 @@ describe.each(['fetch', 'openai', 'anthropic'] as const)('%s adapter with stream
   });
 });
 
+describe.each(['fetch', 'openai', 'anthropic', 'aisdk'] as const)('%s adapter streaming through acheck(), end to end', (name) => {
+  const adapter = (extra: object = {}) => streaming[name](extra);
+  const unstreamed = (): AsyncCallFn => (name === 'aisdk' ? streaming.aisdk({ stream: false, streamText: undefined, generateText: aiGenerateText }) : streaming[name]({ stream: false }));
+  const wireUsage = (input: number, output: number) =>
+    name === 'anthropic' ? { input_tokens: input, output_tokens: output } : { prompt_tokens: input, completion_tokens: output, total_tokens: input + output };
+  const AMBIGUOUS = JSON.stringify({
+    ambiguous: true,
+    interpretations: ['Paris, France', 'Paris, Texas'],
+    chosen_interpretation: null,
+    answer: 'A long answer nobody needs. '.repeat(40),
+    confidence: 0.5,
+  });
+
+  it('an ambiguous reply ends AMBIGUOUS once its readings are complete: the server sees the connection closed before the reply was sent whole', async () => {
+    server.provider.script.push({ text: AMBIGUOUS, stream: { chunkSizes: 8, delayMs: 2 }, usage: wireUsage(100, 400) });
+    const partials: PartialReply[] = [];
+    const result = await acheck(adapter(), 'Where is Paris?', { onPartial: (partial) => partials.push(partial) });
+    expect(result.status).toBe('AMBIGUOUS');
+    expect(result.interpretations).toEqual(['Paris, France', 'Paris, Texas']);
+    const record = await closedStream();
+    expect(record.clientClosed).toBe(true);
+    expect(record.sent).toBeLessThan(record.of);
+    // Not a character of the answer was needed: the stream ended within a few chunks of the readings' end.
+    expect(record.sent * 8).toBeLessThan(AMBIGUOUS.indexOf('"answer"') + 5 * 8);
+    expect(result.attempts[0]?.rawText).toBe(AMBIGUOUS.slice(0, result.attempts[0]!.rawText!.length));
+    expect(partials.at(-1)).toMatchObject({ ambiguous: true, interpretations: ['Paris, France', 'Paris, Texas'] });
+    expect(server.provider.received).toHaveLength(1);
+  });
+
+  it('a clear reply is VERIFIED, with the partial answer shown as it forms and the same usage as without streaming', async () => {
+    const reply = envelope('Paris is the capital of France.', 0.95);
+    server.provider.script.push({ text: reply, stream: { chunkSizes: 3 }, usage: wireUsage(150, 25) }, { text: reply, usage: wireUsage(150, 25) });
+    const partials: PartialReply[] = [];
+    const streamed = await acheck(adapter(), 'Capital of France?', { onPartial: (partial) => partials.push(partial) });
+    const whole = await acheck(unstreamed(), 'Capital of France?');
+    expect(server.provider.received.map((request) => request.body['stream'] === true)).toEqual([true, false]);
+    expect(streamed.status).toBe('VERIFIED');
+    expect(streamed.answer).toBe('Paris is the capital of France.');
+    expect(streamed.usage).toEqual(whole.usage);
+    expect(streamed.usage).toMatchObject({ inputTokens: 150, outputTokens: 25 });
+    expect(streamed.attempts[0]?.rawText).toBe(reply);
+    const answers = partials.map((partial) => partial.answerSoFar).filter((answer) => answer !== null);
+    expect(answers.length).toBeGreaterThan(3);
+    expect(answers.at(-1)).toBe('Paris is the capital of France.');
+  });
+
+  it('a stream cut mid-reply is retried by callRetries, and the retried stream replaces the text', async () => {
+    const reply = envelope('Paris', 0.9);
+    server.provider.script.push({ text: reply, stream: { chunkSizes: 4, cutAfter: 5 } }, { text: reply, stream: { chunkSizes: 4 } });
+    const partials: PartialReply[] = [];
+    const result = await acheck(adapter(), 'q', { callRetries: { retries: 1, minDelayMs: 1, maxDelayMs: 1 }, onPartial: (partial) => partials.push(partial) });
+    expect(result.status).toBe('VERIFIED');
+    expect(result.attempts[0]?.callTries).toHaveLength(2);
+    expect(result.attempts[0]?.callTries[0]?.error).not.toMatch(/Paris/);
+    expect(partials.some((partial) => partial.replaces)).toBe(true);
+  });
+});
+
 describe('the SDK adapters’ streams', () => {
   it('fromAnthropic with the forced tool streams its input’s partial JSON; the cache’s tokens count as input', async () => {
     const reply = JSON.stringify({ ambiguous: false, interpretations: [], chosen_interpretation: null, answer: 'Paris', confidence: 0.9 });
@@ -199,6 +265,75 @@ describe('the SDK adapters’ streams', () => {
     await expect(chunksFrom(await streaming.anthropic()('q', { attempt: 0 }))).resolves.toEqual([]);
     server.provider.script.push({ body: 'data: {"choices":[{"index":0,"delta":{"refusal":"no"},"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n', headers: { 'content-type': 'text/event-stream' } });
     await expect(chunksFrom(await streaming.openai()('q', { attempt: 0 }))).rejects.toThrow('The OpenAI client streamed no message content, and the model refused (delta.refusal).');
+  });
+});
+
+describe('fromAISDK({ stream: true }) with other versions of streamText', () => {
+  async function* from<T>(items: readonly T[]): AsyncGenerator<T> {
+    for (const item of items) yield item;
+  }
+
+  it('version 4’s parts (textDelta, the finish’s usage), and a bare textStream whose usage is the result’s promise', async () => {
+    const seen: unknown[] = [];
+    const v4 = fromAISDK({
+      model: 'a-model',
+      stream: true,
+      streamText: (options) => {
+        seen.push(options);
+        return {
+          textStream: from([]),
+          fullStream: from([
+            { type: 'step-start' },
+            { type: 'text-delta', textDelta: 'Par' },
+            { type: 'text-delta', textDelta: 'is' },
+            { type: 'finish', usage: { promptTokens: 7, completionTokens: 2, totalTokens: 9 } },
+          ]),
+        };
+      },
+    });
+    const first = recording();
+    expect(await chunksFrom(await v4('q', first.info))).toEqual(['Par', 'is']);
+    expect(first.usage).toEqual([{ inputTokens: 7, outputTokens: 2, totalTokens: 9 }]);
+    expect(seen[0]).toMatchObject({ model: 'a-model', messages: [{ role: 'user', content: 'q' }], abortSignal: expect.any(AbortSignal), onError: expect.any(Function) });
+
+    const bare = fromAISDK({
+      model: 'a-model',
+      stream: true,
+      streamText: async () => ({ textStream: from(['a', '', 'b']), totalUsage: Promise.resolve({ inputTokens: 5, outputTokens: 1, totalTokens: 6 }) }),
+    });
+    const second = recording();
+    expect(await chunksFrom(await bare('q', second.info))).toEqual(['a', 'b']);
+    expect(second.usage).toEqual([{ inputTokens: 5, outputTokens: 1, totalTokens: 6 }]);
+  });
+
+  it('an error part before any text rejects the call with the SDK’s error, its status read; after text, the iteration fails transiently', async () => {
+    const apiError = Object.assign(new Error('Too many requests'), { statusCode: 429, responseHeaders: { 'retry-after': '3' } });
+    const before = fromAISDK({ model: 'm', stream: true, streamText: () => ({ textStream: from([]), fullStream: from([{ type: 'error', error: apiError }]) }) });
+    const error = await failureOf(async () => before('q', { attempt: 0 }));
+    expect(error).toBeInstanceOf(ProviderError);
+    expect(error).toMatchObject({ status: 429, retryAfterMs: 3000, message: 'Too many requests', cause: apiError });
+    const after = fromAISDK({
+      model: 'm',
+      stream: true,
+      streamText: () => ({ textStream: from([]), fullStream: from([{ type: 'text-delta', text: 'SECRET' }, { type: 'error', error: new Error('socket hang up') }]) }),
+    });
+    const failed = await failureOf(async () => chunksFrom(await after('q', { attempt: 0 })));
+    expect(failed).toBeInstanceOf(ProviderError);
+    expect(failed.message).toBe("The AI SDK's stream failed after 1 parts (socket hang up)");
+    expect(isTransient(failed)).toBe(true);
+  });
+
+  it('options: streamText is needed for stream: true, generateText then is not; object output does not stream', () => {
+    expect(() => fromAISDK({ model: 'm', stream: true })).toThrow(
+      new TypeError("Expected `streamText` to be the AI SDK's streamText (import { streamText } from 'ai'), which `stream: true` calls, got undefined."),
+    );
+    expect(() => fromAISDK({ model: 'm', stream: 'on' as never, streamText: () => ({ textStream: from([]) }) })).toThrow(
+      'Expected `stream` to be a boolean (true to stream the reply to acheck(), which reads it as it arrives), got "on".',
+    );
+    expect(() => fromAISDK({ model: 'm', stream: true, streamText: () => ({ textStream: from([]) }), responseFormat: 'json_schema' })).toThrow(
+      "`stream: true` streams text through `streamText`, and `responseFormat: 'json_schema'` asks for the SDK's object output, which Booth does not stream: leave `stream` out, or use responseFormat 'text'.",
+    );
+    expect(() => fromAISDK({ model: 'm' })).toThrow("Expected `generateText` to be the AI SDK's generateText");
   });
 });
 
