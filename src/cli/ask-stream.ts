@@ -1,4 +1,5 @@
 import type { Attempt } from '../decide/attempt.js';
+import type { PartialReply } from '../engine/partial-reply.js';
 import { numberText } from '../util/numbers.js';
 import { terminalText } from '../util/values.js';
 
@@ -32,18 +33,6 @@ export interface StreamShow {
 export interface StreamOut {
   readonly write: (text: string) => void;
   readonly terminal: boolean;
-}
-
-// TEMPORARY until stream-core lands: the contract's PartialReply.
-export interface PartialReply {
-  readonly attempt: number;
-  readonly sample?: number;
-  readonly model?: string;
-  readonly replaces: boolean;
-  readonly ambiguous: boolean | null;
-  readonly interpretations: readonly string[] | null;
-  readonly answerSoFar: string | null;
-  readonly textSoFar: string;
 }
 
 /** SGR faint on, and normal intensity: Booth's own escapes, to a terminal only. */

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { type PartialReply, streamShow } from '../../src/cli/ask-stream.js';
+import { streamShow } from '../../src/cli/ask-stream.js';
+import type { PartialReply } from '../../src/engine/partial-reply.js';
 import type { Attempt } from '../../src/decide/attempt.js';
 
 /** streamShow, the printer of `ask --stream`, fed partial replies by hand: what it writes, to a pipe and to a terminal. */
