@@ -1,7 +1,9 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PROMPT } from '../../src/cli/clarify/person.js';
 import { envelope } from '../fixtures/helpers.js';
-import { booth, useProvider } from '../fixtures/booth-process.js';
+import { booth, dir, useProvider } from '../fixtures/booth-process.js';
 import { Terminal } from '../fixtures/terminal.js';
 
 /**
@@ -121,5 +123,46 @@ describe('booth ask --stream through pipes', () => {
     expect(partials.every((partial) => partial !== undefined && partial['attempt'] === 0)).toBe(true);
     expect(partials.map((partial) => partial?.['answerSoFar']).filter((answer) => answer !== null)).toContain('Paris');
     expect(lines.at(-1)?.result).toMatchObject({ status: 'VERIFIED', answer: 'Paris' });
+  }, 30_000);
+
+  it('a stream cut mid-reply and called again (--call-retries): the text shown is marked replaced, the call named', async () => {
+    server.provider.script.push({ text: envelope(ANSWER, 0.95), stream: { chunkSizes: 4, cutAfter: 25 } }, slowly(envelope(ANSWER, 0.95), 5));
+    const run = await booth(['ask', 'What is the capital of France?', ...server.endpoint, '--stream', '--call-retries', '1']);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/^Paris is the [^\n]*\n— replaced: the call of attempt 1 failed; calling again —\nParis is the capital of France; it stands on the Seine\.\nstatus {6}VERIFIED\n/);
+    expect(server.provider.streams.map((stream) => stream.cut)).toEqual([true, false]);
+  }, 30_000);
+
+  it('the next model of a cascade: the replaced line says why and whom it asks', async () => {
+    server.provider.script.push(slowly(envelope('Lyon', 0.4), 5), slowly(envelope('Paris', 0.95), 5));
+    const run = await booth(['ask', 'What is the capital of France?', ...server.endpoint, '--stream', '--max-retries', '0', '--escalate-model', 'big-model']);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/^Lyon\n— replaced: attempt 1: confidence 0\.4, below the threshold 0\.7; asking big-model —\nParis\nstatus {6}VERIFIED\n/);
+    expect(server.provider.received.map((request) => request.body['model'])).toEqual(['test-model', 'big-model']);
+  }, 30_000);
+
+  it("with --schema, the answer's JSON text so far; a member of the wrong type fails the attempt before the reply ends", async () => {
+    const schema = join(dir(), 'city.schema.json');
+    writeFileSync(schema, JSON.stringify({ type: 'object', properties: { city: { type: 'string' }, population: { type: 'number' } }, required: ['city', 'population'] }));
+    const wrong = envelope({ city: 'Tokyo', population: 'about thirty-seven million people, give or take' }, 0.9);
+    server.provider.script.push({ text: `${wrong.slice(0, -1)}, "note": "${'x'.repeat(600)}"}`, stream: { chunkSizes: 4, delayMs: 5 } }, slowly(envelope({ city: 'Tokyo', population: 37400000 }, 0.95), 5));
+    const run = await booth(['ask', 'Largest city in Japan?', ...server.endpoint, '--stream', '--schema', schema]);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(
+      /^\{"city":"Tokyo","population":"about thirty-seven million people, give or take"[^\n]*\n— replaced: attempt 1: the schema refused the answer: answer\.population: [^\n]+ —\n\{"city":"Tokyo","population":37400000\}\nstatus {6}REPAIRED\n/,
+    );
+    // The first reply was ended at its failed member: most of it was never sent.
+    const [first] = server.provider.streams;
+    expect(first?.clientClosed).toBe(true);
+    expect(first?.sent).toBeLessThan((first?.of ?? 0) / 2);
+  }, 30_000);
+
+  it('with --samples, the first sample of each attempt is shown, the others not', async () => {
+    // Sample k is sent seed k: each answers with its own number.
+    server.provider.fallback = (body) => ({ text: envelope(`Paris (sample ${String(body['seed'])})`, 0.9), stream: { chunkSizes: 3, delayMs: 5 } });
+    const run = await booth(['ask', 'What is the capital of France?', ...server.endpoint, '--stream', '--samples', '3', '--max-retries', '0']);
+    const streamed = run.stdout.slice(0, run.stdout.indexOf('status'));
+    expect(streamed).toBe('Paris (sample 0)\n');
+    expect(server.provider.received).toHaveLength(3);
   }, 30_000);
 });
