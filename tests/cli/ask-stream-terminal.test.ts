@@ -165,4 +165,12 @@ describe('booth ask --stream through pipes', () => {
     expect(streamed).toBe('Paris (sample 0)\n');
     expect(server.provider.received).toHaveLength(3);
   }, 30_000);
+
+  it('a server that answers with one whole completion: nothing streamed, the result printed as without --stream', async () => {
+    server.provider.script.push({ text: envelope('Paris', 0.95), stream: false });
+    const run = await booth(['ask', 'What is the capital of France?', ...server.endpoint, '--stream']);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/^status {6}VERIFIED\nanswer {6}Paris\n/);
+    expect(server.provider.received[0]?.body['stream']).toBe(true);
+  }, 30_000);
 });
