@@ -54,6 +54,10 @@ describe('booth ask --stream at a terminal', () => {
     const screen = terminal.screen();
     expect(from(screen, 'Lyon')).toMatch(/^Lyon, I think\n— replaced: attempt 1: confidence 0\.4, below the threshold 0\.7 —\nParis\nstatus {6}REPAIRED\nanswer {6}Paris\n/);
     expect(screen.match(/^status/gm)).toHaveLength(1);
+    // The marker is dimmed (SGR 2), the text around it is not.
+    const styled = terminal.screen(true);
+    expect(styled).toMatch(/\u001b\[2m— replaced: attempt 1/);
+    expect(styled).toMatch(/^Lyon, I think$/m);
     expect(server.provider.received).toHaveLength(2);
   }, 60_000);
 
@@ -101,6 +105,8 @@ describe('booth ask --stream at a terminal', () => {
     expect(screen).toContain(`${shown}\nstatus      VERIFIED\nanswer      ${shown}\n`);
     expect(screen).not.toMatch(/^status {6}FORGED/m);
     expect(terminal.title()).not.toContain('pwned');
+    // No colour took effect: the pane holds no styled text at all.
+    expect(terminal.screen(true)).not.toContain('\u001b[');
   }, 60_000);
 });
 
