@@ -2,6 +2,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { generateText as aiGenerateText, streamText } from 'ai';
 import OpenAI from 'openai';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { fromAISDK, fromAnthropic, fromOpenAI, openAICompatible, ProviderError } from '../../src/adapters/index.js';
 import { acheck, type PartialReply } from '../../src/index.js';
@@ -474,6 +475,26 @@ describe('openAICompatible({ stream: true })', () => {
 });
 
 describe('EventStreamReader', () => {
+  it('reads the same events however the stream is split, whatever the line endings (property)', () => {
+    const line = fc.string({ unit: 'grapheme', maxLength: 12 }).map((text) => text.replace(/[\r\n]/g, ''));
+    const event = fc.record({ type: fc.option(fc.constantFrom('error', 'ping', 'message_start'), { nil: undefined }), data: fc.array(line, { minLength: 1, maxLength: 3 }) });
+    fc.assert(
+      fc.property(fc.array(event, { maxLength: 6 }), fc.constantFrom('\n', '\r', '\r\n'), fc.array(fc.nat(), { maxLength: 8 }), (events, eol, cuts) => {
+        const source = events.map(({ type, data }) => `${type ? `event: ${type}${eol}` : ''}${data.map((text) => `data: ${text}${eol}`).join('')}${eol}`).join('');
+        const reader = new EventStreamReader();
+        const read = [];
+        let at = 0;
+        for (const cut of [...cuts.map((cut) => cut % (source.length + 1))].sort((a, b) => a - b)) {
+          read.push(...reader.push(source.slice(at, Math.max(at, cut))));
+          at = Math.max(at, cut);
+        }
+        read.push(...reader.push(source.slice(at)), ...reader.end());
+        expect(read).toEqual(events.map(({ type, data }) => ({ event: type ?? 'message', data: data.join('\n') })));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
   it('reads every line ending, split anywhere, comments and multi-line data', () => {
     const source = ': keep-alive\r\ndata: {"a":1}\r\n\r\nevent: error\ndata:x\ndata:  y\n\ndata\r\rid: 3\nretry: 10\ndata: last\n';
     const expected = [
