@@ -333,3 +333,27 @@ describe('a stream, everywhere a reply goes', () => {
     void closed;
   });
 });
+
+describe('in a workflow: the machine spawns its callModel actor', () => {
+  it('a model that streams is read as it arrives: AMBIGUOUS at once, the stream ended, on the machine a parent embeds', async () => {
+    const { createActor, toPromise } = await import('xstate');
+    const { checkpointMachine } = await import('../../machines/index.js');
+    const model = streamingModel([AMBIGUOUS_REPLY]);
+    const output = await toPromise(createActor(checkpointMachine, { input: { prompt: 'Where is Paris?', model: model.callFn } }).start());
+    expect(output.status).toBe('AMBIGUOUS');
+    expect(output.interpretations).toEqual(['Paris, France', 'Paris, Texas']);
+    expect(output.trace.map((step) => step.state)).toEqual(['calling', 'ambiguityGate', 'ambiguous']);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(model.calls[0]!.aborted).toBe(true);
+    expect(model.calls[0]!.closed).toBe(true);
+    expect(model.calls[0]!.sent).toBeLessThan(AMBIGUOUS_REPLY.indexOf('"answer"') + 4);
+  });
+
+  it('a clear streamed reply is the actor\'s output whole, decided as text is', async () => {
+    const { createActor, toPromise } = await import('xstate');
+    const { checkpointMachine } = await import('../../machines/index.js');
+    const output = await toPromise(createActor(checkpointMachine, { input: { prompt: 'q', model: streamingModel([ENVELOPE('Paris', 0.9)]).callFn } }).start());
+    expect(output.status).toBe('VERIFIED');
+    expect(output.answer).toBe('Paris');
+  });
+});
