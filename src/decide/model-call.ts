@@ -11,7 +11,11 @@ export type { ReplyStream };
 export interface CallInfo {
   /** Index of the attempt, from 0. */
   readonly attempt: number;
-  /** `acheck()` only, when the caller gave one: abort the request when it fires. */
+  /**
+   * `acheck()` gives every call one: it fires when the caller's `signal` does, and when Booth
+   * stops waiting for the call (it timed out, the deadline passed, a streamed reply decided
+   * early, another sample settled the vote). Abort the request when it fires.
+   */
   readonly signal?: AbortSignal;
   /**
    * The JSON Schema (draft 2020-12) of the reply Booth asks for: the envelope, with the
