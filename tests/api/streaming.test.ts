@@ -401,3 +401,30 @@ describe('the early rule for schema members: a plain `type` of the answer or of 
     expect(result.trace.map((step) => step.state)).not.toContain('answerRefused');
   });
 });
+
+describe('streams and budgets', () => {
+  it('a stream ended early reported no usage: under a token budget the run cannot wait for a clarification it could not count, and ends AMBIGUOUS', async () => {
+    const store = memoryStore();
+    const model = streamingModel([AMBIGUOUS_REPLY]);
+    const result = await acheck(model.callFn, 'Where is Paris?', { checkpoint: store, key: 'k', awaitClarification: true, budget: { maxTokens: 10_000 } });
+    expect(result.status).toBe('AMBIGUOUS');
+    expect(result.trace.at(-1)!.state).toBe('ambiguous');
+    expect(store.size).toBe(0);
+  });
+
+  it('a stream that reports its usage before it ends is counted as any call', async () => {
+    const text = ENVELOPE('Paris', 0.9);
+    const result = await acheck(
+      (_prompt, info) =>
+        (async function* () {
+          yield text.slice(0, 20);
+          info.reportUsage?.({ inputTokens: 30, outputTokens: 12 });
+          yield text.slice(20);
+        })(),
+      'q',
+      { budget: { maxTokens: 10_000 } },
+    );
+    expect(result.status).toBe('VERIFIED');
+    expect(result.usage).toMatchObject({ inputTokens: 30, outputTokens: 12, totalTokens: 42 });
+  });
+});
