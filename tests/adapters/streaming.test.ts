@@ -231,6 +231,17 @@ describe.each(['fetch', 'openai', 'anthropic', 'aisdk'] as const)('%s adapter st
     expect(answers.at(-1)).toBe('Paris is the capital of France.');
   });
 
+  it('a stream slower than timeoutMs is cut mid-reply, its connection closed, and the retry answers', async () => {
+    const reply = envelope('Paris', 0.9);
+    server.provider.script.push({ text: reply, stream: { chunkSizes: 10, delayMs: 100 } }, { text: reply, stream: { chunkSizes: 8 } });
+    const result = await acheck(adapter(), 'q', { timeoutMs: 250 });
+    expect(result.status).toBe('REPAIRED');
+    expect(result.attempts[0]?.error).toBe('the model call timed out after 250 ms');
+    const record = await closedStream();
+    expect(record.clientClosed).toBe(true);
+    expect(record.sent).toBeLessThan(record.of);
+  });
+
   it('a stream cut mid-reply is retried by callRetries, and the retried stream replaces the text', async () => {
     const reply = envelope('Paris', 0.9);
     server.provider.script.push({ text: reply, stream: { chunkSizes: 4, cutAfter: 5 } }, { text: reply, stream: { chunkSizes: 4 } });
