@@ -10,7 +10,7 @@ import type { AgreeFn, ConfidenceSource } from '../../src/decide/agreement.js';
 import type { Usage, UsageReport } from '../../src/decide/usage.js';
 import type { Budget } from '../../src/decide/budget.js';
 import type { SamplePlan, SampleStop } from '../../src/decide/sampling.js';
-import type { MemberFailure } from '../../src/reply/stream-reader.js';
+import type { AnswerRule, MemberFailure } from '../../src/reply/stream-reader.js';
 
 /** The checkpoint machine's types: its states, input, context, events and output. */
 
@@ -368,6 +368,12 @@ export interface ModelCall {
   readonly messages: readonly ChatMessage[];
   /** Sends the machine a `model.usage` event: give it to the model as `info.reportUsage`. */
   readonly reportUsage?: (usage: UsageReport) => void;
+  /** The call's token, which a streamed reply's news names. */
+  readonly call?: number;
+  /** What the answer's schema says of types, for a streamed reply's members; null without one. */
+  readonly answerRule?: AnswerRule | null;
+  /** Sends the machine a streamed reply's news (`reply.ambiguityKnown` and the rest). */
+  readonly hear?: (event: CheckpointEvent) => void;
 }
 
 /** What the `validate` actor is asked. */

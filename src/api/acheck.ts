@@ -2,7 +2,7 @@ import { resultOf } from '../results/result-from.js';
 import { runSchema, runValidator } from '../engine/verdicts.js';
 import { type CallNeed, type CallOutcome, CheckpointRun, modelFor, readCheckpoint, type SampleNeed, sampleEvent } from '../engine/checkpoint-run.js';
 import { readReplyStream, type StreamTarget } from '../engine/streamed-call.js';
-import { isReplyStream } from '../engine/reply-streams.js';
+import { isReplyStream } from '../reply/reply-streams.js';
 import { answerFormatOf, answerRuleOf } from '../decide/schema.js';
 import type { AsyncCallFn, CallInfo } from '../decide/model-call.js';
 import { type AsyncCheckOptions, readCheckArguments, type TypedAsyncCheckOptions } from './options.js';

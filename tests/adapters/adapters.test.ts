@@ -250,6 +250,25 @@ describe('fromAISDK', () => {
     }
   });
 
+  it('the SDK’s HTTP errors (APICallError’s statusCode, or a RetryError’s last) become ProviderErrors that callRetries reads', async () => {
+    const apiError = Object.assign(new Error('Incorrect API key provided'), { statusCode: 401, responseHeaders: {} });
+    const retried = Object.assign(new Error('Failed after 3 attempts. Last error: Rate limited'), {
+      lastError: Object.assign(new Error('Rate limited'), { statusCode: 429, responseHeaders: { 'retry-after-ms': '7' } }),
+    });
+    const failing = (error: Error) => fromAISDK({ model: 'm', generateText: () => Promise.reject(error) });
+    const first = await Promise.resolve(failing(apiError)('q', { attempt: 0 })).catch((thrown: unknown) => thrown);
+    expect(first).toBeInstanceOf(ProviderError);
+    expect(first).toMatchObject({ status: 401, retryAfterMs: null, message: 'Incorrect API key provided', cause: apiError });
+    const second = await Promise.resolve(failing(retried)('q', { attempt: 0 })).catch((thrown: unknown) => thrown);
+    expect(second).toMatchObject({ status: 429, retryAfterMs: 7, message: 'Failed after 3 attempts. Last error: Rate limited' });
+    // A 401 ends the run at once; an error without a status passes as it is.
+    const result = await acheck(failing(apiError), 'q', { maxRetries: 2, callRetries: { retries: 2, minDelayMs: 0 } });
+    expect(result.method).toBe('call_failure');
+    expect(result.attempts).toHaveLength(1);
+    const plain = new Error('no status');
+    await expect(Promise.resolve(failing(plain)('q', { attempt: 0 }))).rejects.toBe(plain);
+  });
+
   it('reports the usage generateObject returns, and the usage its error carries when it could not read the reply', async () => {
     const reply = { ambiguous: false, interpretations: [], chosen_interpretation: null, answer: 'Paris', confidence: 0.9 };
     // What the SDK's NoObjectGeneratedError carries: the reply's text and usage.
