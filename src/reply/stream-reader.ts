@@ -32,6 +32,8 @@ export interface MemberFailure {
   readonly key: string | null;
   readonly expected: readonly JsonType[];
   readonly got: JsonType;
+  /** The member's value, as complete: what the schema is asked of before the attempt fails. */
+  readonly value: JsonValue;
 }
 
 /** What the last `push()` made known, as bits. */
@@ -331,7 +333,7 @@ export class ReplyReader {
       if (value === undefined) return this.#give();
       const expected = key === null ? undefined : this.#rule!.members.get(key);
       if (expected !== undefined && this.failure === null && !accepts(expected, value)) {
-        this.failure = { key, expected, got: typeOf(value) };
+        this.failure = { key, expected, got: typeOf(value), value };
         return MEMBER_FAILED;
       }
       return 0;
@@ -356,7 +358,7 @@ export class ReplyReader {
         const type = this.#rule?.type;
         if (typeof value !== 'string') this.answerSoFar = text;
         if (type && this.failure === null && !accepts(type, value)) {
-          this.failure = { key: null, expected: type, got: typeOf(value) };
+          this.failure = { key: null, expected: type, got: typeOf(value), value };
           return MEMBER_FAILED | ANSWER_GREW;
         }
         return ANSWER_GREW;
