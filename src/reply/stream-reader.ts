@@ -8,7 +8,7 @@ import type { JsonValue } from './json-objects.js';
  * the machine reads the whole text with `parseReply`, as for a reply that did not stream.
  *
  * Only the object the reply begins with is read (after blanks, or a ```` ```json ```` fence
- * line): the envelope Booth asks for. A reply that opens with anything else, or whose
+ * line, 64 characters at most): the envelope Booth asks for. A reply that opens with anything else, or whose
  * leading object breaks JSON's grammar, repeats a member, or nests deeper than `MAX_DEPTH`,
  * tells nothing early and is read whole at its end. Every code unit is looked at once, and
  * only the members read early are copied: linear in the reply's length, whatever the
@@ -150,7 +150,8 @@ export class ReplyReader {
         if (this.#lead.length > LEAD_LIMIT || !LEAD_SO_FAR.test(this.#lead)) this.#give();
         return 0;
       }
-      if (!FENCE_LINE.test(this.#lead + chunk.slice(0, open))) return this.#give();
+      // The limit holds however the lead was cut: 100 blanks and the `{` in one chunk tell as little as in one-character chunks.
+      if (this.#lead.length + open > LEAD_LIMIT || !FENCE_LINE.test(this.#lead + chunk.slice(0, open))) return this.#give();
       this.#lead = '';
       this.#phase = OBJECT;
       this.#stack.push(true);
