@@ -261,6 +261,9 @@ export function onlyTheLead(reply: string, leadEnd: number): boolean {
   return /^\s*(?:```\s*)?$/.test(reply.slice(leadEnd));
 }
 
+/** Replies longer than this are read under the first rule only, in four chunkings. */
+const LONG = 20_000;
+
 export interface Options {
   readonly seed: number;
   /** The rules the reply is read under; null is no schema. */
@@ -293,13 +296,15 @@ export function streamDifferences(reply: string, { seed, rules = RULES }: Option
   const wholeTrue = parseReply(reply, true);
   const lead = leadingObject(reply);
   const opens = leadingBrace(reply) >= 0;
-  for (const rule of rules) {
+  // A long reply (JSONTestSuite's 100 000 brackets) is fed in fewer ways: one chunk, one character, random, escapes split.
+  const long = reply.length > LONG;
+  for (const rule of long ? rules.slice(0, 1) : rules) {
     const where = rule === null ? 'no rule' : `rule ${show({ type: rule.type, members: [...rule.members] })}`;
     const differ = (field: string, want: unknown, got: unknown) => {
       if (!same(want, got)) out.push(`${where}: ${field}: expected ${show(want)}, reader ${show(got)}`);
     };
     let reference: Fed | undefined;
-    for (const { name, cuts } of chunkings(reply, seed)) {
+    for (const { name, cuts } of long ? chunkings(reply, seed).filter((_, i) => i === 0 || i === 1 || i === 4 || i === 6) : chunkings(reply, seed)) {
       const fed = feed(reply, cuts, rule);
       const at = `${where}, ${name}`;
       // 1. The text assembled is the reply, and the verdict on it is the finished text's.
