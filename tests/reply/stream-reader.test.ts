@@ -460,3 +460,86 @@ describe('MEMBER_FAILED, as the rule says', () => {
     expect(at).toBe(text.indexOf('7') + 1);
   });
 });
+
+describe('linear in the reply’s length, whatever the chunks', () => {
+  /**
+   * Work counted, not timed: every call the reader makes of the string and JSON built-ins it
+   * uses, plus the code units each hands over (a slice's length, JSON.parse's input, a regular
+   * expression's input). Deterministic, so the bound cannot flake; speed itself is measured
+   * by bench/stream-reader.ts. String concatenation is not counted: V8 joins strings as ropes
+   * and flattens them when read, which the counted slices and parses then pay for.
+   */
+  function work(reply: string, size: number, rule: AnswerRule | null = null): number {
+    const chunks: string[] = [];
+    for (let at = 0; at < reply.length; at += size) chunks.push(reply.slice(at, at + size));
+    const reader = new ReplyReader(rule);
+    let count = 0;
+    const string = String.prototype as unknown as Record<string, (...args: unknown[]) => unknown>;
+    const regexp = RegExp.prototype as unknown as Record<string, (...args: unknown[]) => unknown>;
+    const patched: Array<[Record<string, (...args: unknown[]) => unknown>, string, (...args: unknown[]) => unknown]> = [];
+    const patch = (target: Record<string, (...args: unknown[]) => unknown>, name: string, cost: (self: unknown, args: unknown[], out: unknown) => number) => {
+      const original = target[name]!;
+      patched.push([target, name, original]);
+      target[name] = function (this: unknown, ...args: unknown[]) {
+        const out = original.apply(this, args);
+        count += 1 + cost(this, args, out);
+        return out;
+      };
+    };
+    const length = (value: unknown) => (typeof value === 'string' ? value.length : 0);
+    patch(string, 'charCodeAt', () => 0);
+    patch(string, 'slice', (_, __, out) => length(out));
+    patch(string, 'indexOf', (self) => length(self));
+    patch(string, 'lastIndexOf', (self) => length(self));
+    patch(string, 'trim', (self) => length(self));
+    patch(string, 'toLowerCase', (self) => length(self));
+    patch(regexp, 'test', (_, args) => length(args[0]));
+    patch(regexp, 'exec', (_, args) => length(args[0]));
+    const parse = JSON.parse;
+    JSON.parse = ((text: string, reviver?: never) => {
+      count += 1 + text.length;
+      return parse(text, reviver);
+    }) as typeof JSON.parse;
+    try {
+      for (const chunk of chunks) reader.push(chunk);
+    } finally {
+      JSON.parse = parse;
+      for (const [target, name, original] of patched) target[name] = original;
+    }
+    return count;
+  }
+
+  const MB = 1 << 20;
+  const shapes: Record<string, { make: (size: number) => string; rule?: AnswerRule }> = {
+    'a string answer of escapes, surrogate pairs and backslashes': {
+      make: (size) => `{"ambiguous": false, "interpretations": [], "answer": "${'é\\n\\u00e9\u{1f600}\\\\\\"ab'.repeat(size / 16)}", "confidence": 0.9}`,
+    },
+    'an object answer whose members a rule judges one by one': {
+      make: (size) => `{"answer": {${Array.from({ length: size / 32 }, (_, i) => `"k${i}": "${'v'.repeat(8)}", "city": "P"`).join(', ')}}, "confidence": 0.9}`,
+      rule: types({ city: ['string'], k1: ['string'] }),
+    },
+    'long readings of nested arrays before the answer': {
+      make: (size) => `{"ambiguous": true, "interpretations": [${Array.from({ length: size / 24 }, () => '[["a\\"b", 1.5e3, {"c": [true, null]}]]').join(',')}], "answer": "x", "confidence": 0.5}`,
+    },
+    'a reply that stops inside a long answer (a control character at its end)': {
+      make: (size) => `{"answer": "${'abc\\u00e9'.repeat(size / 8)}\u0001", "confidence": 0.9}`,
+    },
+  };
+
+  for (const [name, { make, rule = null }] of Object.entries(shapes)) {
+    it(`${name}: 1 MB in one-character chunks costs about ten times 100 kB, and a bounded amount per code unit`, { timeout: 120_000 }, () => {
+      const small = make(MB / 10);
+      const large = make(MB);
+      expect(large.length).toBeGreaterThan(0.9 * MB);
+      const smallWork = work(small, 1, rule);
+      const largeWork = work(large, 1, rule);
+      const ratio = largeWork / smallWork;
+      expect(ratio * (small.length / large.length), `work ${largeWork} for ${large.length}, ${smallWork} for ${small.length}`).toBeLessThan(1.5);
+      expect(ratio).toBeLessThan(30);
+      // A one-character push of an answer string costs some twenty counted units (a slice, a lastIndexOf, a JSON.parse of the piece).
+      expect(largeWork / large.length).toBeLessThan(40);
+      // Larger chunks never cost more per code unit than one-character ones.
+      expect(work(large, 4096, rule)).toBeLessThanOrEqual(largeWork);
+    });
+  }
+});
