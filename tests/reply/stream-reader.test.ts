@@ -543,3 +543,30 @@ describe('linear in the reply’s length, whatever the chunks', () => {
     });
   }
 });
+
+describe('KNOWN: an early AMBIGUOUS verdict is not always the finished text’s (reported on #31)', () => {
+  // The reader tells ambiguity and readings as soon as they complete in the leading object; the
+  // machine then ends the stream as AMBIGUOUS. What follows in the reply can make the finished
+  // text read otherwise: these pin the facts, so a change of the early rule is deliberate.
+  // On the fuzz corpus (`npm run fuzz -- --stream --cases 20000 --seed 31031`) 993 of 1 388
+  // early AMBIGUOUS verdicts were not confirmed by parseReply on the finished text.
+  const readings = '"ambiguous": true, "interpretations": ["the city", "the song"]';
+  const cases: Array<[string, string]> = [
+    [`{${readings}, "answer": "x", "confidence": 1.5}`, 'a confidence out of range: the finished text is unreadable'],
+    [`{${readings}, "answer": "x"}`, 'no confidence (a truncated reply): unreadable'],
+    [`{${readings}, "answer": {"city": "Paris"}, "confidence": 0.5}`, 'an object answer without a schema: unreadable'],
+    [`{${readings}, "answer": "x", "confidence": 0.5, "ambiguous": false}`, 'a repeated "ambiguous": the last says false'],
+    [`{${readings}, "answer": "x", "confidence": 0.5}\n{"ambiguous": false, "answer": "Paris", "confidence": 0.9}`, 'a last line the finished text prefers'],
+  ];
+  for (const [reply, why] of cases) {
+    it(why, () => {
+      const reader = new ReplyReader();
+      let bits = 0;
+      for (const c of reply) bits |= reader.push(c);
+      expect(bits & (AMBIGUITY_KNOWN | READINGS_COMPLETE)).toBe(AMBIGUITY_KNOWN | READINGS_COMPLETE);
+      expect(reader.ambiguous).toBe(true);
+      const whole = parseReply(reply);
+      expect(whole.ok && whole.ambiguous).toBe(false);
+    });
+  }
+});
