@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { answerFormatOf, answerRuleOf, readSchema } from '../../src/decide/schema.js';
 import { MAX_DEPTH, parseReply } from '../../src/reply/parse.js';
 import {
   AMBIGUITY_KNOWN,
@@ -567,6 +569,27 @@ describe('KNOWN: an early AMBIGUOUS verdict is not always the finished text’s 
       expect(reader.ambiguous).toBe(true);
       const whole = parseReply(reply);
       expect(whole.ok && whole.ambiguous).toBe(false);
+    });
+  }
+});
+
+describe('KNOWN: the rule a schema gives the reader fails members the schema accepts (reported on #31)', () => {
+  // answerRuleOf (src/decide/schema.ts) takes each member's `type` from the JSON Schema the
+  // library writes for the schema's input, which for a coercing or catching schema is narrower
+  // than what validation accepts (zod writes {"type": "number"} for z.coerce.number()): the
+  // reader then fails a member early that validation of the finished reply would pass.
+  const cases: Array<[string, z.ZodType, string]> = [
+    ['z.coerce.number() accepts "5"', z.object({ count: z.coerce.number() }), '{"count": "5"}'],
+    ['z.preprocess(Number, z.number()) accepts "5"', z.object({ count: z.preprocess((x) => Number(x), z.number()) }), '{"count": "5"}'],
+    ['z.string().catch("?") accepts 5', z.object({ city: z.string().catch('?') }), '{"city": 5}'],
+  ];
+  for (const [name, schema, answer] of cases) {
+    it.fails(name, async () => {
+      const rule = answerRuleOf(answerFormatOf(readSchema(schema)));
+      const finished = await schema['~standard'].validate(JSON.parse(answer));
+      expect(finished.issues).toBeUndefined();
+      const fed = feed(`{"ambiguous": false, "answer": ${answer}, "confidence": 0.9}`, [], rule);
+      expect(fed.fields.failure).toBeNull();
     });
   }
 });
