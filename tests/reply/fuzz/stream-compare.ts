@@ -1,3 +1,4 @@
+import type { JsonValue } from '../../../src/reply/json-objects.js';
 import { MAX_DEPTH, parseReply } from '../../../src/reply/parse.js';
 import {
   AMBIGUITY_KNOWN,
@@ -244,10 +245,10 @@ export function expectedFailure(answer: unknown, answerText: string, rule: Answe
     for (const key of keysOf(answerText)) {
       const expected = rule.members.get(key);
       const value = (answer as Record<string, unknown>)[key];
-      if (expected && !accepts(expected, value)) return { key, expected, got: typeOf(value) };
+      if (expected && !accepts(expected, value)) return { key, expected, got: typeOf(value), value: value as JsonValue };
     }
   }
-  if (rule.type && !accepts(rule.type, answer)) return { key: null, expected: rule.type, got: typeOf(answer) };
+  if (rule.type && !accepts(rule.type, answer)) return { key: null, expected: rule.type, got: typeOf(answer), value: answer as JsonValue };
   return undefined;
 }
 
