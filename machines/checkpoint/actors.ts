@@ -3,6 +3,7 @@ import { usageFromReport, type UsageReport } from '../../src/decide/usage.js';
 import type { CheckpointEvent, Heard, ModelCall, SchemaRequest, ValidationRequest } from './types.js';
 import { AMBIGUITY_KNOWN, MEMBER_FAILED, READINGS_COMPLETE, ReplyReader } from '../../src/reply/stream-reader.js';
 import { isReplyStream, iterate } from '../../src/reply/reply-streams.js';
+import { type AnswerSchema, schemaRefuses } from '../../src/decide/schema.js';
 
 /** The checkpoint machine's default actors, which a workflow may replace with `.provide()`. */
 
@@ -19,14 +20,16 @@ export function usageReporter(run: { send(event: CheckpointEvent): void; getSnap
  * what a decision waits for (its ambiguity, its readings, a member the schema refuses), in
  * that order, naming the call (and sample) it is about.
  */
-export function streamNews(bits: number, reader: ReplyReader, call: number, sample: number | undefined): CheckpointEvent[] {
+export function streamNews(bits: number, reader: ReplyReader, call: number, sample: number | undefined, schema: AnswerSchema | null): CheckpointEvent[] {
   const news: CheckpointEvent[] = [];
   if ((bits & (AMBIGUITY_KNOWN | READINGS_COMPLETE | MEMBER_FAILED)) === 0) return news;
   const heard: Heard = { ambiguous: reader.ambiguous, interpretations: reader.interpretations, text: reader.text };
   const about = sample === undefined ? { call, heard } : { call, sample, heard };
   if (bits & AMBIGUITY_KNOWN) news.push({ type: 'reply.ambiguityKnown', ...about });
   if (bits & READINGS_COMPLETE) news.push({ type: 'reply.readingsComplete', ...about });
-  if (bits & MEMBER_FAILED) news.push({ type: 'reply.memberFailed', ...about, failure: reader.failure! });
+  // The type rule only flags a member: the schema's own verdict on it decides, as it would on the whole reply.
+  const issues = bits & MEMBER_FAILED && schema !== null ? schemaRefuses(schema, reader.failure!) : null;
+  if (issues !== null) news.push({ type: 'reply.memberFailed', ...about, issues });
   return news;
 }
 
@@ -69,7 +72,7 @@ async function readWhole(stream: Parameters<typeof iterate>[0], input: ModelCall
       if (step.done) return reader.text;
       if (typeof step.value !== 'string') throw new TypeError('The reply stream yielded a value that is not a string: a ReplyStream yields the reply\'s text in chunks.');
       const bits = reader.push(step.value);
-      if (input.hear && input.call !== undefined) for (const event of streamNews(bits, reader, input.call, input.sample)) input.hear(event);
+      if (input.hear && input.call !== undefined) for (const event of streamNews(bits, reader, input.call, input.sample, input.schema ?? null)) input.hear(event);
     }
   } finally {
     signal.removeEventListener('abort', end);

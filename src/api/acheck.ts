@@ -272,6 +272,7 @@ class Streams {
       sample: need.kind === 'sample' ? need.sample : undefined,
       model: this.#run.modelName(need.stage),
       rule: answerRuleOf(this.#settings.schema === null ? null : answerFormatOf(this.#settings.schema)),
+      schema: this.#settings.schema,
       onPartial: this.#settings.onPartial,
       replaces,
       controller,

@@ -1,5 +1,6 @@
 import type { ReplyStream } from '../decide/model-call.js';
 import { type AnswerRule, ReplyReader } from '../reply/stream-reader.js';
+import type { AnswerSchema } from '../decide/schema.js';
 import { streamNews } from '../../machines/checkpoint/actors.js';
 import type { RunTelemetry } from '../telemetry/run-telemetry.js';
 import { describeValue } from '../util/values.js';
@@ -23,6 +24,8 @@ export interface StreamTarget {
   readonly sample: number | undefined;
   readonly model: string | null;
   readonly rule: AnswerRule | null;
+  /** The schema, which confirms a member the rule flags. */
+  readonly schema: AnswerSchema | null;
   readonly onPartial: ((partial: PartialReply) => void) | null;
   /** Whether an earlier stream of this call or sample was shown: the first partial then replaces its text. */
   readonly replaces: boolean;
@@ -76,7 +79,7 @@ export async function readReplyStream(stream: ReplyStream, target: StreamTarget)
         replaces = false;
       }
       if (bits === 0) continue;
-      for (const event of streamNews(bits, reader, call, target.sample)) {
+      for (const event of streamNews(bits, reader, call, target.sample, target.schema)) {
         if (!run.wantsCall(call)) return undefined;
         run.send(event);
       }

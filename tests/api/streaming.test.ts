@@ -87,12 +87,12 @@ describe.each(['stepper', 'actor'] as const)('on the %s engine', (engine) => {
     expect(result.status).toBe('REPAIRED');
     expect(result.answer).toEqual({ city: 'Paris', country: 'France' });
     const [first] = result.attempts;
-    expect(first!.schemaIssues).toEqual([{ path: 'answer.city', message: expect.stringMatching(/^expected string, got integer/) }]);
+    expect(first!.schemaIssues).toEqual([{ path: 'answer.city', message: expect.stringMatching(/expected string, received number/) }]);
     expect(first!.passedValidation).toBe(false);
     expect(model.calls[0]!.aborted).toBe(true);
     expect(model.calls[0]!.sent).toBeLessThan(wrong.indexOf('"country"') + 4);
     expect(result.prompts.map((p) => p.kind)).toEqual(['first', 'validation']);
-    expect(result.prompts[1]!.text).toContain('answer.city: expected string, got integer');
+    expect(result.prompts[1]!.text).toMatch(/answer\.city: Invalid input: expected string, received number/);
     expect(result.trace.map((step) => step.state).slice(0, 3)).toEqual(['calling', 'answerRefused', 'reconsidering']);
   });
 });
@@ -371,7 +371,7 @@ describe('the early rule for schema members: a plain `type` of the answer or of 
     expect((await run(z.object({ population: z.number() }), '{"population": 42}')).early).toBe(false);
     const fraction = await run(z.object({ population: z.number().int() }), '{"population": 4.5}');
     expect(fraction.early).toBe(true);
-    expect(fraction.result.attempts[0]!.schemaIssues![0]!.message).toMatch(/^expected integer, got number/);
+    expect(fraction.result.attempts[0]!.schemaIssues![0]).toMatchObject({ path: 'answer.population', message: expect.stringMatching(/int/i) });
   });
 
   it('a nullable member takes null; a union without a plain type is never judged early, only by the schema once the reply is whole', async () => {
@@ -385,7 +385,35 @@ describe('the early rule for schema members: a plain `type` of the answer or of 
   it('the answer itself of the wrong type fails once it is complete', async () => {
     const whole = await run(z.object({ city: z.string() }), '"Paris"');
     expect(whole.early).toBe(true);
-    expect(whole.result.attempts[0]!.schemaIssues).toEqual([{ path: 'answer', message: expect.stringMatching(/^expected object, got string/) }]);
+    expect(whole.result.attempts[0]!.schemaIssues).toEqual([{ path: 'answer', message: expect.stringMatching(/expected object, received string/) }]);
+  });
+
+  it('the schema itself confirms a flagged member: a coercing or catching member that takes the value is not failed early', async () => {
+    const coerced = await run(z.object({ count: z.coerce.number() }), '{"count": "5"}');
+    expect(coerced.early).toBe(false);
+    expect(coerced.model.calls[0]!.aborted).toBe(false);
+    expect(coerced.result.status).toBe('VERIFIED');
+    expect(coerced.result.answer).toEqual({ count: 5 });
+    const caught = await run(z.object({ city: z.string().catch('unknown') }), '{"city": 42}');
+    expect(caught.early).toBe(false);
+    expect(caught.result.answer).toEqual({ city: 'unknown' });
+  });
+
+  it('an asynchronous schema is never asked mid-stream: the whole reply is awaited, then judged', async () => {
+    // A Standard Schema that says its type, and answers only asynchronously.
+    const schema = {
+      '~standard': {
+        version: 1,
+        vendor: 'test',
+        validate: async (value: unknown) =>
+          typeof (value as { city?: unknown }).city === 'string' ? { value } : { issues: [{ message: 'city must be text', path: ['city'] }] },
+        jsonSchema: { input: () => ({ type: 'object', properties: { city: { type: 'string' } } }), output: () => ({}) },
+      },
+    } as const;
+    const { early, result, model } = await run(schema as never, '{"city": 42}');
+    expect(early).toBe(false);
+    expect(model.calls[0]!.aborted).toBe(false);
+    expect(result.attempts[0]!.schemaIssues).toEqual([{ path: 'answer.city', message: 'city must be text' }]);
   });
 
   it('an ambiguous reply\'s answer is never judged: its readings decide', async () => {
