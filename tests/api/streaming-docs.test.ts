@@ -77,8 +77,7 @@ describe('docs/streaming.md', () => {
     expect(result.status).toBe('UNCERTAIN');
     const issues = result.attempts[0]?.schemaIssues ?? [];
     expect(issues.map((issue) => issue.path).sort()).toEqual(['answer.deep.x', 'answer.u']);
-    expect(issues.every((issue) => !issue.message.includes('read as the reply arrived'))).toBe(true);
-  });
+      });
 
   it('an answer that is itself of the wrong type fails the attempt once complete', async () => {
     const schema = z.object({ city: z.string() });
@@ -94,7 +93,7 @@ describe('docs/streaming.md', () => {
       { schema, maxRetries: 0 },
     );
     expect(ended).toBe(false);
-    expect(result.attempts[0]?.schemaIssues).toEqual([{ path: 'answer', message: expect.stringMatching(/^expected object, got string \(read as the reply arrived/) }]);
+    expect(result.attempts[0]?.schemaIssues).toEqual([{ path: 'answer', message: expect.stringMatching(/expected object, received string/) }]);
     expect(result.attempts[0]?.rawText.length).toBeLessThan(text.length / 2);
   });
 
