@@ -26,16 +26,16 @@ function open(args: readonly string[]): Terminal {
 }
 
 const ANSWER = 'Paris is the capital of France; it stands on the Seine.';
-/** A reply streamed 3 characters every 40 ms: its 150 characters take about 2 s. */
+/** A reply streamed 3 characters every 40 ms (or `delayMs`): 150 characters take about 2 s. */
 const slowly = (text: string, delayMs = 40) => ({ text, stream: { chunkSizes: 3, delayMs } });
 /** The pane's lines from the first that holds `text`. */
 const from = (screen: string, text: string) => screen.slice(screen.indexOf(text));
 
 describe('booth ask --stream at a terminal', () => {
   it('prints the answer as it arrives; the status line only once the reply is decided', async () => {
-    server.provider.script.push(slowly(envelope(ANSWER, 0.95)));
+    server.provider.script.push(slowly(envelope(ANSWER, 0.95), 60));
     const terminal = open(['ask', 'What is the capital of France?', ...server.endpoint, '--stream']);
-    // The answer has begun and is not finished: no verdict is on the screen yet.
+    // The answer has begun and is not finished (about 1 s of it is still to come): no verdict is on the screen yet.
     const early = await terminal.waitFor('Paris is');
     expect(early).not.toContain('on the Seine.');
     expect(early).not.toMatch(/status|confidence/);
