@@ -79,6 +79,23 @@ describe('docs/streaming.md', () => {
     expect(issues.map((issue) => issue.path).sort()).toEqual(['answer.deep.x', 'answer.u']);
       });
 
+  it("an enum's member is judged by its type only: a value of the right type the enum refuses waits for the whole reply", async () => {
+    const schema = z.object({ kind: z.enum(['train', 'bus']) });
+    const text = ENVELOPE({ kind: 'boat', tail: 'x'.repeat(200) }, 0.9);
+    let ended = false;
+    const result = await acheck(
+      (_prompt, info) =>
+        (async function* () {
+          yield* streamOf(text, info);
+          ended = true;
+        })(),
+      'q',
+      { schema, maxRetries: 0 },
+    );
+    expect(ended).toBe(true);
+    expect(result.attempts[0]?.schemaIssues?.map((issue) => issue.path)).toEqual(['answer.kind']);
+  });
+
   it('an answer that is itself of the wrong type fails the attempt once complete', async () => {
     const schema = z.object({ city: z.string() });
     const text = `${ENVELOPE('Paris', 0.9).slice(0, -1)}, "note": "${'x'.repeat(300)}"}`;
