@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import Anthropic from '@anthropic-ai/sdk';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { generateText as aiGenerateText, streamText } from 'ai';
@@ -526,3 +527,47 @@ describe('EventStreamReader', () => {
   });
 });
 
+
+describe("docs/adapters.md's opening example, run as a reader copies it", () => {
+  const block = (() => {
+    const page = readFileSync(new URL('../../docs/adapters.md', import.meta.url), 'utf8');
+    return page.split('```ts\n')[1]!.split('```')[0]!;
+  })();
+  /** The example with its imports given, its endpoint the loopback provider's, and a `draft` that records what a UI would show. */
+  async function runExample(url: string) {
+    const shown: string[] = [];
+    const draft = {
+      clear: () => shown.push('<cleared>'),
+      show: (text: string) => shown.push(text),
+      confirm: (answer: string) => shown.push(`<confirmed ${answer}>`),
+      ask: (readings: readonly string[]) => shown.push(`<which of ${readings.join(' | ')}>`),
+      withdraw: (status: string) => shown.push(`<withdrawn ${status}>`),
+    };
+    const code = block
+      .replace(/^import .*$/gm, '')
+      .replace("'https://api.openai.com/v1'", JSON.stringify(`${url}/v1`))
+      .replace('process.env.OPENAI_API_KEY', "'test-key'");
+    const run = new Function('acheck', 'openAICompatible', 'draft', `return (async () => { ${code}\nreturn result; })();`);
+    const result = (await run(acheck, openAICompatible, draft)) as Awaited<ReturnType<typeof acheck>>;
+    return { result, shown };
+  }
+
+  it('shows the answer as it arrives, and confirms it only once the verdict is in', async () => {
+    server.provider.script.push({ text: envelope('Yes: the 14:10 train, if seats remain.', 0.9), stream: { chunkSizes: 6 } });
+    const { result, shown } = await runExample(server.provider.url);
+    expect(result.status).toBe('VERIFIED');
+    expect(shown.at(-1)).toBe('<confirmed Yes: the 14:10 train, if seats remain.>');
+    expect(shown.at(-2)).toBe('Yes: the 14:10 train, if seats remain.');
+    expect(shown.filter((line) => !line.startsWith('<')).length).toBeGreaterThan(3);
+  });
+
+  it('clears the draft a retry replaces, and asks which reading as soon as the readings are complete', async () => {
+    server.provider.script.push({ text: envelope('Perhaps', 0.2), stream: { chunkSizes: 6 } });
+    server.provider.script.push({ text: envelope('x'.repeat(400), 0.5, { ambiguous: true, interpretations: ['today', 'tomorrow'] }), stream: { chunkSizes: 6, delayMs: 2 } });
+    const { result, shown } = await runExample(server.provider.url);
+    expect(result.status).toBe('AMBIGUOUS');
+    expect(shown).toContain('<cleared>');
+    expect(shown.at(-1)).toBe('<which of today | tomorrow>');
+    expect(server.provider.streams.at(-1)!.sent).toBeLessThan(server.provider.streams.at(-1)!.of / 2);
+  });
+});

@@ -416,7 +416,7 @@ describe('the early bits', () => {
     for (const { cuts } of chunkings(reply, 5)) {
       const fed = feed(reply, cuts, rule);
       for (const bit of [AMBIGUITY_KNOWN, READINGS_COMPLETE, MEMBER_FAILED]) expect(fed.bits.filter((bits) => bits & bit)).toHaveLength(1);
-      expect(fed.fields.failure).toEqual({ key: 'city', expected: ['string'], got: 'integer' });
+      expect(fed.fields.failure).toMatchObject({ key: 'city', expected: ['string'], got: 'integer', value: 1 });
     }
   });
 
@@ -447,7 +447,7 @@ describe('MEMBER_FAILED, as the rule says', () => {
       ['["Paris"]', { key: null, expected: ['object'], got: 'array' }],
       ['null', { key: null, expected: ['object'], got: 'null' }],
     ];
-    for (const [answer, failure] of cases) expect(read(reply(answer), rule).fields.failure, answer).toEqual(failure);
+    for (const [answer, failure] of cases) expect(read(reply(answer), rule).fields.failure, answer).toMatchObject(failure);
   });
 
   it('without a rule, or with a rule typing nothing, nothing fails', () => {
