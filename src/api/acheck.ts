@@ -82,7 +82,7 @@ export async function runAcheck(
   const streams = new Streams(run, settings, telemetry, halt);
   // Sample calls run side by side: each settles into the machine by itself, if it still waits for it.
   // Made for the first sample: a lone call has nothing to abort.
-  let samplesInFlight: Map<number, AbortController> | null = null;
+  let samplesInFlight: Map<number, CallAbort> | null = null;
   const inbox = new SampleInbox();
   try {
     // Inside the try: a refused answer still stops the run, whose resume armed its timers.
@@ -97,8 +97,8 @@ export async function runAcheck(
       switch (need.kind) {
         case 'call': {
           // Every call gets Booth's signal: a reply that streams may be ended early, whatever the timeouts.
-          const call = new AbortController();
-          const reply = called(modelFor(need, callFn, settings), need.prompt, callInfo(need, run, signal, call), telemetry, streams, need, call);
+          const call = new CallAbort(signal);
+          const reply = called(modelFor(need, callFn, settings), need.prompt, callInfo(need, run, call), telemetry, streams, need, call);
           let outcome: CallOutcome | undefined;
           // A stream's news changes the run without moving it on: only a move away from this call ends the wait.
           do outcome = (await untilAborted(abandons ? Promise.race([reply, run.changed()]) : reply, signal)) as CallOutcome | undefined;
@@ -110,9 +110,9 @@ export async function runAcheck(
           break;
         }
         case 'sample': {
-          const call = new AbortController();
+          const call = new CallAbort(signal);
           (samplesInFlight ??= new Map()).set(need.call, call);
-          void called(modelFor(need, callFn, settings), need.prompt, callInfo(need, run, signal, call), telemetry, streams, need, call).then((outcome) => {
+          void called(modelFor(need, callFn, settings), need.prompt, callInfo(need, run, call), telemetry, streams, need, call).then((outcome) => {
             samplesInFlight?.delete(need.call);
             // A streamed sample the machine decided on early, or gave up on, has nothing left to hand over.
             if (outcome === undefined) return;
@@ -193,29 +193,71 @@ class SampleInbox {
 }
 
 /**
- * What callFn is told about a call: with the caller's signal, Booth's own (`call`, when it
- * may abandon the call) or both combined. Written out in the documented key order: a spread
- * of a literal-shaped object is several times slower in V8.
+ * What callFn is told about a call. Its `signal` is the caller's combined with Booth's own,
+ * made when callFn first reads it: a callFn that never does (a cache, a local function)
+ * costs no AbortController per call. Written out in the documented key order: a spread of a
+ * literal-shaped object is several times slower in V8.
  */
-function callInfo(
-  need: Omit<CallNeed, 'kind'> & { readonly sample?: number },
-  run: CheckpointRun,
-  signal: AbortSignal | null,
-  call: AbortController | null,
-): CallInfo {
+function callInfo(need: Omit<CallNeed, 'kind'> & { readonly sample?: number }, run: CheckpointRun, call: CallAbort): CallInfo {
   const { attempt, replySchema, sample, question, messages } = need;
   const reportUsage = run.usageReporter(need);
-  const callSignal = call ? (signal ? AbortSignal.any([signal, call.signal]) : call.signal) : signal;
   if (sample === undefined) {
-    return callSignal ? { attempt, replySchema, question, messages, reportUsage, signal: callSignal } : { attempt, replySchema, question, messages, reportUsage };
+    return {
+      attempt,
+      replySchema,
+      question,
+      messages,
+      reportUsage,
+      get signal() {
+        return call.signal;
+      },
+    };
   }
-  return callSignal
-    ? { attempt, replySchema, sample, question, messages, reportUsage, signal: callSignal }
-    : { attempt, replySchema, sample, question, messages, reportUsage };
+  return {
+    attempt,
+    replySchema,
+    sample,
+    question,
+    messages,
+    reportUsage,
+    get signal() {
+      return call.signal;
+    },
+  };
+}
+
+/**
+ * Booth's side of one call's signal: whether Booth stopped waiting for the call, as an
+ * AbortSignal (with the caller's) only once callFn asks for one.
+ */
+class CallAbort {
+  readonly #caller: AbortSignal | null;
+  #controller: AbortController | null = null;
+  #signal: AbortSignal | null = null;
+  #reason: unknown = null;
+
+  constructor(caller: AbortSignal | null) {
+    this.#caller = caller;
+  }
+
+  get signal(): AbortSignal {
+    if (this.#signal === null) {
+      this.#controller = new AbortController();
+      if (this.#reason !== null) this.#controller.abort(this.#reason);
+      this.#signal = this.#caller ? AbortSignal.any([this.#caller, this.#controller.signal]) : this.#controller.signal;
+    }
+    return this.#signal;
+  }
+
+  abort(reason: unknown): void {
+    if (this.#reason !== null) return;
+    this.#reason = reason;
+    this.#controller?.abort(reason);
+  }
 }
 
 /** Aborts the sample calls the machine no longer waits for: timed out, or the run is over. */
-function abandon(inFlight: Map<number, AbortController>, gone: (token: number) => boolean): void {
+function abandon(inFlight: Map<number, CallAbort>, gone: (token: number) => boolean): void {
   for (const [token, call] of inFlight) {
     if (!gone(token)) continue;
     inFlight.delete(token);
@@ -223,7 +265,7 @@ function abandon(inFlight: Map<number, AbortController>, gone: (token: number) =
   }
 }
 
-function abort(call: AbortController): void {
+function abort(call: CallAbort): void {
   call.abort(new DOMException('Booth no longer waits for this call', 'AbortError'));
 }
 
@@ -235,7 +277,7 @@ function called(
   telemetry: RunTelemetry | null,
   streams: Streams,
   need: CallNeed | SampleNeed,
-  call: AbortController,
+  call: CallAbort,
 ): Promise<CallOutcome | undefined> {
   const made = () => callModel(callFn, prompt, info, streams, need, call);
   return telemetry ? telemetry.within(info.sample, made) : made();
@@ -261,7 +303,7 @@ class Streams {
   }
 
   /** What the call `need` asked for reports to, once its reply turns out to stream. */
-  target(need: CallNeed | SampleNeed, controller: AbortController): StreamTarget {
+  target(need: CallNeed | SampleNeed, controller: CallAbort): StreamTarget {
     const lane = need.kind === 'sample' ? need.sample : -1;
     const replaces = this.#shown.has(lane);
     this.#shown.add(lane);
@@ -294,7 +336,7 @@ function callModel(
   info: CallInfo,
   streams: Streams,
   need: CallNeed | SampleNeed,
-  call: AbortController,
+  call: CallAbort,
 ): Promise<CallOutcome | undefined> {
   let reply: ReturnType<AsyncCallFn>;
   try {

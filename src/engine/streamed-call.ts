@@ -30,7 +30,7 @@ export interface StreamTarget {
   /** Whether an earlier stream of this call or sample was shown: the first partial then replaces its text. */
   readonly replaces: boolean;
   /** Aborted when Booth ends the stream. */
-  readonly controller: AbortController | null;
+  readonly controller: { abort(reason: unknown): void } | null;
   /** Told when `onPartial` throws: the run stops with that error. */
   readonly halt: ((error: unknown) => void) | null;
   readonly telemetry: RunTelemetry | null;

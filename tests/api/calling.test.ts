@@ -213,3 +213,37 @@ describe('§5 acheck() with a signal', () => {
     expect(result.status).toBe('VERIFIED');
   });
 });
+
+describe("acheck()'s signal is made when callFn first reads it", () => {
+  it('a callFn that reads it late, after Booth stopped waiting for the call, gets one already aborted', async () => {
+    let late: AbortSignal | undefined;
+    const result = await acheck(
+      (_prompt, info) => {
+        if (info.attempt === 0) {
+          // Reads its signal only once the call has timed out.
+          return new Promise<string>((resolve) => setTimeout(() => ((late = info.signal), resolve(envelope('Lyon', 0.9))), 60));
+        }
+        return envelope('Paris', 0.9);
+      },
+      'q',
+      { timeoutMs: 20 },
+    );
+    expect(result.status).toBe('REPAIRED');
+    await new Promise((resolve) => setTimeout(resolve, 80));
+    expect(late?.aborted).toBe(true);
+    expect(late?.reason).toMatchObject({ name: 'AbortError' });
+  });
+
+  it('is the same signal on every read', async () => {
+    const seen: (AbortSignal | undefined)[] = [];
+    await acheck(
+      (_prompt, info) => {
+        seen.push(info.signal, info.signal);
+        return envelope('Paris', 0.9);
+      },
+      'q',
+    );
+    expect(seen[0]).toBeInstanceOf(AbortSignal);
+    expect(seen[0]).toBe(seen[1]);
+  });
+});
