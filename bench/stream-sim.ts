@@ -1,0 +1,425 @@
+/**
+ * What `npm run bench:stream` (bench/stream.ts) measures on: a loopback provider that speaks
+ * OpenAI's chat completions and streams its replies as server-sent events at a fixed token
+ * rate, the questions it answers, a streaming callFn over fetch, and the arithmetic of the
+ * issue's targets. Everything here but the server's clock is deterministic;
+ * tests/bench/stream-bench.test.ts checks it.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { AsyncCallFn, CallInfo } from '../src/index.js';
+import { mulberry32 } from './spend-sim.js';
+
+// ---- tokens and replies ----------------------------------------------------------------------
+
+/** The simulated tokenizer: four characters (code points) a token, the usual rule of thumb for English. */
+export const CHARS_PER_TOKEN = 4;
+
+/** The reply cut into tokens of four code points (the last may be shorter); never splits a surrogate pair. */
+export function tokensOf(text: string): string[] {
+  const points = Array.from(text);
+  const tokens: string[] = [];
+  for (let k = 0; k < points.length; k += CHARS_PER_TOKEN) tokens.push(points.slice(k, k + CHARS_PER_TOKEN).join(''));
+  return tokens;
+}
+
+export type Kind = 'ambiguous' | 'clear';
+
+export interface Question {
+  /** `q0`, `q1`, …: written into the question, so the server knows which reply to stream. */
+  readonly id: string;
+  readonly kind: Kind;
+  readonly text: string;
+  /** The whole reply the model sends, an envelope in Booth's key order. */
+  readonly reply: string;
+  /** Tokens of the reply, and of the text before its answer's first character (`…"answer": "`). */
+  readonly tokens: number;
+  readonly answerTokens: number;
+  /** Tokens up to the end of the interpretations array: where an ambiguous reply is decided. */
+  readonly readingsTokens: number;
+  /** Tokens up to the answer's opening quote and one character after it. */
+  readonly firstAnswerTokens: number;
+}
+
+const WORDS = (
+  'the of a to in is it that for on was with as by at be this from or which an are have not but had they you were his her ' +
+  'their one all there been has more when will would who so no if out up what about into than them can only other time new ' +
+  'some could these two may first then do any like my now over such our man me even most made after also did many before must ' +
+  'through back years where much your way well down should because each just those people how too little state good very make ' +
+  'world still own see men work long get here between both life being under never day same another know while last might us ' +
+  'great old year off come since against go came right used take three river capital bank mercury jaguar python java apple'
+).split(' ');
+
+/** `n` tokens' worth of prose (about `n * 4` characters), with the occasional newline and quotation a long answer has. */
+export function prose(random: () => number, tokens: number): string {
+  const target = tokens * CHARS_PER_TOKEN;
+  let text = '';
+  let sentence = 0;
+  while (text.length < target) {
+    const word = WORDS[Math.floor(random() * WORDS.length)]!;
+    text += sentence === 0 ? word[0]!.toUpperCase() + word.slice(1) : ` ${word}`;
+    sentence += 1;
+    if (sentence > 6 && random() < 0.15) {
+      const r = random();
+      text += r < 0.1 ? '.\n\n' : r < 0.15 ? ': "quoted"' + '. ' : '. ';
+      sentence = 0;
+    }
+  }
+  return text.slice(0, target);
+}
+
+/** The envelope as a model writes it: Booth's key order, JSON.stringify's escapes, a space after each colon and comma. */
+export function envelopeReply(fields: {
+  readonly ambiguous: boolean;
+  readonly interpretations: readonly string[];
+  readonly chosen: string | null;
+  readonly answer: string;
+  readonly confidence: number;
+}): string {
+  const s = JSON.stringify;
+  return (
+    `{"ambiguous": ${fields.ambiguous}, "interpretations": [${fields.interpretations.map((x) => s(x)).join(', ')}], ` +
+    `"chosen_interpretation": ${s(fields.chosen)}, "answer": ${s(fields.answer)}, "confidence": ${fields.confidence}}`
+  );
+}
+
+/** Tokens of `reply` up to and including the character at `index`. */
+function tokensThrough(reply: string, index: number): number {
+  return Math.ceil(Array.from(reply.slice(0, index + 1)).length / CHARS_PER_TOKEN);
+}
+
+/**
+ * One question of each kind per answer length, ambiguous ones first. An ambiguous reply has
+ * two to four readings of six to twelve words, then the answer under the most likely reading
+ * (the instructions ask for one) and a confidence of 0.6; a clear one an empty list, null and 0.9.
+ */
+export function questions(seed: number, answerTokens: readonly number[]): Question[] {
+  const random = mulberry32(seed);
+  const list: Question[] = [];
+  for (const kind of ['ambiguous', 'clear'] as const) {
+    for (const length of answerTokens) {
+      const id = `q${list.length}`;
+      const readings =
+        kind === 'clear'
+          ? []
+          : Array.from({ length: 2 + Math.floor(random() * 3) }, () => reading(random));
+      const answer = prose(random, length);
+      const reply = envelopeReply({
+        ambiguous: kind === 'ambiguous',
+        interpretations: readings,
+        chosen: readings[0] ?? null,
+        answer,
+        confidence: kind === 'ambiguous' ? 0.6 : 0.9,
+      });
+      const answerAt = reply.indexOf('"answer": "') + '"answer": "'.length;
+      list.push({
+        id,
+        kind,
+        text: `[${id}] ${prose(random, 6)}?`,
+        reply,
+        tokens: tokensOf(reply).length,
+        answerTokens: length,
+        readingsTokens: tokensThrough(reply, reply.indexOf(']')),
+        firstAnswerTokens: tokensThrough(reply, answerAt),
+      });
+    }
+  }
+  return list;
+}
+
+/** One reading of an ambiguous question: six to twelve words. */
+function reading(random: () => number): string {
+  const n = 6 + Math.floor(random() * 7);
+  return Array.from({ length: n }, () => WORDS[Math.floor(random() * WORDS.length)]!).join(' ');
+}
+
+// ---- the loopback provider ---------------------------------------------------------------------
+
+/** One request as the provider served it: the provider's ledger. */
+export interface Served {
+  readonly question: string;
+  readonly stream: boolean;
+  /** Tokens of the whole reply. */
+  readonly tokens: number;
+  /** Tokens sent before the reply ended or the client closed: what the call is billed for output. */
+  sent: number;
+  /** The client closed the connection before the reply was whole. */
+  closedEarly: boolean;
+  /** `performance.now()` when the request arrived, and when the reply was whole or the connection closed. */
+  readonly startedAt: number;
+  endedAt: number | null;
+}
+
+export interface ProviderOptions {
+  /** Milliseconds per token: token k (from 1) is sent `firstTokenMs + k * msPerToken` after the request. */
+  readonly msPerToken: number;
+  /** Time to first token, before the first token's own `msPerToken`. Default 0. */
+  readonly firstTokenMs?: number;
+  /** The reply to a request, from its last user message; null answers 404. */
+  readonly replyFor: (userText: string) => { readonly question: string; readonly reply: string } | null;
+}
+
+export interface StreamingProvider {
+  /** The API root: `${url}/v1`. */
+  readonly url: string;
+  readonly served: Served[];
+  close(): Promise<void>;
+}
+
+/** An SSE event of a chat completion stream. */
+export const sseEvent = (data: unknown) => `data: ${JSON.stringify(data)}\n\n`;
+const chunkOf = (delta: Record<string, unknown>, finish: string | null) => ({
+  id: 'chatcmpl-bench',
+  object: 'chat.completion.chunk',
+  created: 0,
+  model: 'bench-model',
+  choices: [{ index: 0, delta, finish_reason: finish }],
+});
+
+/**
+ * A chat completions server on 127.0.0.1 (a free port). A streamed request (`"stream": true`)
+ * gets one SSE event per token, each at its time on a fixed schedule, then a finishing chunk,
+ * a usage chunk and `[DONE]`; any other request gets the whole completion when its last token
+ * is due, as a provider that generates first and answers after. Tokens due together (a late
+ * timer) are written together, so the reply keeps the schedule however busy the machine is.
+ */
+export async function startStreamingProvider(options: ProviderOptions): Promise<StreamingProvider> {
+  const served: Served[] = [];
+  const firstTokenMs = options.firstTokenMs ?? 0;
+  const server: Server = createServer((request, response) => {
+    let raw = '';
+    request.on('data', (chunk: Buffer) => (raw += chunk));
+    request.on('end', () => {
+      const startedAt = performance.now();
+      const body = JSON.parse(raw || '{}') as { stream?: boolean; messages?: Array<{ role: string; content: string }> };
+      const user = [...(body.messages ?? [])].reverse().find((m) => m.role === 'user')?.content ?? '';
+      const found = options.replyFor(user);
+      if (found === null) {
+        response.writeHead(404, { 'content-type': 'application/json' }).end('{"error":{"message":"no such question"}}');
+        return;
+      }
+      const tokens = tokensOf(found.reply);
+      const promptTokens = Math.ceil(raw.length / CHARS_PER_TOKEN);
+      const usage = { prompt_tokens: promptTokens, completion_tokens: tokens.length, total_tokens: promptTokens + tokens.length };
+      const entry: Served = { question: found.question, stream: body.stream === true, tokens: tokens.length, sent: 0, closedEarly: false, startedAt, endedAt: null };
+      served.push(entry);
+      let timer: NodeJS.Timeout | undefined;
+      response.on('close', () => {
+        clearTimeout(timer);
+        if (entry.endedAt === null) {
+          entry.closedEarly = true;
+          entry.endedAt = performance.now();
+        }
+      });
+      const dueAt = (k: number) => startedAt + firstTokenMs + k * options.msPerToken;
+      if (!entry.stream) {
+        timer = setTimeout(() => {
+          if (response.destroyed) return;
+          entry.sent = tokens.length;
+          entry.endedAt = performance.now();
+          response.writeHead(200, { 'content-type': 'application/json' });
+          response.end(
+            JSON.stringify({
+              id: 'chatcmpl-bench',
+              object: 'chat.completion',
+              created: 0,
+              model: 'bench-model',
+              choices: [{ index: 0, message: { role: 'assistant', content: found.reply }, finish_reason: 'stop' }],
+              usage,
+            }),
+          );
+        }, Math.max(0, dueAt(tokens.length) - performance.now()));
+        return;
+      }
+      response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
+      response.flushHeaders();
+      const tick = () => {
+        if (response.destroyed) return;
+        const now = performance.now();
+        const due = Math.min(tokens.length, Math.floor((now - startedAt - firstTokenMs) / options.msPerToken));
+        let out = entry.sent === 0 && due > 0 ? sseEvent(chunkOf({ role: 'assistant', content: '' }, null)) : '';
+        for (; entry.sent < due; entry.sent += 1) out += sseEvent(chunkOf({ content: tokens[entry.sent] }, null));
+        if (entry.sent === tokens.length) {
+          entry.endedAt = now;
+          out += sseEvent(chunkOf({}, 'stop'));
+          out += sseEvent({ ...chunkOf({}, null), choices: [], usage });
+          out += 'data: [DONE]\n\n';
+          response.end(out);
+          return;
+        }
+        if (out !== '') response.write(out);
+        timer = setTimeout(tick, Math.max(0, dueAt(entry.sent + 1) - performance.now()));
+      };
+      timer = setTimeout(tick, Math.max(0, dueAt(1) - performance.now()));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/v1`,
+    served,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+// ---- a streaming callFn over fetch --------------------------------------------------------------
+
+/**
+ * The content deltas of an OpenAI chat completion SSE body, one chunk per event, as text; the
+ * usage event is passed to `onUsage`. Ending the iteration early cancels the body.
+ */
+export async function* sseContent(body: ReadableStream<Uint8Array>, onUsage: (usage: Record<string, unknown>) => void): AsyncGenerator<string> {
+  const reader = body.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = '';
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) return;
+      buffer += value.replaceAll('\r\n', '\n');
+      for (let end = buffer.indexOf('\n\n'); end >= 0; end = buffer.indexOf('\n\n')) {
+        const event = buffer.slice(0, end);
+        buffer = buffer.slice(end + 2);
+        const data = event
+          .split('\n')
+          .filter((line) => line.startsWith('data:'))
+          .map((line) => line.slice(5).replace(/^ /, ''))
+          .join('\n');
+        if (data === '') continue;
+        if (data === '[DONE]') return;
+        const chunk = JSON.parse(data) as { usage?: Record<string, unknown> | null; choices?: Array<{ delta?: { content?: unknown } }> };
+        if (chunk.usage) onUsage(chunk.usage);
+        const content = chunk.choices?.[0]?.delta?.content;
+        if (typeof content === 'string' && content !== '') yield content;
+      }
+    }
+  } finally {
+    await reader.cancel().catch(() => undefined);
+  }
+}
+
+/**
+ * A streaming `callFn` over fetch and SSE: what the bench uses when the library's own
+ * streaming adapter is not there. Sends the run's chat (`info.messages`), usage from the final event.
+ */
+export function sseCallFn(baseURL: string, model = 'bench-model'): AsyncCallFn {
+  return async (prompt: string, info: CallInfo) => {
+    const response = await fetch(`${baseURL}/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        model,
+        messages: info.messages ?? [{ role: 'user', content: prompt }],
+        stream: true,
+        stream_options: { include_usage: true },
+      }),
+      ...(info.signal ? { signal: info.signal } : {}),
+    });
+    if (!response.ok || response.body === null) throw new Error(`the bench's provider answered ${response.status}`);
+    return sseContent(response.body, (usage) =>
+      info.reportUsage?.({ inputTokens: Number(usage['prompt_tokens']), outputTokens: Number(usage['completion_tokens']) }),
+    );
+  };
+}
+
+// ---- what a check came to, and the targets -------------------------------------------------------
+
+/** One check, as the bench measured it (times in ms from the call to acheck). */
+export interface Measured {
+  readonly question: Question;
+  readonly streamed: boolean;
+  readonly status: string;
+  readonly answer: unknown;
+  readonly verdictMs: number;
+  /** The reply's last chunk (streamed) or the whole reply (not) reached the callFn's caller; null when it never did. */
+  readonly lastChunkMs: number | null;
+  /** The first `onPartial` whose `answerSoFar` is not null; null when none came. */
+  readonly firstAnswerMs: number | null;
+  readonly partials: number;
+  /** From the provider's ledger: output tokens sent, of the reply's. */
+  readonly tokensSent: number;
+  readonly tokens: number;
+}
+
+const sum = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0);
+
+export interface Pair {
+  readonly question: Question;
+  readonly plain: Measured;
+  readonly streamed: Measured;
+}
+
+export interface Target {
+  readonly name: string;
+  readonly pass: boolean;
+  /** The figure the target is judged on, and the worst question's. */
+  readonly value: number;
+  readonly worst: number;
+  readonly limit: number;
+  readonly detail: string;
+}
+
+/**
+ * The issue's four targets over pairs of checks of the same questions (non-streaming,
+ * streaming). Ratios of totals over the questions, the worst question's given alongside:
+ * - ambiguous, verdict: non-streaming time to verdict over streaming's, at least 2;
+ * - ambiguous, tokens: streaming's output tokens sent over non-streaming's, at most 0.5;
+ * - clear, first partial answer: its time over the streamed reply's time (to its last chunk), at most 0.1 (the mean of the questions' shares);
+ * - clear, verdict: streaming's time to verdict over non-streaming's, at most 1.05.
+ * A pair whose verdicts differ, or whose time is missing, fails the target it belongs to.
+ */
+export function judge(pairs: readonly Pair[]): Target[] {
+  const ambiguous = pairs.filter((p) => p.question.kind === 'ambiguous');
+  const clear = pairs.filter((p) => p.question.kind === 'clear');
+  const agree = (p: Pair) => p.plain.status === p.streamed.status && JSON.stringify(p.plain.answer) === JSON.stringify(p.streamed.answer);
+  const ambiguousRight = ambiguous.every((p) => agree(p) && p.plain.status === 'AMBIGUOUS');
+  const clearRight = clear.every((p) => agree(p) && p.plain.status === 'VERIFIED');
+  const speedups = ambiguous.map((p) => p.plain.verdictMs / p.streamed.verdictMs);
+  const speedup = sum(ambiguous.map((p) => p.plain.verdictMs)) / sum(ambiguous.map((p) => p.streamed.verdictMs));
+  const tokenShares = ambiguous.map((p) => p.streamed.tokensSent / p.plain.tokensSent);
+  const tokenShare = sum(ambiguous.map((p) => p.streamed.tokensSent)) / sum(ambiguous.map((p) => p.plain.tokensSent));
+  const shares = clear.map((p) =>
+    p.streamed.firstAnswerMs === null || p.streamed.lastChunkMs === null ? Number.POSITIVE_INFINITY : p.streamed.firstAnswerMs / p.streamed.lastChunkMs,
+  );
+  const share = sum(shares) / shares.length;
+  const slowdowns = clear.map((p) => p.streamed.verdictMs / p.plain.verdictMs);
+  const slowdown = sum(clear.map((p) => p.streamed.verdictMs)) / sum(clear.map((p) => p.plain.verdictMs));
+  const wrong = (right: boolean) => (right ? '' : '; the two verdicts differ or are not the expected status');
+  return [
+    {
+      name: 'ambiguous: verdict at least 2× sooner',
+      pass: ambiguousRight && speedup >= 2,
+      value: speedup,
+      worst: Math.min(...speedups),
+      limit: 2,
+      detail: wrong(ambiguousRight),
+    },
+    {
+      name: 'ambiguous: at most half the output tokens',
+      pass: ambiguousRight && tokenShare <= 0.5,
+      value: tokenShare,
+      worst: Math.max(...tokenShares),
+      limit: 0.5,
+      detail: wrong(ambiguousRight),
+    },
+    {
+      name: 'clear: first partial answer within the first tenth',
+      pass: clearRight && share <= 0.1,
+      value: share,
+      worst: Math.max(...shares),
+      limit: 0.1,
+      detail: wrong(clearRight),
+    },
+    {
+      name: 'clear: verdict within 5 % of non-streaming',
+      pass: clearRight && slowdown <= 1.05,
+      value: slowdown,
+      worst: Math.max(...slowdowns),
+      limit: 1.05,
+      detail: wrong(clearRight),
+    },
+  ];
+}

@@ -1,0 +1,190 @@
+/**
+ * `npm run bench:stream`: what streaming buys, side by side in one run, against a loopback
+ * provider that streams OpenAI chat-completion SSE at a fixed token rate (bench/stream-sim.ts).
+ *
+ * 1. Ambiguous questions (the reply is an envelope with `"ambiguous": true`, its readings, then
+ *    a long answer and a confidence): non-streaming `acheck` against streaming `acheck`, time to
+ *    verdict and the output tokens the provider sent before the client closed.
+ * 2. Clear questions: time to the first partial answer (`onPartial` with `answerSoFar` not
+ *    null) as a share of the streamed reply's time, and time to verdict, streaming against not.
+ * 3. The incremental reader fed the reply in chunks of 1, 4 and 64 characters, against reading
+ *    the whole text once, for replies of 1 KB to 1 MB: ns per character and the ratio.
+ * 4. The issue's targets (#31), PASS or FAIL, with the figures.
+ *
+ * The two checks of a question run at the same time, so they see the same machine; the
+ * provider keeps its schedule by the clock (a late timer sends every token then due), so a
+ * busy machine batches tokens rather than slowing the reply. Times in the first two tables are
+ * wall-clock ms from the call to acheck; docs/bench-stream.md says how the token rate was chosen.
+ *
+ *   node --import tsx bench/stream.ts [--ms=5] [--first-token-ms=0] [--seed=31] [--no-reader]
+ */
+import { acheck, type AsyncCallFn, type CallInfo } from '../src/index.js';
+import { openAICompatible } from '../src/adapters/index.js';
+import { type Measured, type Pair, judge, questions, type Question, sseCallFn, startStreamingProvider } from './stream-sim.js';
+import { readerRows } from './stream-reader.js';
+
+const args = new Map<string, string | undefined>(
+  process.argv.slice(2).map((arg) => {
+    const [key, value] = arg.replace(/^--/, '').split('=');
+    return [key!, value];
+  }),
+);
+const MS_PER_TOKEN = Number(args.get('ms') ?? 5);
+const FIRST_TOKEN_MS = Number(args.get('first-token-ms') ?? 0);
+const SEED = Number(args.get('seed') ?? 31);
+/** Answer lengths in tokens: one ambiguous and one clear question of each. */
+const ANSWER_TOKENS = [50, 100, 200, 400, 800] as const;
+
+const list = questions(SEED, ANSWER_TOKENS);
+const byId = new Map(list.map((q) => [q.id, q]));
+const provider = await startStreamingProvider({
+  msPerToken: MS_PER_TOKEN,
+  firstTokenMs: FIRST_TOKEN_MS,
+  replyFor: (user) => {
+    const id = /\[(q\d+)\]/.exec(user)?.[1];
+    const q = id === undefined ? undefined : byId.get(id);
+    return q === undefined ? null : { question: q.id, reply: q.reply };
+  },
+});
+
+const plainCall = openAICompatible({ baseURL: provider.url, model: 'bench-model' });
+/** The library's streaming adapter when it has one; else the bench's own fetch + SSE callFn. */
+function streamingCall(): { call: AsyncCallFn; name: string } {
+  try {
+    const call = openAICompatible({ baseURL: provider.url, model: 'bench-model', stream: true } as Parameters<typeof openAICompatible>[0]);
+    return { call, name: 'openAICompatible({ stream: true })' };
+  } catch {
+    return { call: sseCallFn(provider.url), name: "the bench's own fetch + SSE callFn (bench/stream-sim.ts)" };
+  }
+}
+const streaming = streamingCall();
+
+/** The callFn, with the times its reply reached Booth: the whole string, or each chunk of the stream. */
+function timed(call: AsyncCallFn, started: number, marks: { last: number | null }): AsyncCallFn {
+  return async (prompt: string, info: CallInfo) => {
+    const out = await call(prompt, info);
+    if (typeof out === 'string') {
+      marks.last = performance.now() - started;
+      return out;
+    }
+    const chunks = out as AsyncIterable<string>;
+    return (async function* () {
+      for await (const chunk of chunks) {
+        marks.last = performance.now() - started;
+        yield chunk;
+      }
+    })();
+  };
+}
+
+async function measure(q: Question, streamed: boolean): Promise<Measured> {
+  const started = performance.now();
+  const marks = { last: null as number | null };
+  let firstAnswerMs: number | null = null;
+  let partials = 0;
+  const call = timed(streamed ? streaming.call : plainCall, started, marks);
+  const onPartial = (partial: { answerSoFar: string | null }) => {
+    partials += 1;
+    if (firstAnswerMs === null && partial.answerSoFar !== null) firstAnswerMs = performance.now() - started;
+  };
+  const result = await acheck(call, q.text, (streamed ? { onPartial } : {}) as Parameters<typeof acheck>[2]);
+  const verdictMs = performance.now() - started;
+  // The provider learns of a closed connection a moment after the client closes it.
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  const served = provider.served.filter((s) => s.question === q.id && s.stream === streamed);
+  return {
+    question: q,
+    streamed,
+    status: result.status,
+    answer: result.answer,
+    verdictMs,
+    lastChunkMs: marks.last,
+    firstAnswerMs,
+    partials,
+    tokensSent: served.reduce((n, s) => n + s.sent, 0),
+    tokens: served.reduce((n, s) => n + s.tokens, 0),
+  };
+}
+
+const fmt = (x: number | null, digits = 0) => (x === null || !Number.isFinite(x) ? 'n/a' : x.toFixed(digits));
+const pad = (s: string, width: number) => s.padStart(width);
+const pct = (x: number, digits = 1) => (Number.isFinite(x) ? `${(x * 100).toFixed(digits)} %` : 'n/a');
+
+console.log(`Booth streaming benchmark, node ${process.version}: a loopback provider (node:http, ${provider.url}) streaming`);
+console.log(
+  `one ~4-character token every ${MS_PER_TOKEN} ms (${fmt(1000 / MS_PER_TOKEN)} tokens/s), first token ${FIRST_TOKEN_MS} ms + ${MS_PER_TOKEN} ms after the request; seed ${SEED}`,
+);
+console.log(`Non-streaming: openAICompatible() (the whole completion when its last token is due). Streaming: ${streaming.name}.`);
+
+// Warm both paths (module loading, the first connection) on a question of its own.
+const warm = questions(SEED + 1, [5]).map((q) => ({ ...q, id: 'q999', text: q.text.replace(/\[q\d+\]/, '[q999]') }));
+byId.set('q999', warm[1]!);
+await Promise.all([measure(warm[1]!, false), measure(warm[1]!, true)]);
+
+const pairs: Pair[] = [];
+for (const q of list) {
+  const [plain, streamed] = await Promise.all([measure(q, false), measure(q, true)]);
+  pairs.push({ question: q, plain, streamed });
+}
+
+const ambiguous = pairs.filter((p) => p.question.kind === 'ambiguous');
+const clear = pairs.filter((p) => p.question.kind === 'clear');
+const sum = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0);
+
+console.log('\nAmbiguous questions: the reply is `"ambiguous": true`, two to four readings, a long answer, a confidence.');
+console.log('decided at: the reply\'s tokens up to the end of its readings. tokens: output tokens the provider sent before the client');
+console.log('closed (what the call is billed for output). sooner: non-streaming time to verdict over streaming\'s.');
+console.log(
+  `  ${'question'.padEnd(10)}${pad('answer', 7)}${pad('reply', 7)}${pad('decided at', 11)}${pad('verdict ms', 12)}${pad('tokens', 8)}  |${pad('verdict ms', 11)}${pad('tokens', 8)}${pad('sooner', 9)}${pad('tokens', 9)}  statuses`,
+);
+console.log(`  ${''.padEnd(10)}${pad('tok', 7)}${pad('tok', 7)}${pad('tok', 11)}${pad('non-streaming', 20)}  |${pad('streaming', 19)}`);
+for (const { question: q, plain, streamed } of ambiguous) {
+  console.log(
+    `  ${q.id.padEnd(10)}${pad(String(q.answerTokens), 7)}${pad(String(q.tokens), 7)}${pad(String(q.readingsTokens), 11)}${pad(fmt(plain.verdictMs), 12)}${pad(String(plain.tokensSent), 8)}  |${pad(fmt(streamed.verdictMs), 11)}${pad(String(streamed.tokensSent), 8)}${pad(`${fmt(plain.verdictMs / streamed.verdictMs, 1)}×`, 9)}${pad(pct(streamed.tokensSent / plain.tokensSent, 0), 9)}  ${plain.status} / ${streamed.status}`,
+  );
+}
+{
+  const pv = sum(ambiguous.map((p) => p.plain.verdictMs));
+  const sv = sum(ambiguous.map((p) => p.streamed.verdictMs));
+  const pt = sum(ambiguous.map((p) => p.plain.tokensSent));
+  const st = sum(ambiguous.map((p) => p.streamed.tokensSent));
+  console.log(
+    `  ${'all'.padEnd(10)}${pad('', 7)}${pad(String(sum(ambiguous.map((p) => p.question.tokens))), 7)}${pad(String(sum(ambiguous.map((p) => p.question.readingsTokens))), 11)}${pad(fmt(pv), 12)}${pad(String(pt), 8)}  |${pad(fmt(sv), 11)}${pad(String(st), 8)}${pad(`${fmt(pv / sv, 1)}×`, 9)}${pad(pct(st / pt, 0), 9)}`,
+  );
+}
+
+console.log('\nClear questions: `"ambiguous": false`, an answer, a confidence of 0.9. first answer: the first onPartial whose answerSoFar');
+console.log('is not null (predicted: the token holding the answer\'s first character); reply: the streamed reply\'s last chunk;');
+console.log('share: first answer over reply. verdict: streaming\'s time to verdict over non-streaming\'s.');
+console.log(
+  `  ${'question'.padEnd(10)}${pad('answer', 7)}${pad('reply', 7)}${pad('verdict ms', 12)}  |${pad('first answer', 13)}${pad('predicted', 10)}${pad('reply', 8)}${pad('share', 9)}${pad('verdict ms', 11)}${pad('partials', 9)}${pad('verdict', 9)}`,
+);
+console.log(`  ${''.padEnd(10)}${pad('tok', 7)}${pad('tok', 7)}${pad('non-stream.', 12)}  |${pad('ms', 13)}${pad('ms', 10)}${pad('ms', 8)}`);
+for (const { question: q, plain, streamed } of clear) {
+  const predicted = FIRST_TOKEN_MS + q.firstAnswerTokens * MS_PER_TOKEN;
+  console.log(
+    `  ${q.id.padEnd(10)}${pad(String(q.answerTokens), 7)}${pad(String(q.tokens), 7)}${pad(fmt(plain.verdictMs), 12)}  |${pad(fmt(streamed.firstAnswerMs), 13)}${pad(fmt(predicted), 10)}${pad(fmt(streamed.lastChunkMs), 8)}${pad(pct((streamed.firstAnswerMs ?? Number.NaN) / (streamed.lastChunkMs ?? Number.NaN)), 9)}${pad(fmt(streamed.verdictMs), 11)}${pad(String(streamed.partials), 9)}${pad(pct(streamed.verdictMs / plain.verdictMs - 1, 1), 9)}  ${plain.status} / ${streamed.status}`,
+  );
+}
+
+if (!args.has('no-reader')) {
+  console.log('\nThe incremental reader fed an envelope of each size in chunks, against parseReply() reading the whole text once');
+  console.log('(best of rounds, the two taking turns; ns per character of the reply, and per chunk fed):');
+  console.log(`  ${'reply'.padEnd(8)}${pad('chunk', 6)}${pad('chunks', 9)}${pad('whole ns/char', 15)}${pad('incremental ns/char', 21)}${pad('ns/chunk', 10)}${pad('ratio', 8)}`);
+  for (const row of readerRows()) {
+    console.log(
+      `  ${row.label.padEnd(8)}${pad(String(row.chunk), 6)}${pad(String(row.chunks), 9)}${pad(row.wholeNsPerChar.toFixed(1), 15)}${pad(row.incrementalNsPerChar.toFixed(1), 21)}${pad(row.nsPerChunk.toFixed(0), 10)}${pad(`${row.ratio.toFixed(1)}×`, 8)}`,
+    );
+  }
+}
+
+console.log('\nTargets (issue #31): ratios of the totals over the questions of a kind (the share: the mean of the questions\' shares);');
+console.log('worst: the worst single question.');
+for (const t of judge(pairs)) {
+  const show = (x: number) =>
+    t.limit === 2 ? `${x.toFixed(1)}×` : t.limit === 1.05 ? `${x >= 1 ? '+' : ''}${((x - 1) * 100).toFixed(1)} %` : pct(x);
+  const limit = t.limit === 2 ? 'at least 2×' : t.limit === 1.05 ? 'at most +5 %' : `at most ${pct(t.limit, 0)}`;
+  console.log(`  ${t.pass ? 'PASS' : 'FAIL'}  ${t.name.padEnd(52)} ${show(t.value).padStart(8)} (worst ${show(t.worst)}; target ${limit})${t.detail}`);
+}
+
+await provider.close();
