@@ -19,8 +19,11 @@ export interface ReaderRow {
 
 /** A clear envelope of about `size` characters: its answer is prose. */
 export function replyOfSize(size: number, seed = 1): string {
-  const shell = envelopeReply({ ambiguous: false, interpretations: [], chosen: null, answer: '', confidence: 0.9 }).length;
-  return envelopeReply({ ambiguous: false, interpretations: [], chosen: null, answer: prose(mulberry32(seed), Math.max(0, size - shell) / 4), confidence: 0.9 });
+  const of = (answer: string) => envelopeReply({ ambiguous: false, interpretations: [], chosen: null, answer, confidence: 0.9 });
+  let answer = prose(mulberry32(seed), Math.ceil(Math.max(0, size - of('').length) / 4));
+  // The answer's escapes (newlines, quotes) make the envelope longer than the prose: cut it to size.
+  for (let over = of(answer).length - size; over > 0; over = of(answer).length - size) answer = answer.slice(0, -over);
+  return of(answer);
 }
 
 export function readerRows(): ReaderRow[] {

@@ -279,7 +279,8 @@ export async function* sseContent(body: ReadableStream<Uint8Array>, onUsage: (us
     for (;;) {
       const { done, value } = await reader.read();
       if (done) return;
-      buffer += value.replaceAll('\r\n', '\n');
+      // Normalised as a whole: a CRLF may arrive split across two reads.
+      buffer = (buffer + value).replaceAll('\r\n', '\n');
       for (let end = buffer.indexOf('\n\n'); end >= 0; end = buffer.indexOf('\n\n')) {
         const event = buffer.slice(0, end);
         buffer = buffer.slice(end + 2);

@@ -1,0 +1,209 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseReply } from '../../src/reply/parse.js';
+import {
+  judge,
+  type Measured,
+  type Pair,
+  questions,
+  sseContent,
+  sseEvent,
+  startStreamingProvider,
+  type StreamingProvider,
+  tokensOf,
+} from '../../bench/stream-sim.js';
+import { replyOfSize } from '../../bench/stream-reader.js';
+
+/**
+ * What `npm run bench:stream` measures on (bench/stream-sim.ts), without its timings: the
+ * questions and their replies, the provider's ledger, the SSE reading, and the arithmetic of
+ * the targets, so the bench cannot rot unnoticed.
+ */
+
+const bytes = (text: string) => new TextEncoder().encode(text);
+const streamOf = (parts: readonly Uint8Array[]) =>
+  new ReadableStream<Uint8Array>({
+    start(controller) {
+      for (const part of parts) controller.enqueue(part);
+      controller.close();
+    },
+  });
+
+async function collect(chunks: AsyncIterable<string>): Promise<string[]> {
+  const out: string[] = [];
+  for await (const chunk of chunks) out.push(chunk);
+  return out;
+}
+
+describe('the stream bench simulation', () => {
+  it('cuts a reply into tokens of four code points, never inside a surrogate pair', () => {
+    expect(tokensOf('abcdefghij')).toEqual(['abcd', 'efgh', 'ij']);
+    expect(tokensOf('')).toEqual([]);
+    const emoji = 'ab😀cdé😀fg';
+    expect(tokensOf(emoji).join('')).toBe(emoji);
+    expect(tokensOf(emoji)).toEqual(['ab😀c', 'dé😀f', 'g']);
+  });
+
+  it('builds the same questions for a seed, each reply an envelope Booth reads as its kind', () => {
+    const list = questions(31, [50, 400]);
+    expect(questions(31, [50, 400])).toEqual(list);
+    expect(questions(32, [50, 400]).map((q) => q.reply)).not.toEqual(list.map((q) => q.reply));
+    expect(list.map((q) => q.kind)).toEqual(['ambiguous', 'ambiguous', 'clear', 'clear']);
+    for (const q of list) {
+      expect(q.text).toContain(`[${q.id}]`);
+      const reading = parseReply(q.reply);
+      if (!reading.ok) throw new Error(reading.error);
+      expect(reading.ambiguous).toBe(q.kind === 'ambiguous');
+      expect(reading.interpretations.length).toBe(q.kind === 'ambiguous' ? reading.interpretations.length : 0);
+      if (q.kind === 'ambiguous') expect(reading.interpretations.length).toBeGreaterThanOrEqual(2);
+      expect(Math.abs(tokensOf(reading.answer).length - q.answerTokens)).toBeLessThanOrEqual(1);
+      expect(q.tokens).toBe(tokensOf(q.reply).length);
+      // Where each decision can be made, in tokens: the readings end before the answer starts, which is before the end.
+      const shown = q.reply.slice(0, q.readingsTokens * 4);
+      expect(shown.includes(']')).toBe(true);
+      expect(q.reply.slice(0, (q.readingsTokens - 1) * 4).includes(']')).toBe(false);
+      const answerAt = q.reply.indexOf('"answer": "') + '"answer": "'.length;
+      expect(q.reply.slice(0, q.firstAnswerTokens * 4).length).toBeGreaterThan(answerAt);
+      expect(q.reply.slice(0, (q.firstAnswerTokens - 1) * 4).length).toBeLessThanOrEqual(answerAt);
+      expect(q.readingsTokens).toBeLessThan(q.firstAnswerTokens);
+      expect(q.firstAnswerTokens).toBeLessThan(q.tokens - q.answerTokens + 5);
+    }
+  });
+
+  it('builds reader replies of the size asked, which parseReply accepts', () => {
+    for (const size of [1_000, 100_000]) {
+      const reply = replyOfSize(size);
+      expect(Math.abs(reply.length - size)).toBeLessThan(8);
+      expect(parseReply(reply).ok).toBe(true);
+    }
+  });
+
+  it('reads content deltas and usage out of an SSE body, however it is split', async () => {
+    const body =
+      sseEvent({ choices: [{ index: 0, delta: { role: 'assistant', content: '' } }] }) +
+      sseEvent({ choices: [{ index: 0, delta: { content: '{"ans' } }] }) +
+      ': a comment line\n\n' +
+      sseEvent({ choices: [{ index: 0, delta: { content: 'wer": "é😀"}' } }] }).replaceAll('\n', '\r\n') +
+      sseEvent({ choices: [], usage: { prompt_tokens: 3, completion_tokens: 4 } }) +
+      'data: [DONE]\n\n' +
+      sseEvent({ choices: [{ index: 0, delta: { content: 'after done' } }] });
+    const encoded = bytes(body);
+    for (const size of [1, 3, encoded.length]) {
+      const parts: Uint8Array[] = [];
+      for (let k = 0; k < encoded.length; k += size) parts.push(encoded.slice(k, k + size));
+      const usages: unknown[] = [];
+      expect(await collect(sseContent(streamOf(parts), (u) => usages.push(u)))).toEqual(['{"ans', 'wer": "é😀"}']);
+      expect(usages).toEqual([{ prompt_tokens: 3, completion_tokens: 4 }]);
+    }
+  });
+});
+
+describe('the loopback provider', () => {
+  const list = questions(7, [60]);
+  let provider: StreamingProvider;
+  beforeAll(async () => {
+    provider = await startStreamingProvider({
+      msPerToken: 1,
+      replyFor: (user) => {
+        const q = list.find((x) => user.includes(`[${x.id}]`));
+        return q ? { question: q.id, reply: q.reply } : null;
+      },
+    });
+  });
+  afterAll(() => provider.close());
+
+  const post = (body: object, signal?: AbortSignal) =>
+    fetch(`${provider.url}/chat/completions`, { method: 'POST', body: JSON.stringify(body), ...(signal ? { signal } : {}) });
+
+  it('streams the whole reply, token by token, and bills every token', async () => {
+    const q = list[0]!;
+    const response = await post({ stream: true, messages: [{ role: 'user', content: q.text }] });
+    expect(response.headers.get('content-type')).toBe('text/event-stream');
+    const usages: Array<Record<string, unknown>> = [];
+    const chunks = await collect(sseContent(response.body!, (u) => usages.push(u)));
+    expect(chunks.join('')).toBe(q.reply);
+    expect(chunks).toEqual(tokensOf(q.reply));
+    expect(usages[0]?.['completion_tokens']).toBe(q.tokens);
+    const served = provider.served.at(-1)!;
+    expect(served).toMatchObject({ question: q.id, stream: true, tokens: q.tokens, sent: q.tokens, closedEarly: false });
+  });
+
+  it('answers a request that does not stream with the whole completion, all of it billed', async () => {
+    const q = list[1]!;
+    const response = await post({ messages: [{ role: 'user', content: q.text }] });
+    const completion = (await response.json()) as { choices: Array<{ message: { content: string } }>; usage: { completion_tokens: number } };
+    expect(completion.choices[0]!.message.content).toBe(q.reply);
+    expect(completion.usage.completion_tokens).toBe(q.tokens);
+    expect(provider.served.at(-1)).toMatchObject({ question: q.id, stream: false, sent: q.tokens, closedEarly: false });
+  });
+
+  it('stops sending, and stops billing, when the client closes', async () => {
+    const q = list[0]!;
+    const aborter = new AbortController();
+    const response = await post({ stream: true, messages: [{ role: 'user', content: q.text }] }, aborter.signal);
+    let seen = 0;
+    for await (const _ of sseContent(response.body!, () => undefined)) {
+      seen += 1;
+      if (seen === 5) {
+        aborter.abort();
+        break;
+      }
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const served = provider.served.at(-1)!;
+    expect(served.closedEarly).toBe(true);
+    expect(served.sent).toBeGreaterThanOrEqual(5);
+    expect(served.sent).toBeLessThan(q.tokens);
+  });
+
+  it('answers 404 to a question it does not know', async () => {
+    expect((await post({ messages: [{ role: 'user', content: 'no id here' }] })).status).toBe(404);
+  });
+});
+
+describe("the targets' arithmetic", () => {
+  const [ambiguous, , clear] = questions(1, [100, 200]);
+  const measured = (question: NonNullable<typeof ambiguous>, streamed: boolean, m: Partial<Measured>): Measured => ({
+    question,
+    streamed,
+    status: question.kind === 'ambiguous' ? 'AMBIGUOUS' : 'VERIFIED',
+    answer: question.kind === 'ambiguous' ? null : 'x',
+    verdictMs: 1000,
+    lastChunkMs: 1000,
+    firstAnswerMs: null,
+    partials: 0,
+    tokensSent: question.tokens,
+    tokens: question.tokens,
+    ...m,
+  });
+  const pairs = (a: Partial<Measured>, c: Partial<Measured>, plainClear: Partial<Measured> = {}): Pair[] => [
+    { question: ambiguous!, plain: measured(ambiguous!, false, {}), streamed: measured(ambiguous!, true, a) },
+    { question: clear!, plain: measured(clear!, false, plainClear), streamed: measured(clear!, true, c) },
+  ];
+
+  it('passes what meets each target, with the figures', () => {
+    const targets = judge(pairs({ verdictMs: 400, tokensSent: Math.floor(ambiguous!.tokens / 2) }, { firstAnswerMs: 90, verdictMs: 1040 }));
+    expect(targets.map((t) => t.pass)).toEqual([true, true, true, true]);
+    expect(targets[0]!.value).toBe(2.5);
+    expect(targets[1]!.value).toBeLessThanOrEqual(0.5);
+    expect(targets[2]!.value).toBeCloseTo(0.09);
+    expect(targets[3]!.value).toBeCloseTo(1.04);
+  });
+
+  it('fails what misses each target, just past its limit', () => {
+    const targets = judge(pairs({ verdictMs: 510, tokensSent: Math.floor(ambiguous!.tokens / 2) + 1 }, { firstAnswerMs: 110, verdictMs: 1060 }));
+    expect(targets.map((t) => t.pass)).toEqual([false, false, false, false]);
+    expect(targets[0]!.value).toBeCloseTo(1000 / 510);
+  });
+
+  it('fails a kind whose verdicts differ between the two ways, however fast', () => {
+    const targets = judge(pairs({ verdictMs: 100, tokensSent: 1, status: 'UNCERTAIN' }, { firstAnswerMs: 10, verdictMs: 1000, answer: 'y' }));
+    expect(targets.map((t) => t.pass)).toEqual([false, false, false, false]);
+    expect(targets[0]!.detail).toContain('differ');
+  });
+
+  it('fails the first-answer target when no partial answer came', () => {
+    const targets = judge(pairs({ verdictMs: 100, tokensSent: 1 }, { firstAnswerMs: null, verdictMs: 1000 }));
+    expect(targets[2]!.pass).toBe(false);
+    expect(targets[3]!.pass).toBe(true);
+  });
+});
