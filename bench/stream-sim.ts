@@ -355,72 +355,70 @@ export interface Pair {
 
 export interface Target {
   readonly name: string;
+  /** Met on every question, the two verdicts of each agreeing and of the expected status. */
   readonly pass: boolean;
-  /** The figure the target is judged on, and the worst question's. */
-  readonly value: number;
-  readonly worst: number;
+  /** The figure over all the questions of the kind: a ratio of their totals. */
+  readonly overall: number;
+  /** Each question's figure, and whether it meets the target. */
+  readonly questions: ReadonlyArray<{ readonly question: Question; readonly value: number; readonly met: boolean }>;
   readonly limit: number;
+  /** `at-least` the limit, or `at-most`. */
+  readonly direction: 'at-least' | 'at-most';
+  /** Why a question fails whatever its figure: its two verdicts differ, or are not the expected status; '' when none. */
   readonly detail: string;
 }
 
 /**
  * The issue's four targets over pairs of checks of the same questions (non-streaming,
- * streaming). Ratios of totals over the questions, the worst question's given alongside:
+ * streaming), each judged on every question, since each is a property of one reply:
  * - ambiguous, verdict: non-streaming time to verdict over streaming's, at least 2;
  * - ambiguous, tokens: streaming's output tokens sent over non-streaming's, at most 0.5;
- * - clear, first partial answer: its time over the streamed reply's time (to its last chunk), at most 0.1 (the mean of the questions' shares);
+ * - clear, first partial answer: its time over the streamed reply's time (to its last chunk), at most 0.1;
  * - clear, verdict: streaming's time to verdict over non-streaming's, at most 1.05.
- * A pair whose verdicts differ, or whose time is missing, fails the target it belongs to.
+ * `overall` is the same ratio of the kind's totals. A pair whose verdicts differ, or whose
+ * time is missing, fails its targets.
  */
 export function judge(pairs: readonly Pair[]): Target[] {
-  const ambiguous = pairs.filter((p) => p.question.kind === 'ambiguous');
-  const clear = pairs.filter((p) => p.question.kind === 'clear');
   const agree = (p: Pair) => p.plain.status === p.streamed.status && JSON.stringify(p.plain.answer) === JSON.stringify(p.streamed.answer);
-  const ambiguousRight = ambiguous.every((p) => agree(p) && p.plain.status === 'AMBIGUOUS');
-  const clearRight = clear.every((p) => agree(p) && p.plain.status === 'VERIFIED');
-  const speedups = ambiguous.map((p) => p.plain.verdictMs / p.streamed.verdictMs);
-  const speedup = sum(ambiguous.map((p) => p.plain.verdictMs)) / sum(ambiguous.map((p) => p.streamed.verdictMs));
-  const tokenShares = ambiguous.map((p) => p.streamed.tokensSent / p.plain.tokensSent);
-  const tokenShare = sum(ambiguous.map((p) => p.streamed.tokensSent)) / sum(ambiguous.map((p) => p.plain.tokensSent));
-  const shares = clear.map((p) =>
-    p.streamed.firstAnswerMs === null || p.streamed.lastChunkMs === null ? Number.POSITIVE_INFINITY : p.streamed.firstAnswerMs / p.streamed.lastChunkMs,
-  );
-  const share = sum(shares) / shares.length;
-  const slowdowns = clear.map((p) => p.streamed.verdictMs / p.plain.verdictMs);
-  const slowdown = sum(clear.map((p) => p.streamed.verdictMs)) / sum(clear.map((p) => p.plain.verdictMs));
-  const wrong = (right: boolean) => (right ? '' : '; the two verdicts differ or are not the expected status');
+  const expected = (p: Pair) => agree(p) && p.plain.status === (p.question.kind === 'ambiguous' ? 'AMBIGUOUS' : 'VERIFIED');
+  const target = (
+    name: string,
+    kind: Kind,
+    direction: Target['direction'],
+    limit: number,
+    top: (m: Measured) => number | null,
+    bottom: (m: Measured) => number | null,
+    // Which check each figure comes from: [numerator's, denominator's].
+    from: readonly ['plain' | 'streamed', 'plain' | 'streamed'],
+  ): Target => {
+    const of = pairs.filter((p) => p.question.kind === kind);
+    const value = (p: Pair) => {
+      const a = top(p[from[0]]);
+      const b = bottom(p[from[1]]);
+      return a === null || b === null ? Number.NaN : a / b;
+    };
+    const meets = (x: number) => (direction === 'at-least' ? x >= limit : x <= limit);
+    const questions = of.map((p) => {
+      const x = value(p);
+      return { question: p.question, value: x, met: expected(p) && meets(x) };
+    });
+    const totals = of.map((p) => [top(p[from[0]]), bottom(p[from[1]])] as const);
+    const overall = totals.some(([a, b]) => a === null || b === null) ? Number.NaN : sum(totals.map(([a]) => a!)) / sum(totals.map(([, b]) => b!));
+    const wrong = of.filter((p) => !expected(p)).map((p) => p.question.id);
+    return {
+      name,
+      pass: questions.length > 0 && questions.every((q) => q.met),
+      overall,
+      questions,
+      limit,
+      direction,
+      detail: wrong.length === 0 ? '' : `the two verdicts differ or are not ${kind === 'ambiguous' ? 'AMBIGUOUS' : 'VERIFIED'} on ${wrong.join(', ')}`,
+    };
+  };
   return [
-    {
-      name: 'ambiguous: verdict at least 2× sooner',
-      pass: ambiguousRight && speedup >= 2,
-      value: speedup,
-      worst: Math.min(...speedups),
-      limit: 2,
-      detail: wrong(ambiguousRight),
-    },
-    {
-      name: 'ambiguous: at most half the output tokens',
-      pass: ambiguousRight && tokenShare <= 0.5,
-      value: tokenShare,
-      worst: Math.max(...tokenShares),
-      limit: 0.5,
-      detail: wrong(ambiguousRight),
-    },
-    {
-      name: 'clear: first partial answer within the first tenth',
-      pass: clearRight && share <= 0.1,
-      value: share,
-      worst: Math.max(...shares),
-      limit: 0.1,
-      detail: wrong(clearRight),
-    },
-    {
-      name: 'clear: verdict within 5 % of non-streaming',
-      pass: clearRight && slowdown <= 1.05,
-      value: slowdown,
-      worst: Math.max(...slowdowns),
-      limit: 1.05,
-      detail: wrong(clearRight),
-    },
+    target('ambiguous: verdict at least 2× sooner', 'ambiguous', 'at-least', 2, (m) => m.verdictMs, (m) => m.verdictMs, ['plain', 'streamed']),
+    target('ambiguous: at most half the output tokens', 'ambiguous', 'at-most', 0.5, (m) => m.tokensSent, (m) => m.tokensSent, ['streamed', 'plain']),
+    target('clear: first partial answer in the first tenth', 'clear', 'at-most', 0.1, (m) => m.firstAnswerMs, (m) => m.lastChunkMs, ['streamed', 'streamed']),
+    target('clear: verdict within 5 % of non-streaming', 'clear', 'at-most', 1.05, (m) => m.verdictMs, (m) => m.verdictMs, ['streamed', 'plain']),
   ];
 }

@@ -183,27 +183,45 @@ describe("the targets' arithmetic", () => {
   it('passes what meets each target, with the figures', () => {
     const targets = judge(pairs({ verdictMs: 400, tokensSent: Math.floor(ambiguous!.tokens / 2) }, { firstAnswerMs: 90, verdictMs: 1040 }));
     expect(targets.map((t) => t.pass)).toEqual([true, true, true, true]);
-    expect(targets[0]!.value).toBe(2.5);
-    expect(targets[1]!.value).toBeLessThanOrEqual(0.5);
-    expect(targets[2]!.value).toBeCloseTo(0.09);
-    expect(targets[3]!.value).toBeCloseTo(1.04);
+    expect(targets.map((t) => t.direction)).toEqual(['at-least', 'at-most', 'at-most', 'at-most']);
+    expect(targets[0]!.overall).toBe(2.5);
+    expect(targets[0]!.questions.map((q) => [q.question.id, q.value, q.met])).toEqual([[ambiguous!.id, 2.5, true]]);
+    expect(targets[1]!.overall).toBeLessThanOrEqual(0.5);
+    expect(targets[2]!.overall).toBeCloseTo(0.09);
+    expect(targets[3]!.overall).toBeCloseTo(1.04);
+    expect(targets.every((t) => t.detail === '')).toBe(true);
   });
 
   it('fails what misses each target, just past its limit', () => {
     const targets = judge(pairs({ verdictMs: 510, tokensSent: Math.floor(ambiguous!.tokens / 2) + 1 }, { firstAnswerMs: 110, verdictMs: 1060 }));
     expect(targets.map((t) => t.pass)).toEqual([false, false, false, false]);
-    expect(targets[0]!.value).toBeCloseTo(1000 / 510);
+    expect(targets[0]!.overall).toBeCloseTo(1000 / 510);
+    expect(targets.every((t) => t.questions.every((q) => !q.met))).toBe(true);
+  });
+
+  it('judges every question: one that misses fails the target, though the totals meet it', () => {
+    const [a1, a2] = questions(2, [100, 800]);
+    const two: Pair[] = [
+      { question: a1!, plain: measured(a1!, false, { verdictMs: 1000 }), streamed: measured(a1!, true, { verdictMs: 600 }) },
+      { question: a2!, plain: measured(a2!, false, { verdictMs: 8000 }), streamed: measured(a2!, true, { verdictMs: 400 }) },
+    ];
+    const [sooner] = judge(two);
+    expect(sooner!.overall).toBe(9);
+    expect(sooner!.questions.map((q) => q.met)).toEqual([false, true]);
+    expect(sooner!.pass).toBe(false);
   });
 
   it('fails a kind whose verdicts differ between the two ways, however fast', () => {
     const targets = judge(pairs({ verdictMs: 100, tokensSent: 1, status: 'UNCERTAIN' }, { firstAnswerMs: 10, verdictMs: 1000, answer: 'y' }));
     expect(targets.map((t) => t.pass)).toEqual([false, false, false, false]);
     expect(targets[0]!.detail).toContain('differ');
+    expect(targets[0]!.detail).toContain(ambiguous!.id);
   });
 
   it('fails the first-answer target when no partial answer came', () => {
     const targets = judge(pairs({ verdictMs: 100, tokensSent: 1 }, { firstAnswerMs: null, verdictMs: 1000 }));
     expect(targets[2]!.pass).toBe(false);
+    expect(targets[2]!.overall).toBeNaN();
     expect(targets[3]!.pass).toBe(true);
   });
 });
