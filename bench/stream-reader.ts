@@ -2,6 +2,9 @@
  * The incremental reader's cost (bench/stream.ts, section 3): an envelope of 1 KB to 1 MB fed
  * in chunks of 1, 4 and 64 characters, against `parseReply` reading the whole text once.
  */
+import { parseReply } from '../src/reply/parse.js';
+import { ReplyReader } from '../src/reply/stream-reader.js';
+import { bestMicrosSideBySide } from './reader.js';
 import { mulberry32 } from './spend-sim.js';
 import { envelopeReply, prose } from './stream-sim.js';
 
@@ -26,6 +29,68 @@ export function replyOfSize(size: number, seed = 1): string {
   return of(answer);
 }
 
-export function readerRows(): ReaderRow[] {
-  return [];
+/** `text` in chunks of `size` UTF-16 code units (a chunk may end inside a surrogate pair or an escape, as a stream's may). */
+export function chunksOf(text: string, size: number): string[] {
+  const chunks: string[] = [];
+  for (let k = 0; k < text.length; k += size) chunks.push(text.slice(k, k + size));
+  return chunks;
+}
+
+/** Every chunk through a new ReplyReader, as acheck reads a stream; the answer so far read after each, as onPartial would. */
+export function readIncrementally(chunks: readonly string[]): ReplyReader {
+  const reader = new ReplyReader();
+  let grew = 0;
+  for (const chunk of chunks) grew |= reader.push(chunk);
+  if (grew === 0 && chunks.length > 0 && reader.answerSoFar === null) throw new Error('the reader made nothing known');
+  return reader;
+}
+
+export const READER_SIZES = [1_000, 10_000, 100_000, 1_000_000] as const;
+export const CHUNK_SIZES = [1, 4, 64] as const;
+
+/**
+ * Each size and chunk size: the ReplyReader fed the chunks, against parseReply reading the
+ * whole text once (what a reply that did not stream costs), the two taking turns round by
+ * round. The chunks are cut before timing, as a stream delivers them cut.
+ */
+export function readerRows(sizes: readonly number[] = READER_SIZES, chunkSizes: readonly number[] = CHUNK_SIZES): ReaderRow[] {
+  const rows: ReaderRow[] = [];
+  for (const size of sizes) {
+    const text = replyOfSize(size);
+    for (const chunk of chunkSizes) {
+      const chunks = chunksOf(text, chunk);
+      const whole = () => parseReply(text);
+      const incremental = () => readIncrementally(chunks);
+      // Each contender warmed for ~50 ms, then as many calls a round as take ~3 ms (at least
+      // one), fifteen rounds: on a shared machine the best of many short rounds is the one no
+      // other process interrupted. A 1 MB reply fed a character at a time takes a second or
+      // more a call: three rounds there.
+      const calibrate = (body: () => unknown) => {
+        let calls = 0;
+        const started = performance.now();
+        while (calls < 2 || (performance.now() - started < 50 && calls < 20_000)) {
+          body();
+          calls += 1;
+        }
+        return (performance.now() - started) / calls;
+      };
+      const wholeMs = calibrate(whole);
+      const incrementalMs = calibrate(incremental);
+      const [wholeUs, incrementalUs] = bestMicrosSideBySide(incrementalMs > 200 ? 3 : incrementalMs > 20 ? 7 : 15, [
+        { iterations: Math.max(1, Math.round(3 / wholeMs)), body: whole },
+        { iterations: Math.max(1, Math.round(3 / incrementalMs)), body: incremental },
+      ]);
+      rows.push({
+        label: size >= 1_000_000 ? `${size / 1_000_000} MB` : `${size / 1_000} KB`,
+        size: text.length,
+        chunk,
+        chunks: chunks.length,
+        wholeNsPerChar: (wholeUs! * 1e3) / text.length,
+        incrementalNsPerChar: (incrementalUs! * 1e3) / text.length,
+        nsPerChunk: (incrementalUs! * 1e3) / chunks.length,
+        ratio: incrementalUs! / wholeUs!,
+      });
+    }
+  }
+  return rows;
 }

@@ -169,13 +169,20 @@ for (const { question: q, plain, streamed } of clear) {
 
 if (!args.has('no-reader')) {
   console.log('\nThe incremental reader fed an envelope of each size in chunks, against parseReply() reading the whole text once');
-  console.log('(best of rounds, the two taking turns; ns per character of the reply, and per chunk fed):');
+  console.log('(the best of rounds, the two taking turns; ns per character of the reply, and per chunk fed; ratio: the reader\'s time');
+  console.log('over the whole read\'s):');
   console.log(`  ${'reply'.padEnd(8)}${pad('chunk', 6)}${pad('chunks', 9)}${pad('whole ns/char', 15)}${pad('incremental ns/char', 21)}${pad('ns/chunk', 10)}${pad('ratio', 8)}`);
-  for (const row of readerRows()) {
+  const rows = readerRows();
+  for (const row of rows) {
     console.log(
       `  ${row.label.padEnd(8)}${pad(String(row.chunk), 6)}${pad(String(row.chunks), 9)}${pad(row.wholeNsPerChar.toFixed(1), 15)}${pad(row.incrementalNsPerChar.toFixed(1), 21)}${pad(row.nsPerChunk.toFixed(0), 10)}${pad(`${row.ratio.toFixed(1)}×`, 8)}`,
     );
   }
+  // A token is about four characters: the chunk a provider's stream delivers.
+  const worstToken = Math.max(...rows.filter((r) => r.chunk === 4).map((r) => r.nsPerChunk));
+  console.log(
+    `  A streamed reply also gets parseReply's whole read at its end: the reader is the extra. At 4-character chunks (a token) it costs at most ${fmt(worstToken)} ns a chunk here, ${pct(worstToken / (MS_PER_TOKEN * 1e6), 3)} of the ${MS_PER_TOKEN} ms between tokens.`,
+  );
 }
 
 console.log('\nTargets (issue #31), judged on every question: each is a property of one reply. By answer length in tokens;');
