@@ -11,7 +11,7 @@ import {
   type StreamingProvider,
   tokensOf,
 } from '../../bench/stream-sim.js';
-import { replyOfSize } from '../../bench/stream-reader.js';
+import { chunksOf, readIncrementally, replyOfSize } from '../../bench/stream-reader.js';
 
 /**
  * What `npm run bench:stream` measures on (bench/stream-sim.ts), without its timings: the
@@ -74,6 +74,22 @@ describe('the stream bench simulation', () => {
       const reply = replyOfSize(size);
       expect(Math.abs(reply.length - size)).toBeLessThan(8);
       expect(parseReply(reply).ok).toBe(true);
+    }
+  });
+
+  it('feeds the reader bench its reply in chunks that rebuild it, the reader ending with the whole answer', () => {
+    const reply = replyOfSize(2_000);
+    const reading = parseReply(reply);
+    if (!reading.ok) throw new Error(reading.error);
+    for (const size of [1, 4, 64]) {
+      const chunks = chunksOf(reply, size);
+      expect(chunks.join('')).toBe(reply);
+      expect(chunks.every((c, k) => c.length === size || k === chunks.length - 1)).toBe(true);
+      const reader = readIncrementally(chunks);
+      expect(reader.ambiguous).toBe(false);
+      expect(reader.interpretations).toEqual([]);
+      expect(reader.answerSoFar).toBe(reading.answer);
+      expect(reader.text).toBe(reply);
     }
   });
 
