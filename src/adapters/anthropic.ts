@@ -1,6 +1,7 @@
 import type { AsyncCallFn, CallInfo } from '../decide/model-call.js';
 import { describeValue, isPlainObject } from '../util/values.js';
 import { isCount, providerCall, readResponseFormat, readSampleSettings, REPLY_NAME, reportTokens, sampling, systemAndTurns, TEXT_REPLY } from './request.js';
+import { eventTextStream, linkedAbort, readStream } from './stream.js';
 
 /** `fromAnthropic()`: the official `@anthropic-ai/sdk` client, or any object shaped like it. */
 
@@ -26,21 +27,29 @@ export interface AnthropicClientLike {
  * A `callFn` over an official `@anthropic-ai/sdk` client. `max_tokens` defaults to 1024.
  * Messages have no `response_format`: with `responseFormat: 'json_schema'` the request
  * offers one tool whose input schema is the envelope and forces its use, and the tool's
- * input, as JSON text, is the reply.
+ * input, as JSON text, is the reply. With `stream: true` the call returns the reply's text
+ * deltas as they arrive, for `acheck()` (the client's event stream: `text_delta`s, or the
+ * forced tool's `input_json_delta`s), and reports the usage of `message_start` and
+ * `message_delta`.
  *
  * @example
  * const callFn = fromAnthropic(new Anthropic(), { model: 'claude-sonnet-4-5', responseFormat: 'json_schema' });
  */
 export function fromAnthropic(
   client: AnthropicClientLike,
-  params: { model: string; max_tokens?: number; system?: string | readonly AnthropicTextBlock[]; responseFormat?: 'text' | 'json_schema' | undefined; sampleTemperature?: number | undefined } & Record<
-    string,
-    unknown
-  >,
+  params: {
+    model: string;
+    max_tokens?: number;
+    system?: string | readonly AnthropicTextBlock[];
+    responseFormat?: 'text' | 'json_schema' | undefined;
+    sampleTemperature?: number | undefined;
+    stream?: boolean | undefined;
+  } & Record<string, unknown>,
 ): AsyncCallFn {
   // Anthropic's own `system` (a string, or text blocks with cache_control) comes first, as given.
-  const { responseFormat: givenFormat, sampleTemperature, system: ownSystem, ...request } = params;
+  const { responseFormat: givenFormat, sampleTemperature, system: ownSystem, stream: givenStream, ...request } = params;
   readOwnSystem(ownSystem);
+  const stream = readStream(givenStream);
   const forcedTool = readResponseFormat(givenFormat, ['text', 'json_schema']) === 'json_schema';
   if (forcedTool && (request['tools'] !== undefined || request['tool_choice'] !== undefined)) {
     throw new TypeError(
@@ -64,6 +73,7 @@ export function fromAnthropic(
         : {}),
       messages: turns,
     };
+    if (stream) return anthropicStream(client, body, forcedTool, info);
     const message = await providerCall(() => client.messages.create(body, { signal: info.signal }));
     reportAnthropicUsage(info, message.usage);
     if (forcedTool) {
@@ -76,6 +86,80 @@ export function fromAnthropic(
       .map((block) => block.text)
       .join('');
   };
+}
+
+/** An event of the client's message stream, as much of it as Booth reads. */
+interface MessageEventLike {
+  readonly type?: string;
+  readonly index?: number;
+  readonly message?: { readonly usage?: unknown } | null;
+  readonly content_block?: { readonly type?: string; readonly name?: string } | null;
+  readonly delta?: { readonly type?: string; readonly text?: unknown; readonly partial_json?: unknown } | null;
+  readonly usage?: unknown;
+}
+
+/** The client's `create` with `stream: true`: a Promise of its `Stream` of events. */
+type StreamingCreate = (body: Record<string, unknown>, options?: { signal?: AbortSignal | undefined }) => PromiseLike<AsyncIterable<MessageEventLike>>;
+
+/**
+ * The reply's text as the client's events bring it: the text blocks' `text_delta`s, or with
+ * the forced tool its input's `input_json_delta`s. HTTP errors reject the call before any
+ * chunk, as without streaming. The usage is `message_start`'s, its counts updated by
+ * `message_delta`'s (the output, and on newer APIs the input too).
+ */
+async function anthropicStream(client: AnthropicClientLike, body: Record<string, unknown>, forcedTool: boolean, info: CallInfo): Promise<AsyncIterableIterator<string>> {
+  const link = linkedAbort(info.signal);
+  const create = client.messages.create.bind(client.messages) as unknown as StreamingCreate;
+  let events: AsyncIterable<MessageEventLike>;
+  try {
+    events = await providerCall(() => create({ ...body, stream: true }, { signal: link.signal }));
+  } catch (error) {
+    link.dispose();
+    throw error;
+  }
+  /** The content blocks whose deltas are the reply: text blocks, or the forced tool's call. */
+  const replyBlocks = new Set<number>();
+  let usage: Record<string, unknown> | null = null;
+  // message_start's output count is a placeholder: a stream ended before message_delta reports nothing, not too little.
+  let counted = false;
+  return eventTextStream(events, {
+    outer: info.signal,
+    link,
+    what: "The Anthropic client's stream",
+    textsOf(event) {
+      switch (event.type) {
+        case 'message_start':
+          if (isPlainObject(event.message?.usage)) usage = { ...event.message.usage };
+          return [];
+        case 'message_delta':
+          if (isPlainObject(event.usage)) {
+            usage = { ...usage, ...Object.fromEntries(Object.entries(event.usage).filter(([, count]) => count !== null && count !== undefined)) };
+            counted = true;
+          }
+          return [];
+        case 'content_block_start': {
+          const block = event.content_block;
+          const reply = forcedTool ? block?.type === 'tool_use' && block.name === REPLY_NAME : block?.type === 'text';
+          if (reply && typeof event.index === 'number') replyBlocks.add(event.index);
+          return [];
+        }
+        case 'content_block_delta': {
+          if (typeof event.index !== 'number' || !replyBlocks.has(event.index)) return [];
+          const { delta } = event;
+          if (forcedTool) return delta?.type === 'input_json_delta' && typeof delta.partial_json === 'string' ? [delta.partial_json] : [];
+          return delta?.type === 'text_delta' && typeof delta.text === 'string' ? [delta.text] : [];
+        }
+        default:
+          return [];
+      }
+    },
+    finish() {
+      if (forcedTool && replyBlocks.size === 0) throw new Error(`The Anthropic client streamed no ${REPLY_NAME} tool call, though the request forced one.`);
+    },
+    report() {
+      if (counted) reportAnthropicUsage(info, usage);
+    },
+  });
 }
 
 /**
