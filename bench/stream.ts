@@ -51,7 +51,7 @@ const plainCall = openAICompatible({ baseURL: provider.url, model: 'bench-model'
 /** The library's streaming adapter when it has one; else the bench's own fetch + SSE callFn. */
 function streamingCall(): { call: AsyncCallFn; name: string } {
   try {
-    const call = openAICompatible({ baseURL: provider.url, model: 'bench-model', stream: true } as Parameters<typeof openAICompatible>[0]);
+    const call = openAICompatible({ baseURL: provider.url, model: 'bench-model', stream: true });
     return { call, name: 'openAICompatible({ stream: true })' };
   } catch {
     return { call: sseCallFn(provider.url), name: "the bench's own fetch + SSE callFn (bench/stream-sim.ts)" };
