@@ -1,4 +1,6 @@
 export { acheck } from './api/acheck.js';
+export { type CheckStream, streamCheck } from './api/stream-check.js';
+export type { PartialReply } from './engine/partial-reply.js';
 export { check } from './api/check.js';
 export { clarify, type ClarifyOptions, type TypedClarifyOptions } from './api/clarify.js';
 export type { ClarificationChoice } from './decide/clarification.js';

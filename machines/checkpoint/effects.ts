@@ -1,6 +1,8 @@
 import {
   type Attempt,
   attemptFromCallError,
+  attemptFromEarlyFailure,
+  attemptFromEarlyReadings,
   attemptFromNonText,
   attemptFromRawText,
   attemptFromReply,
@@ -12,7 +14,7 @@ import {
 import { appending, cancelling, cancellingBy, CHILD, raising, schedule, update } from '../effects.js';
 import { backoffDelay, type CallTry, retryAfterOf } from '../../src/decide/call-retries.js';
 import { clarifiedQuestion, firstPrompt, type PreviousAttempt, type RetryKind, retryPrompt } from '../../src/decide/prompts.js';
-import { schemaFailure, schemaThrew, verdictFromResult } from '../../src/decide/schema.js';
+import { earlyVerdict, schemaFailure, schemaThrew, verdictFromResult } from '../../src/decide/schema.js';
 import { verdictFromReturn, verdictFromThrow } from '../../src/decide/validation.js';
 import { isSettled, keyArrived, nextWave, tallyOf, votedAttempt } from '../../src/decide/sampling.js';
 import { budgetStop } from '../../src/decide/budget.js';
@@ -24,7 +26,8 @@ import { describeThrown } from '../../src/util/values.js';
 import { addUsage, type Usage } from '../../src/decide/usage.js';
 import { BACKOFF, CALL_TIMEOUT, DEADLINE, sampleTimeoutId, sampleTimer, type TimerName, timers } from './timers.js';
 import type { CheckpointContext, CheckpointEvent, CheckpointSettings, CheckpointState, CheckpointStatus, TraceStep } from './types.js';
-import type { SampleParams } from './types.js';
+import type { Heard, SampleParams } from './types.js';
+import type { MemberFailure } from '../../src/reply/stream-reader.js';
 
 /** What the checkpoint machine's actions do, as plain functions the XState actions and the compiled stepper both call. */
 
@@ -50,6 +53,15 @@ function withSlot(context: CheckpointContext, sample: number, slot: SampleSlot):
   const slots = context.slots.slice();
   slots[sample] = slot;
   return slots;
+}
+
+/** Sample `sample` answered with `read` (`replied`: with text), and the next queued samples start. */
+function sampleAnswered(context: CheckpointContext, sample: number, read: Attempt<unknown>, replied: boolean): Partial<CheckpointContext> {
+  const slot = context.slots[sample]!;
+  keyArrived(read, context.settings.answerFormat !== null, callersOwn(context.settings, 'agree') !== null);
+  // Counted before the next samples start: a reply without its usage report stops a token or cost budget at once.
+  const replies = replied ? context.replies + 1 : context.replies;
+  return { ...startQueued({ ...context, replies }, withSlot(context, sample, { ...slot, state: 'done', tries: read.callTries, reply: read })), replies };
 }
 
 /**
@@ -179,15 +191,25 @@ export const checkpointEffects = {
   }),
   // Each reply is read as it arrives, as a one-sample run reads its reply.
   recordSampleReply: update((context: CheckpointContext, { sample, reply }: { sample: number; reply: unknown }) => {
-    const slot = context.slots[sample]!;
-    const tries = firstTry(slot.tries);
+    const tries = firstTry(context.slots[sample]!.tries);
     const typed = context.settings.answerFormat !== null;
     const read = typeof reply === 'string' ? attemptFromReply(reply, tries, typed, callersOwn(context.settings, 'parseFn')) : attemptFromNonText(reply, tries);
-    keyArrived(read, typed, callersOwn(context.settings, 'agree') !== null);
-    // Counted before the next samples start: a reply without its usage report stops a token or cost budget at once.
-    const replies = typeof reply === 'string' ? context.replies + 1 : context.replies;
-    return { ...startQueued({ ...context, replies }, withSlot(context, sample, { ...slot, state: 'done', tries, reply: read })), replies };
+    return sampleAnswered(context, sample, read, typeof reply === 'string');
   }),
+  // A streamed sample said it is ambiguous and listed its readings: it votes so, its call ended.
+  recordEarlySample: update((context: CheckpointContext, { sample, heard }: { sample: number; heard: Heard }) =>
+    sampleAnswered(context, sample, attemptFromEarlyReadings(heard.text, firstTry(context.slots[sample]!.tries), heard.interpretations!), true),
+  ),
+  // A streamed reply said it is ambiguous and listed its readings: the rest cannot change the verdict.
+  readEarly: update((context: CheckpointContext, { heard }: { heard: Heard }) => ({
+    draft: attemptFromEarlyReadings(heard.text, firstTry(context.tries), heard.interpretations!),
+    replies: context.replies + 1,
+  })),
+  // A streamed answer's member has a type the schema refuses: the attempt fails as the schema would fail it.
+  refuseEarly: update((context: CheckpointContext, { heard, failure }: { heard: Heard; failure: MemberFailure }) => ({
+    draft: attemptFromEarlyFailure(heard.text, firstTry(context.tries), heard.interpretations, earlyVerdict(failure)),
+    replies: context.replies + 1,
+  })),
   recordSampleError: update((context: CheckpointContext, { sample, error }: { sample: number; error: unknown }) => {
     const slot = context.slots[sample]!;
     const tries = appended(slot.tries, { error: describeThrown(error).message, delayMs: null });

@@ -8,7 +8,7 @@ import { budgetStop } from '../../src/decide/budget.js';
 import { isSettled, tallyOf } from '../../src/decide/sampling.js';
 import { spentOf } from './context.js';
 import { voteSettings } from './vote.js';
-import type { SampleParams } from './types.js';
+import type { Heard, SampleParams } from './types.js';
 import type { CheckpointContext, CheckpointEvent } from './types.js';
 
 /** Every question the checkpoint machine asks before it moves. */
@@ -80,6 +80,13 @@ export const guards = {
   },
   isPermanentSampleFailure: ({ context }: GuardArgs, { sample, call, error }: SampleParams & { error: unknown }) =>
     isSlot(context, sample, call, 'calling') && !isTransient(error),
+  // A streamed reply said `"ambiguous": true` and listed its readings: AMBIGUOUS needs nothing more of it.
+  readsAmbiguous: ({ context }: GuardArgs, { call, sample, heard }: StreamParams) =>
+    isStreamOf(context, call, sample) && heard.ambiguous === true && heard.interpretations !== null,
+  // A member of a streamed answer has a type the schema refuses. Only once the reply said it is not
+  // ambiguous: an ambiguous reply's answer is never judged. A sample's answer is judged only if it wins the vote.
+  refusesMember: ({ context }: GuardArgs, { call, sample, heard }: StreamParams) =>
+    sample === undefined && isStreamOf(context, call, sample) && context.settings.answerFormat !== null && heard.ambiguous === false,
   isSplit: ({ context }: GuardArgs) => (context.draft.clusters?.length ?? 0) > 1,
   // A call abandoned by an earlier attempt may report what it cost after that attempt was committed.
   isCurrentAttempt: ({ context }: GuardArgs, { attempt }: { attempt: number }) => attempt === context.attempt,
@@ -122,6 +129,13 @@ export function voteSettled(context: CheckpointContext): boolean {
     else if (slot.state !== 'skipped') remaining += 1;
   }
   return remaining > 0 && isSettled(tallyOf(answered, voteSettings(context.settings)), remaining, stop);
+}
+
+type StreamParams = { readonly call: number; readonly sample?: number | undefined; readonly heard: Heard };
+
+/** Whether a streamed reply's news is of the call the run waits for: the lone call just counted, or a sample's current one. */
+function isStreamOf(context: CheckpointContext, call: number, sample: number | undefined): boolean {
+  return sample === undefined ? call === context.calls - 1 : isSlot(context, sample, call, 'calling');
 }
 
 function isSlot(context: CheckpointContext, sample: number, call: number, state: SampleSlot['state']): boolean {

@@ -2,7 +2,7 @@ import type { AnyStateMachine, DoneActorEvent, ErrorActorEvent, EventObject } fr
 import { timeoutError } from '../../src/decide/attempt.js';
 import { AMBIGUOUS, REPAIRED, UNCERTAIN, VERIFIED } from '../../src/decide/constants.js';
 import type { RetryKind } from '../../src/decide/prompts.js';
-import type { CheckpointOutput, CheckpointState, CheckpointStatus } from './types.js';
+import type { CheckpointEvent, CheckpointOutput, CheckpointState, CheckpointStatus } from './types.js';
 import { checkpointContext, checkpointOutput } from './context.js';
 import { checkpointSetup } from './setup.js';
 import { arm, armSamples } from './timers.js';
@@ -39,6 +39,23 @@ const retryWith = (kind: RetryKind) => ({ type: 'prepareRetry', params: { kind }
 // Spawned actors' done and error events are not part of the machine's typed events.
 const outputOf = (event: EventObject): unknown => (event as DoneActorEvent).output;
 const errorOf = (event: EventObject): unknown => (event as ErrorActorEvent).error;
+
+type StreamEvent = Extract<CheckpointEvent, { type: 'reply.ambiguityKnown' | 'reply.readingsComplete' }>;
+const readAmbiguousEarly = {
+  guard: { type: 'readsAmbiguous', params: ({ event }: { event: StreamEvent }) => event },
+  target: 'ambiguityGate',
+  actions: { type: 'readEarly', params: ({ event }: { event: StreamEvent }) => event },
+} as const;
+const sampleAmbiguousEarly = {
+  guard: { type: 'readsAmbiguous', params: ({ event }: { event: StreamEvent }) => event },
+  actions: [
+    'stopSampleCall',
+    { type: 'endSampleTimeout', params: ({ event }: { event: StreamEvent }) => ({ call: event.call }) },
+    { type: 'recordEarlySample', params: ({ event }: { event: StreamEvent }) => ({ sample: event.sample!, heard: event.heard }) },
+    armSamples(false),
+    'startSampleCall',
+  ],
+} as const;
 
 /**
  * The machine, named `id`. The clarifying machine is this one whose runs wait for a person
@@ -117,6 +134,14 @@ const checkpointDefinition = (id: 'checkpoint' | 'clarifying', waits: boolean) =
             },
             { target: 'uncertain', actions: { type: 'recordCallError', params: ({ event }) => ({ error: event.error }) } },
           ],
+          // A streamed reply decides before it ends: its interpreter ends the stream once the run leaves `calling`.
+          'reply.ambiguityKnown': readAmbiguousEarly,
+          'reply.readingsComplete': readAmbiguousEarly,
+          'reply.memberFailed': {
+            guard: { type: 'refusesMember', params: ({ event }) => event },
+            target: 'answerRefused',
+            actions: { type: 'refuseEarly', params: ({ event }) => event },
+          },
           'model.timedOut': { actions: 'failOnTimeout' },
           'run.deadline': {
             target: 'uncertain',
@@ -192,6 +217,9 @@ const checkpointDefinition = (id: 'checkpoint' | 'clarifying', waits: boolean) =
               ],
             },
           ],
+          // A streamed sample that said it is ambiguous and listed its readings has answered: its stream is ended.
+          'reply.ambiguityKnown': sampleAmbiguousEarly,
+          'reply.readingsComplete': sampleAmbiguousEarly,
           'sample.timedOut': {
             guard: { type: 'isCurrentCall', params: ({ event }) => event },
             actions: { type: 'failSampleOnTimeout', params: ({ event }) => event },
@@ -331,6 +359,15 @@ const checkpointDefinition = (id: 'checkpoint' | 'clarifying', waits: boolean) =
           { guard: 'failedValidation', target: 'asking', actions: retryWith('validation') },
           { guard: 'isSplit', target: 'asking', actions: retryWith('disagreement') },
           { target: 'asking', actions: retryWith('confidence') },
+        ],
+      },
+      // A streamed answer's completed member has a type the schema refuses: nothing that follows can mend it.
+      answerRefused: {
+        entry: enter('answerRefused'),
+        always: [
+          { guard: 'canRetry', target: 'reconsidering' },
+          { guard: 'canEscalate', target: 'escalating' },
+          { target: 'uncertain' },
         ],
       },
       // The model asked gave up: the next of the cascade begins, unless the budget cannot pay for its call.

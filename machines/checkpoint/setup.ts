@@ -5,7 +5,8 @@ import { answerForSchema, replySchemaOf } from '../../src/decide/schema.js';
 import type { Usage } from '../../src/decide/usage.js';
 import type { CheckpointContext, CheckpointEvent, CheckpointInput, CheckpointOutput, CheckpointState, CheckpointStatus, ModelCall, ModelFn } from './types.js';
 import { appended, checkpointEffects } from './effects.js';
-import type { SampleParams } from './types.js';
+import type { Heard, SampleParams } from './types.js';
+import type { MemberFailure } from '../../src/reply/stream-reader.js';
 import { defaultCallModel, defaultCheckSchema, defaultValidate, usageReporter } from './actors.js';
 import type { TimerName } from './timers.js';
 import { guards, stageOf } from './guards.js';
@@ -69,6 +70,9 @@ export const checkpointSetup = setup({
     stopSchema: stopChild('checkSchema'),
     startSampling: assign(({ context }) => checkpointEffects.startSampling.run(context, undefined)),
     recordSampleReply: assign(({ context }, params: { sample: number; reply: unknown }) => checkpointEffects.recordSampleReply.run(context, params)),
+    recordEarlySample: assign(({ context }, params: { sample: number; heard: Heard }) => checkpointEffects.recordEarlySample.run(context, params)),
+    readEarly: assign(({ context }, params: { heard: Heard }) => checkpointEffects.readEarly.run(context, params)),
+    refuseEarly: assign(({ context }, params: { heard: Heard; failure: MemberFailure }) => checkpointEffects.refuseEarly.run(context, params)),
     recordSampleError: assign(({ context }, params: { sample: number; error: unknown }) => checkpointEffects.recordSampleError.run(context, params)),
     scheduleSampleTry: assign(({ context }, params: { sample: number; error: unknown }) => checkpointEffects.scheduleSampleTry.run(context, params)),
     restartSample: assign(({ context }, params: { sample: number }) => checkpointEffects.restartSample.run(context, params)),

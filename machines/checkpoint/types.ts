@@ -10,6 +10,7 @@ import type { AgreeFn, ConfidenceSource } from '../../src/decide/agreement.js';
 import type { Usage, UsageReport } from '../../src/decide/usage.js';
 import type { Budget } from '../../src/decide/budget.js';
 import type { SamplePlan, SampleStop } from '../../src/decide/sampling.js';
+import type { MemberFailure } from '../../src/reply/stream-reader.js';
 
 /** The checkpoint machine's types: its states, input, context, events and output. */
 
@@ -27,6 +28,7 @@ export type CheckpointState =
   | 'confidenceGate'
   | 'reconsidering'
   | 'escalating'
+  | 'answerRefused'
   | 'verified'
   | 'repaired'
   | 'ambiguous'
@@ -317,6 +319,16 @@ export type CheckpointEvent =
   /** While `sampling`: the reply to, or the failure of, sample `sample`'s call `call` (the token its need gave). */
   | { readonly type: 'sample.replied'; readonly sample: number; readonly call: number; readonly reply: unknown }
   | { readonly type: 'sample.failed'; readonly sample: number; readonly call: number; readonly error: unknown }
+  /**
+   * While `calling` or `sampling`, from a reply that streams: what its leading object made
+   * known so far, sent only when it changes a decision's footing (the `ambiguous` member
+   * complete, the `interpretations` complete, an answer member of a type the schema refuses),
+   * never per chunk. `call` is the call's token (`sample` with samples). The finished reply
+   * still comes as `model.replied` / `sample.replied`.
+   */
+  | { readonly type: 'reply.ambiguityKnown'; readonly call: number; readonly sample?: number; readonly heard: Heard }
+  | { readonly type: 'reply.readingsComplete'; readonly call: number; readonly sample?: number; readonly heard: Heard }
+  | { readonly type: 'reply.memberFailed'; readonly call: number; readonly sample?: number; readonly heard: Heard; readonly failure: MemberFailure }
   /** At any time: what a call of attempt `attempt` consumed, as its callFn reported it. */
   | { readonly type: 'model.usage'; readonly usage: Usage; readonly attempt: number }
   /** While `awaitingClarification`: the person chose one of the readings offered (its exact text). */
@@ -333,6 +345,13 @@ export type CheckpointEvent =
   | { readonly type: 'backoff.elapsed' }
   | { readonly type: 'sample.timedOut'; readonly sample: number; readonly call: number }
   | { readonly type: 'sample.backoffElapsed'; readonly sample: number; readonly call: number };
+
+/** What a streaming reply has made known so far: the reader's knowledge, and the text it read. */
+export interface Heard {
+  readonly ambiguous: boolean | null;
+  readonly interpretations: readonly string[] | null;
+  readonly text: string;
+}
 
 /** What the `callModel` actor is asked. */
 export interface ModelCall {

@@ -1,6 +1,9 @@
 import { resultOf } from '../results/result-from.js';
 import { runSchema, runValidator } from '../engine/verdicts.js';
-import { type CallNeed, type CallOutcome, CheckpointRun, modelFor, readCheckpoint, sampleEvent } from '../engine/checkpoint-run.js';
+import { type CallNeed, type CallOutcome, CheckpointRun, modelFor, readCheckpoint, type SampleNeed, sampleEvent } from '../engine/checkpoint-run.js';
+import { readReplyStream, type StreamTarget } from '../engine/streamed-call.js';
+import { isReplyStream } from '../engine/reply-streams.js';
+import { answerFormatOf, answerRuleOf } from '../decide/schema.js';
 import type { AsyncCallFn, CallInfo } from '../decide/model-call.js';
 import { type AsyncCheckOptions, readCheckArguments, type TypedAsyncCheckOptions } from './options.js';
 import type { CheckSettings } from '../engine/settings.js';
@@ -57,7 +60,10 @@ export async function runAcheck(
   telemetry: RunTelemetry | null,
   continued: Continuation | null = null,
 ): Promise<CheckResult<unknown, unknown>> {
-  const { signal, checkpoint } = settings;
+  const { checkpoint, onPartial } = settings;
+  // `onPartial` is the caller's code, run mid-stream: its throw stops the run as an abort would, with that error.
+  const halt = onPartial ? new AbortController() : null;
+  const signal = halt ? (settings.signal ? AbortSignal.any([settings.signal, halt.signal]) : halt.signal) : settings.signal;
   signal?.throwIfAborted();
   const saved = checkpoint ? await checkpoint.store.load(checkpoint.key) : undefined;
   signal?.throwIfAborted();
@@ -73,6 +79,7 @@ export async function runAcheck(
   // good ends the vote.
   const abandons = settings.timeoutMs !== null || settings.deadlineMs !== null;
   const run = new CheckpointRun(prompt, settings, resumed, telemetry);
+  const streams = new Streams(run, settings, telemetry, halt);
   // Sample calls run side by side: each settles into the machine by itself, if it still waits for it.
   // Made for the first sample: a lone call has nothing to abort.
   let samplesInFlight: Map<number, AbortController> | null = null;
@@ -89,20 +96,26 @@ export async function runAcheck(
       const need = run.next();
       switch (need.kind) {
         case 'call': {
-          const call = abandons ? new AbortController() : null;
-          const reply = called(modelFor(need, callFn, settings), need.prompt, callInfo(need, run, signal, call), telemetry);
-          const outcome = await untilAborted(call ? Promise.race([reply, run.changed()]) : reply, signal);
+          // Every call gets Booth's signal: a reply that streams may be ended early, whatever the timeouts.
+          const call = new AbortController();
+          const reply = called(modelFor(need, callFn, settings), need.prompt, callInfo(need, run, signal, call), telemetry, streams, need, call);
+          let outcome: CallOutcome | undefined;
+          // A stream's news changes the run without moving it on: only a move away from this call ends the wait.
+          do outcome = (await untilAborted(abandons ? Promise.race([reply, run.changed()]) : reply, signal)) as CallOutcome | undefined;
+          while (outcome === undefined && abandons && run.wantsCall(need.call));
           signal?.throwIfAborted();
-          // The machine moved on without this call (it timed out, or the deadline passed): drop its reply.
+          // The machine moved on without this call (it timed out, the deadline passed, a streamed reply decided early): drop its reply.
           if (outcome !== undefined) run.send(outcome);
-          else if (call) abort(call);
+          else abort(call);
           break;
         }
         case 'sample': {
           const call = new AbortController();
           (samplesInFlight ??= new Map()).set(need.call, call);
-          void called(modelFor(need, callFn, settings), need.prompt, callInfo(need, run, signal, call), telemetry).then((outcome) => {
+          void called(modelFor(need, callFn, settings), need.prompt, callInfo(need, run, signal, call), telemetry, streams, need, call).then((outcome) => {
             samplesInFlight?.delete(need.call);
+            // A streamed sample the machine decided on early, or gave up on, has nothing left to hand over.
+            if (outcome === undefined) return;
             // Asked when the reply is handed over: the machine may have given up on it meanwhile.
             inbox.deliver(outcome, () => {
               if (run.wantsCall(need.call)) run.send(sampleEvent(outcome, need));
@@ -215,8 +228,57 @@ function abort(call: AbortController): void {
 }
 
 /** With telemetry a call runs inside its attempt's (or sample's) span, so a provider SDK's spans nest under it. */
-function called(callFn: AsyncCallFn, prompt: string, info: CallInfo, telemetry: RunTelemetry | null): Promise<CallOutcome> {
-  return telemetry ? telemetry.within(info.sample, () => callModel(callFn, prompt, info)) : callModel(callFn, prompt, info);
+function called(
+  callFn: AsyncCallFn,
+  prompt: string,
+  info: CallInfo,
+  telemetry: RunTelemetry | null,
+  streams: Streams,
+  need: CallNeed | SampleNeed,
+  call: AbortController,
+): Promise<CallOutcome | undefined> {
+  const made = () => callModel(callFn, prompt, info, streams, need, call);
+  return telemetry ? telemetry.within(info.sample, made) : made();
+}
+
+/**
+ * The streams of one run: what each streamed call reports to, and which calls and samples
+ * have shown text before (the next stream of the same replaces it).
+ */
+class Streams {
+  readonly #run: CheckpointRun;
+  readonly #settings: CheckSettings;
+  readonly #telemetry: RunTelemetry | null;
+  readonly #halt: ((error: unknown) => void) | null;
+  /** The samples (and, as -1, the lone call) that streamed so far. */
+  readonly #shown = new Set<number>();
+
+  constructor(run: CheckpointRun, settings: CheckSettings, telemetry: RunTelemetry | null, halt: AbortController | null) {
+    this.#run = run;
+    this.#settings = settings;
+    this.#telemetry = telemetry;
+    this.#halt = halt ? (error) => halt.abort(error) : null;
+  }
+
+  /** What the call `need` asked for reports to, once its reply turns out to stream. */
+  target(need: CallNeed | SampleNeed, controller: AbortController): StreamTarget {
+    const lane = need.kind === 'sample' ? need.sample : -1;
+    const replaces = this.#shown.has(lane);
+    this.#shown.add(lane);
+    return {
+      run: this.#run,
+      call: need.call,
+      attempt: need.attempt,
+      sample: need.kind === 'sample' ? need.sample : undefined,
+      model: this.#run.modelName(need.stage),
+      rule: answerRuleOf(this.#settings.schema === null ? null : answerFormatOf(this.#settings.schema)),
+      onPartial: this.#settings.onPartial,
+      replaces,
+      controller,
+      halt: this.#halt,
+      telemetry: this.#telemetry,
+    };
+  }
 }
 
 /**
@@ -225,14 +287,21 @@ function called(callFn: AsyncCallFn, prompt: string, info: CallInfo, telemetry: 
  * the heap of every acheck() in flight would carry. `Promise.resolve` adopts a Promise or
  * other thenable as `await` does, in as many ticks.
  */
-function callModel(callFn: AsyncCallFn, prompt: string, info: CallInfo): Promise<CallOutcome> {
+function callModel(
+  callFn: AsyncCallFn,
+  prompt: string,
+  info: CallInfo,
+  streams: Streams,
+  need: CallNeed | SampleNeed,
+  call: AbortController,
+): Promise<CallOutcome | undefined> {
   let reply: ReturnType<AsyncCallFn>;
   try {
     reply = callFn(prompt, info);
   } catch (error) {
     return Promise.resolve(failed(error));
   }
-  return Promise.resolve(reply).then(replied, failed);
+  return Promise.resolve(reply).then((text) => (isReplyStream(text) ? readReplyStream(text, streams.target(need, call)) : replied(text)), failed);
 }
 
 function replied(reply: unknown): CallOutcome {

@@ -7,6 +7,7 @@ import type { CheckSettings } from '../engine/settings.js';
 import type { CheckResult, TypedCheckResult } from '../results/result.js';
 import { RunTelemetry } from '../telemetry/run-telemetry.js';
 import { isThenable, swallowRejection } from '../util/values.js';
+import { endStream, isReplyStream } from '../engine/reply-streams.js';
 
 /**
  * Asks the model through `callFn` and checks the reply: ambiguity first, then the schema
@@ -93,6 +94,12 @@ function callSynchronously(callFn: CallFn, prompt: string, info: CallInfo, stage
     swallowRejection(reply);
     const name = stage === 0 ? '`callFn`' : `\`escalate[${stage - 1}]\``;
     throw new TypeError(`${name} returned a Promise, but check() is synchronous; use acheck() for async model calls.`);
+  }
+  if (isReplyStream(reply)) {
+    const name = stage === 0 ? '`callFn`' : `\`escalate[${stage - 1}]\``;
+    // Left unread, it is told so: an HTTP stream would otherwise hold its connection open.
+    endStream(reply);
+    throw new TypeError(`${name} returned a stream, but check() is synchronous and reads whole replies; use acheck(), which reads a streamed reply as it arrives (and onPartial shows it).`);
   }
   return { type: 'model.replied', reply };
 }

@@ -16,6 +16,7 @@ import type { AsyncCallFn, CallFn } from '../decide/model-call.js';
 import type { BudgetOption, SamplesOption } from '../../machines/checkpoint/types.js';
 import type { Inspector } from '../engine/machine-run.js';
 import { describeValue, isAsyncFunction } from '../util/values.js';
+import type { PartialReply } from '../engine/partial-reply.js';
 
 /** The options of `check()`, `acheck()` and `checkWithEvidence()`, and how each is read. */
 
@@ -129,6 +130,12 @@ export interface AsyncCheckOptions<T = string> extends Omit<CheckOptions<T>, 'on
   escalate?: readonly Escalate<AsyncCallFn>[] | null | undefined;
   /** Like `check()`'s, and awaited when it returns a Promise. */
   onAttempt?: ((index: number, attempt: Attempt<T>) => void | PromiseLike<unknown>) | null | undefined;
+  /**
+   * Called, synchronously, as a reply that streams arrives (a callFn returning a `ReplyStream`):
+   * the attempt, the answer so far, the readings once complete. The verdict is held: it is the
+   * result's, once every gate has passed. A throw stops the run and rejects `acheck()` with it.
+   */
+  onPartial?: ((partial: PartialReply) => void) | null | undefined;
   /** Aborting rejects `acheck()` with `signal.reason` at once, stops any wait, and makes no further call. */
   signal?: AbortSignal | null | undefined;
   /** A call that takes longer fails as timed out (and its signal aborts); the run goes on as for any failed call. */
@@ -278,6 +285,7 @@ function readCheckOptions(entry: Entry, given: Record<string, unknown>, telemetr
     modelName: distinctlyNamed(modelNameOption(given['modelName']), escalate),
     escalate: escalate as CheckSettings['escalate'],
     budget: budgetOption(given['budget']),
+    onPartial: entry === 'check' ? null : optionalFunction('onPartial', given['onPartial']),
   };
 }
 

@@ -151,6 +151,37 @@ export function attemptFromReply(rawText: string, callTries: readonly CallTry[],
 }
 
 /**
+ * The attempt a streaming reply makes once its leading object said `"ambiguous": true` and
+ * listed its readings: AMBIGUOUS needs no more, so the rest (the answer, the confidence) is
+ * never read. `rawText` is what had arrived; `parsed` holds the two members read.
+ */
+export function attemptFromEarlyReadings(rawText: string, callTries: readonly CallTry[], interpretations: readonly string[]): Attempt<unknown> {
+  const readings = Object.freeze([...interpretations]);
+  return {
+    ...unread(rawText, callTries, null, false),
+    parseOk: true,
+    ambiguous: true,
+    interpretations: readings,
+    parsed: Object.freeze({ ambiguous: true, interpretations: readings }),
+  };
+}
+
+/**
+ * The attempt a streaming reply makes once a completed member of its answer has a type the
+ * schema refuses: read as far as it arrived, judged failed by the schema's own rule.
+ */
+export function attemptFromEarlyFailure(rawText: string, callTries: readonly CallTry[], interpretations: readonly string[] | null, verdict: SchemaVerdict): Attempt<unknown> {
+  const readings = Object.freeze([...(interpretations ?? [])]);
+  const draft: Attempt<unknown> = {
+    ...unread(rawText, callTries, null, false),
+    parseOk: true,
+    interpretations: readings,
+    parsed: Object.freeze({ ambiguous: false, interpretations: readings }),
+  };
+  return withSchemaVerdict(draft, verdict);
+}
+
+/**
  * How the error of a reading begins when the caller's `parseFn` threw: the rest is the
  * thrower's message, which may quote the reply, so telemetry records it only as it records
  * replies.

@@ -1,6 +1,7 @@
 import type { StandardJSONSchemaV1, StandardSchemaV1 } from '@standard-schema/spec';
 import { freezeDeep, type JsonObject } from '../reply/json-objects.js';
-import { describeThrown, describeValue } from '../util/values.js';
+import { describeThrown, describeValue, isPlainObject } from '../util/values.js';
+import type { AnswerRule, JsonType, MemberFailure } from '../reply/stream-reader.js';
 
 /**
  * Typed answers through Standard Schema (https://standardschema.dev): zod 4, valibot 1,
@@ -140,6 +141,54 @@ function pathText(path: readonly unknown[]): string {
     else text += `[${clip(JSON.stringify(typeof key === 'symbol' ? key.toString() : String(key)))}]`;
   }
   return text;
+}
+
+/**
+ * What the answer's JSON Schema says of types that a member judged alone can break: the
+ * answer's own `type`, and for an object answer the `type` of each of its `properties`.
+ * Only plain `type` keywords count (a string or a list): a member under `anyOf`, `$ref`,
+ * `enum` or without `type` is never judged early. Null without a JSON Schema.
+ */
+export function answerRuleOf(format: AnswerFormat | null): AnswerRule | null {
+  if (format === null || format.jsonSchema === null) return null;
+  let rule = rules.get(format);
+  if (rule === undefined) rules.set(format, (rule = ruleOf(JSON.parse(format.jsonSchema) as unknown)));
+  return rule;
+}
+
+const rules = new WeakMap<AnswerFormat, AnswerRule | null>();
+
+const JSON_TYPES: readonly JsonType[] = ['string', 'number', 'integer', 'boolean', 'object', 'array', 'null'];
+
+function typesOf(schema: unknown): readonly JsonType[] | null {
+  if (!isPlainObject(schema)) return null;
+  const { type } = schema as { type?: unknown };
+  const listed = typeof type === 'string' ? [type] : Array.isArray(type) ? type : null;
+  return listed !== null && listed.length > 0 && listed.every((t) => JSON_TYPES.includes(t as JsonType)) ? Object.freeze(listed as JsonType[]) : null;
+}
+
+function ruleOf(schema: unknown): AnswerRule | null {
+  const type = typesOf(schema);
+  const members = new Map<string, readonly JsonType[]>();
+  const properties = isPlainObject(schema) ? (schema as { properties?: unknown }).properties : undefined;
+  if (isPlainObject(properties)) {
+    for (const [key, member] of Object.entries(properties as Record<string, unknown>)) {
+      const types = typesOf(member);
+      if (types !== null) members.set(key, types);
+    }
+  }
+  return type === null && members.size === 0 ? null : { type, members };
+}
+
+/** An answer member the schema refuses, read before the reply ended, as the schema's issues are kept. */
+export function earlyIssue({ key, expected, got }: MemberFailure): SchemaIssue {
+  return Object.freeze({ path: pathText(key === null ? [] : [key]), message: `expected ${expected.join(' or ')}, got ${got} (read as the reply arrived; the rest was not awaited)` });
+}
+
+/** The issue as the attempt's `validationError` and the retry prompt give it. */
+export function earlyVerdict(failure: MemberFailure): SchemaVerdict {
+  const issues = Object.freeze([earlyIssue(failure)]);
+  return { passed: false, error: describeIssues(issues), issues };
 }
 
 /** The issues as one line each, at most `MAX_LISTED_ISSUES` of them: what the retry prompt quotes. */

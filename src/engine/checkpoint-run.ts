@@ -48,6 +48,8 @@ export interface CallNeed {
   readonly replySchema: JsonSchema;
   /** Which model of the cascade to ask: 0 for the caller's callFn, then each of `escalate`. */
   readonly stage: number;
+  /** The call's token, unique within the run: what a streamed reply's news names (`wantsCall()`). */
+  readonly call: number;
 }
 
 export interface SampleNeed extends Omit<CallNeed, 'kind'> {
@@ -126,6 +128,7 @@ export class CheckpointRun {
         attempt: context.attempt,
         replySchema: replySchemaOf(settings.answerFormat),
         stage: stageOf(context),
+        call: context.calls - 1,
       };
     }
     if (snapshot.value === 'sampling') {
@@ -179,10 +182,17 @@ export class CheckpointRun {
     return 'sent';
   }
 
-  /** Whether the machine still waits for this sample's call: a call it gave up on is abandoned. */
+  /** Whether the machine still waits for this call (a sample's, or the lone call's): a call it gave up on is abandoned. */
   wantsCall(call: number): boolean {
-    const snapshot = this.#engine.view();
-    return snapshot.status === 'active' && snapshot.value === 'sampling' && snapshot.context.slots.some((s) => s.state === 'calling' && s.call === call);
+    const { status, value, context } = this.#engine.view();
+    if (status !== 'active') return false;
+    if (value === 'calling') return context.calls - 1 === call;
+    return value === 'sampling' && context.slots.some((s) => s.state === 'calling' && s.call === call);
+  }
+
+  /** The name of the model at `stage` of the cascade; null when the run names none. */
+  modelName(stage: number): string | null {
+    return this.#engine.view().context.settings.models[stage]?.name ?? null;
   }
 
   /** Tells the machine what the model or the validator did; it decides synchronously. */

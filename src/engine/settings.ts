@@ -8,6 +8,7 @@ import type { TelemetrySettings } from '../telemetry/settings.js';
 import type { ChatTurn } from '../decide/prompts.js';
 import type { ParseFn } from '../reply/parse.js';
 import type { Budget } from '../decide/budget.js';
+import type { PartialReply } from './partial-reply.js';
 import type { SamplePlan } from '../decide/sampling.js';
 import type { Escalation } from '../options/read-options.js';
 import type { AsyncCallFn } from '../decide/model-call.js';
@@ -46,4 +47,6 @@ export interface CheckSettings {
   /** The models asked in turn after the callFn's, each its own callFn. */
   readonly escalate: readonly Escalation<AsyncCallFn>[];
   readonly budget: Budget | null;
+  /** acheck() only: told as a streamed reply arrives. */
+  readonly onPartial: ((partial: PartialReply) => void) | null;
 }

@@ -13,7 +13,7 @@ import { blankRecord, describeValue, isAsyncFunction, isPlainObject } from '../u
  */
 
 /** `acheck()`'s options that `check()` refuses, named so that its message can say why. */
-export const ASYNC_ONLY_KEYS = ['signal', 'timeoutMs', 'deadlineMs', 'callRetries', 'checkpoint', 'key', 'sampleConcurrency', 'awaitClarification', 'clarification', 'maxClarifications'] as const;
+export const ASYNC_ONLY_KEYS = ['signal', 'timeoutMs', 'deadlineMs', 'callRetries', 'checkpoint', 'key', 'sampleConcurrency', 'awaitClarification', 'clarification', 'maxClarifications', 'onPartial'] as const;
 
 /** More samples than this is a survey, not a check: each is a paid model call per attempt. */
 export const MAX_SAMPLES = 20;

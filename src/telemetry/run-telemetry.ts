@@ -57,6 +57,9 @@ export class RunTelemetry {
   #sampleUsage = new Map<number, Usage | null>();
   /** Clarifications already shown as span events. */
   #clarifications = 0;
+  /** Whether a reply streamed: the check's span then says when the verdict came. */
+  #streamed = false;
+  readonly #startedAt = performance.now();
   /** Set when a tracer or span threw: the rest of the run records nothing. */
   #broken = false;
 
@@ -96,6 +99,22 @@ export class RunTelemetry {
   reported(attempt: number, sample: number | undefined, usage: Usage): void {
     if (sample === undefined || attempt !== this.#attemptIndex) return;
     this.#sampleUsage.set(sample, addUsage(this.#sampleUsage.get(sample) ?? null, usage));
+  }
+
+  /**
+   * A streamed reply ended (whole, ended early, or failed): its sample's span, or its attempt's,
+   * records the chunks and when the first came; the check's span, when the verdict came.
+   */
+  streamed(attempt: number, sample: number | undefined, stream: { readonly firstChunkMs: number | null; readonly chunks: number; readonly early: boolean }): void {
+    this.#guard(() => {
+      this.#streamed = true;
+      if (attempt !== this.#attemptIndex) return;
+      const open = (sample === undefined ? null : this.#samples.get(sample)) ?? this.#attempt;
+      if (!open) return;
+      open.span.setAttribute('booth.stream.chunks', stream.chunks);
+      if (stream.firstChunkMs !== null) open.span.setAttribute('booth.stream.first_chunk_ms', stream.firstChunkMs);
+      if (stream.early) open.span.addEvent('booth.stream.ended_early');
+    });
   }
 
   /** Runs the check and ends its spans with the result it returns or the error it throws. */
@@ -198,6 +217,7 @@ export class RunTelemetry {
     const { span } = this.#check;
     this.#endModel(result.attempts);
     span.setAttributes({ 'booth.status': result.status, 'booth.method': result.method, 'booth.attempts': result.attempts.length });
+    if (this.#streamed) span.setAttribute('booth.stream.verdict_ms', performance.now() - this.#startedAt);
     // The model that gave the answer reported, when the run names its models.
     if (typeof result.model === 'string') span.setAttribute('booth.model.name', result.model);
     // Booth's own words for the limit reached; no prompt or reply text is in them.

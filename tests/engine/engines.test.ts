@@ -495,6 +495,101 @@ describe('the stepper and the XState actor, side by side, on cascades, adaptive 
   });
 });
 
+/**
+ * Streamed replies: the news a stream sends while its call is in flight (ambiguity known,
+ * readings complete, a member the schema refuses), for the call the run waits for and for
+ * a call it no longer does, in either order, with and without the reply's ambiguity known.
+ */
+const heard = (ambiguous: boolean | null, interpretations: string[] | null) => ({ ambiguous, interpretations, text: '{"ambiguous": ' });
+const CITY_REFUSED = { key: 'city', expected: ['string'], got: 'integer' } as const;
+const streamNews = (call: number, sample?: number): CheckpointEvent[] => {
+  const about = sample === undefined ? { call } : { call, sample };
+  return [
+    { type: 'reply.ambiguityKnown', ...about, heard: heard(false, null) },
+    { type: 'reply.ambiguityKnown', ...about, heard: heard(true, ['a', 'b']) },
+    { type: 'reply.readingsComplete', ...about, heard: heard(true, ['a', 'b']) },
+    { type: 'reply.readingsComplete', ...about, heard: heard(null, ['a', 'b']) },
+    { type: 'reply.memberFailed', ...about, heard: heard(false, []), failure: CITY_REFUSED },
+    { type: 'reply.memberFailed', ...about, heard: heard(null, null), failure: CITY_REFUSED },
+  ];
+};
+/** The news of the call in flight now, and of the one before it (a stream the run gave up on). */
+function streamEvents(context: { calls: number; slots: ReadonlyArray<{ state: string; call: number }> }, value: unknown): CheckpointEvent[] {
+  if (value === 'calling') return [...streamNews(context.calls - 1), ...streamNews(context.calls - 2).slice(1, 3)];
+  if (value === 'sampling') return context.slots.flatMap((slot, sample) => (slot.state === 'calling' ? streamNews(slot.call, sample).slice(1, 4) : []));
+  return [];
+}
+const CITY = z.object({ city: z.string() });
+const streamInputs: Array<[string, CheckpointInput]> = [
+  ['streamed, maxRetries 1', { prompt: 'Where is Paris?', maxRetries: 1, effects: 'events' }],
+  ['streamed, a schema, maxRetries 1, a cascade', { prompt: 'Where is Paris?', maxRetries: 1, effects: 'events', schema: CITY, ...CASCADE }],
+  ['streamed, 2 samples', { prompt: 'Where is Paris?', maxRetries: 0, effects: 'events', samples: 2 }],
+  ['streamed, waiting for a clarification', { prompt: 'Where is Paris?', maxRetries: 0, effects: 'events', awaitClarification: true }],
+];
+
+describe('the stepper and the XState actor, side by side, on streamed replies', () => {
+  for (const [name, input] of streamInputs) {
+    it(`every shortest path, every event: ${name}`, { timeout: 120_000 }, () => {
+      const paths = getShortestPaths(checkpointMachine, {
+        input,
+        events: (snapshot) =>
+          snapshot.status !== 'active'
+            ? []
+            : snapshot.value === 'sampling'
+              ? [...WHILE_SAMPLING, ...samplingEvents(snapshot.context), ...streamEvents(snapshot.context, 'sampling')]
+              : snapshot.value === 'awaitingClarification'
+                ? [CLARIFY_EVENTS[0]!, CLARIFY_EVENTS[5]!]
+                : [...EVENTS.slice(0, 3), ...EVENTS.slice(14, 16), ...streamEvents(snapshot.context, snapshot.value)],
+      });
+      const early = paths.filter((path) => path.steps.some((step) => step.event.type.startsWith('reply.')));
+      expect(early.length).toBeGreaterThan(0);
+      if (input.schema) expect(paths.some((path) => path.state.context.trace.some((step) => step.state === 'answerRefused'))).toBe(true);
+      for (const path of paths) {
+        const pair = new Pair(input);
+        path.steps.forEach((step, i) => {
+          if (i === 0) return;
+          pair.send(step.event as CheckpointEvent);
+          pair.expectEqual(`after step ${i}: ${step.event.type}`);
+          vi.advanceTimersByTime(600);
+          pair.expectEqual(`600 ms after step ${i}`);
+        });
+        pair.stop();
+      }
+    });
+  }
+
+  it('random event sequences of streamed news, replies, clock ticks and crossed resumes', () => {
+    const command = fc.oneof(
+      { weight: 6, arbitrary: fc.record({ pick: fc.nat() }) },
+      { weight: 1, arbitrary: fc.record({ advance: fc.integer({ min: 0, max: 3_000 }) }) },
+      { weight: 1, arbitrary: fc.constant({ swap: true as const }) },
+    );
+    const inputs = [...streamInputs, ['streamed, timers, call retries, a schema', { prompt: 'q', maxRetries: 1, effects: 'events', schema: CITY, timeoutMs: 1_000, deadlineMs: 5_000, callRetries: { retries: 1, minDelayMs: 100 } }] as [string, CheckpointInput]];
+    fc.assert(
+      fc.property(fc.constantFrom(...inputs), fc.array(command, { maxLength: 30 }), ([, input], commands) => {
+        vi.setSystemTime(1_800_000_000_000);
+        const pair = new Pair(input);
+        try {
+          for (const [i, c] of commands.entries()) {
+            if (!pair.active) break;
+            if ('pick' in c) {
+              const { value, context } = pair.actor.view();
+              const now = [...(value === 'sampling' ? samplingEvents(context) : EVENTS.slice(0, 10)), ...streamEvents(context, value), ...CLARIFY_EVENTS];
+              pair.send(now[c.pick % now.length]!);
+            } else if ('advance' in c) vi.advanceTimersByTime(c.advance);
+            else pair.swapCheckpoints(input);
+            pair.expectEqual(`after command ${i}: ${JSON.stringify(c)}`);
+          }
+        } finally {
+          pair.stop();
+          vi.clearAllTimers();
+        }
+      }),
+      { numRuns: 400, seed: 20261204 },
+    );
+  });
+});
+
 describe("the stepper's context, updated in place", () => {
   const input = readMachineInput({ prompt: 'Capital of France?', maxRetries: 2, effects: 'events' });
 

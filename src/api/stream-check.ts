@@ -1,0 +1,99 @@
+import { acheck } from './acheck.js';
+import type { AsyncCheckOptions, TypedAsyncCheckOptions } from './options.js';
+import type { AsyncCallFn } from '../decide/model-call.js';
+import type { CheckResult, TypedCheckResult } from '../results/result.js';
+import type { PartialReply } from '../engine/partial-reply.js';
+import { swallowRejection } from '../util/values.js';
+
+/**
+ * A check whose reply streams, for `for await`: the partials as they arrive, and the
+ * verdict, held until the run decides, in `result`.
+ */
+export interface CheckStream<TResult> extends AsyncIterable<PartialReply> {
+  /** The check's result, as `acheck()` returns it. Iterating is not needed to get it. */
+  readonly result: Promise<TResult>;
+}
+
+/**
+ * `acheck()` for `for await`: yields each `PartialReply` (as `onPartial` would be told) until
+ * the run decides, then ends; `result` is the verdict. A check that fails makes the loop throw
+ * its error, as `result` rejects with it. Breaking out of the loop stops the partials, not the
+ * check: abort it with `signal`.
+ *
+ * @example
+ * const run = streamCheck(openAICompatible({ baseURL, model, stream: true }), question);
+ * for await (const partial of run) render(partial.answerSoFar, { replaces: partial.replaces });
+ * const { status, answer } = await run.result;
+ */
+export function streamCheck<T>(callFn: AsyncCallFn, prompt: string, options: TypedAsyncCheckOptions<T>): CheckStream<TypedCheckResult<T>>;
+export function streamCheck(callFn: AsyncCallFn, prompt: string, options?: AsyncCheckOptions | null): CheckStream<CheckResult>;
+export function streamCheck(callFn: AsyncCallFn, prompt: string, options?: AsyncCheckOptions<unknown> | null): CheckStream<CheckResult<unknown, unknown>>;
+export function streamCheck(callFn: AsyncCallFn, prompt: string, options?: object | null): CheckStream<CheckResult<unknown, unknown>> {
+  const partials = new PartialQueue();
+  const own = (options ?? {}) as { onPartial?: unknown };
+  const theirs = typeof own.onPartial === 'function' ? (own.onPartial as (partial: PartialReply) => void) : null;
+  const onPartial = (partial: PartialReply) => {
+    theirs?.(partial);
+    partials.push(partial);
+  };
+  // Options of any other shape go to acheck() as given, which names what is wrong with them.
+  const given = options === undefined || options === null || typeof options === 'object' ? { ...options, onPartial } : options;
+  const result = acheck(callFn, prompt, given as AsyncCheckOptions<unknown>);
+  result.then(
+    () => partials.end(null),
+    (error: unknown) => partials.end({ error }),
+  );
+  // Whoever only iterates learns of a failure from the loop: the Promise left unawaited is not an unhandled rejection.
+  swallowRejection(result);
+  return { result, [Symbol.asyncIterator]: () => partials.iterator() };
+}
+
+/** Partials waiting for a reader, and the reader waiting for them. */
+class PartialQueue {
+  readonly #waiting: PartialReply[] = [];
+  #wake: (() => void) | null = null;
+  #ended: { readonly error: unknown } | null | undefined = undefined;
+  #stopped = false;
+
+  push(partial: PartialReply): void {
+    if (this.#stopped) return;
+    this.#waiting.push(partial);
+    this.#notify();
+  }
+
+  end(failure: { readonly error: unknown } | null): void {
+    this.#ended = failure;
+    this.#notify();
+  }
+
+  #notify(): void {
+    const wake = this.#wake;
+    this.#wake = null;
+    wake?.();
+  }
+
+  iterator(): AsyncIterator<PartialReply> {
+    return {
+      next: async (): Promise<IteratorResult<PartialReply>> => {
+        for (;;) {
+          const partial = this.#waiting.shift();
+          if (partial !== undefined) return { done: false, value: partial };
+          if (this.#ended !== undefined || this.#stopped) {
+            const ended = this.#ended;
+            this.#stopped = true;
+            // Thrown once: the loop that met it has ended.
+            this.#ended = null;
+            if (ended) throw ended.error;
+            return { done: true, value: undefined };
+          }
+          await new Promise<void>((resolve) => (this.#wake = resolve));
+        }
+      },
+      return: async (): Promise<IteratorResult<PartialReply>> => {
+        this.#stopped = true;
+        this.#waiting.length = 0;
+        return { done: true, value: undefined };
+      },
+    };
+  }
+}

@@ -1,0 +1,44 @@
+import type { ReplyStream } from '../decide/model-call.js';
+
+/** Telling a reply that streams from text, and reading or ending it, whichever kind of stream it is. */
+
+/** Whether a callFn returned a stream rather than text: an async iterable, or a web `ReadableStream`. */
+export function isReplyStream(value: unknown): value is ReplyStream {
+  if (typeof value !== 'object' || value === null) return false;
+  try {
+    return typeof (value as AsyncIterable<unknown>)[Symbol.asyncIterator] === 'function' || typeof (value as ReadableStream).getReader === 'function';
+  } catch {
+    return false;
+  }
+}
+
+/** Ends a stream nobody will read. */
+export function endStream(stream: ReplyStream): void {
+  iterate(stream).stop();
+}
+
+/** A stream's chunks, one at a time, and a way to end it early that never throws. */
+export function iterate(stream: ReplyStream): { next(): Promise<IteratorResult<unknown>>; stop(): void } {
+  if (typeof (stream as AsyncIterable<unknown>)[Symbol.asyncIterator] === 'function') {
+    const iterator = (stream as AsyncIterable<unknown>)[Symbol.asyncIterator]();
+    return {
+      next: () => iterator.next(),
+      stop: () => quietly(() => iterator.return?.()),
+    };
+  }
+  const reader = (stream as ReadableStream<unknown>).getReader();
+  return {
+    next: () => reader.read() as Promise<IteratorResult<unknown>>,
+    stop: () => quietly(() => reader.cancel()),
+  };
+}
+
+/** Ends a stream without waiting for it: whatever its end throws or rejects with is its own. */
+function quietly(end: () => unknown): void {
+  try {
+    const ending = end();
+    if (ending instanceof Promise) ending.catch(() => undefined);
+  } catch {
+    // A stream that cannot be ended is left to its signal.
+  }
+}

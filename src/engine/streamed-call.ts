@@ -1,0 +1,134 @@
+import type { ReplyStream } from '../decide/model-call.js';
+import { AMBIGUITY_KNOWN, type AnswerRule, MEMBER_FAILED, READINGS_COMPLETE, ReplyReader } from '../reply/stream-reader.js';
+import type { CheckpointEvent, Heard } from '../../machines/checkpoint/types.js';
+import type { RunTelemetry } from '../telemetry/run-telemetry.js';
+import { describeValue } from '../util/values.js';
+import { iterate } from './reply-streams.js';
+import type { PartialReply } from './partial-reply.js';
+import type { CallOutcome, CheckpointRun } from './checkpoint-run.js';
+
+/**
+ * A reply that streams, as an interpreter reads it: each chunk goes to the reader and to
+ * `onPartial`; only what changes a decision's footing goes to the machine, which alone
+ * decides; the finished text comes to it as any reply does. The stream is ended (its
+ * iterator's `return()`, the call's signal aborted) as soon as the machine no longer waits
+ * for the call: an early verdict, a timeout, the deadline, the run's end.
+ */
+
+/** Who a streamed call reports to. */
+export interface StreamTarget {
+  readonly run: CheckpointRun;
+  readonly call: number;
+  readonly attempt: number;
+  readonly sample: number | undefined;
+  readonly model: string | null;
+  readonly rule: AnswerRule | null;
+  readonly onPartial: ((partial: PartialReply) => void) | null;
+  /** Whether an earlier stream of this call or sample was shown: the first partial then replaces its text. */
+  readonly replaces: boolean;
+  /** Aborted when Booth ends the stream. */
+  readonly controller: AbortController | null;
+  /** Told when `onPartial` throws: the run stops with that error. */
+  readonly halt: ((error: unknown) => void) | null;
+  readonly telemetry: RunTelemetry | null;
+}
+
+const UNWANTED = Symbol('unwanted');
+
+/** The machine's news of a reply, by the reader's bits, in the order they are sent. */
+const NEWS: readonly [number, 'reply.ambiguityKnown' | 'reply.readingsComplete' | 'reply.memberFailed'][] = [
+  [AMBIGUITY_KNOWN, 'reply.ambiguityKnown'],
+  [READINGS_COMPLETE, 'reply.readingsComplete'],
+  [MEMBER_FAILED, 'reply.memberFailed'],
+];
+
+/**
+ * Reads `stream` to its end, or until the machine no longer waits for the call. Resolves
+ * with the call's outcome (the whole text, or what the stream threw), or undefined when the
+ * machine moved on without it. Never rejects.
+ */
+export async function readReplyStream(stream: ReplyStream, target: StreamTarget): Promise<CallOutcome | undefined> {
+  const { run, call, onPartial } = target;
+  const chunks = iterate(stream);
+  const reader = new ReplyReader(target.rule);
+  const unwanted = whenUnwanted(run, call);
+  const startedAt = performance.now();
+  let firstChunkMs: number | null = null;
+  let count = 0;
+  let ended: 'whole' | 'early' | 'failed' = 'early';
+  let replaces = target.replaces;
+  try {
+    for (;;) {
+      const step = await Promise.race([chunks.next(), unwanted]);
+      if (step === UNWANTED) return undefined;
+      if (step.done) {
+        ended = 'whole';
+        return { type: 'model.replied', reply: reader.text };
+      }
+      const chunk = step.value;
+      if (typeof chunk !== 'string') {
+        ended = 'failed';
+        return { type: 'model.failed', error: new TypeError(`The reply stream yielded ${describeValue(chunk)}, not a string: a ReplyStream yields the reply's text in chunks.`) };
+      }
+      firstChunkMs ??= performance.now() - startedAt;
+      count += 1;
+      const bits = reader.push(chunk);
+      if (onPartial !== null) {
+        try {
+          onPartial(partialOf(reader, target, replaces));
+        } catch (error) {
+          target.halt?.(error);
+          return undefined;
+        }
+        replaces = false;
+      }
+      if (bits === 0) continue;
+      for (const [bit, type] of NEWS) {
+        if ((bits & bit) === 0) continue;
+        if (!run.wantsCall(call)) return undefined;
+        run.send(newsOf(type, reader, target));
+      }
+      if (!run.wantsCall(call)) return undefined;
+    }
+  } catch (error) {
+    ended = 'failed';
+    return { type: 'model.failed', error };
+  } finally {
+    if (ended !== 'whole') {
+      chunks.stop();
+      if (ended === 'early') target.controller?.abort(new DOMException('Booth no longer waits for this call', 'AbortError'));
+    }
+    target.telemetry?.streamed(target.attempt, target.sample, { firstChunkMs, chunks: count, early: ended === 'early' });
+  }
+}
+
+function newsOf(type: (typeof NEWS)[number][1], reader: ReplyReader, { call, sample }: StreamTarget): CheckpointEvent {
+  const heard: Heard = { ambiguous: reader.ambiguous, interpretations: reader.interpretations, text: reader.text };
+  const about = sample === undefined ? { call, heard } : { call, sample, heard };
+  return type === 'reply.memberFailed' ? { type, ...about, failure: reader.failure! } : { type, ...about };
+}
+
+function partialOf(reader: ReplyReader, { attempt, sample, model }: StreamTarget, replaces: boolean): PartialReply {
+  const partial: PartialReply = {
+    attempt,
+    ...(sample === undefined ? {} : { sample }),
+    ...(model === null ? {} : { model }),
+    replaces,
+    ambiguous: reader.ambiguous,
+    interpretations: reader.interpretations,
+    answerSoFar: reader.answerSoFar,
+    textSoFar: reader.text,
+  };
+  return partial;
+}
+
+/** Resolves once the machine no longer waits for call `call`. */
+function whenUnwanted(run: CheckpointRun, call: number): Promise<typeof UNWANTED> {
+  return new Promise((resolve) => {
+    const check = (): void => {
+      if (run.wantsCall(call)) void run.changed().then(check);
+      else resolve(UNWANTED);
+    };
+    check();
+  });
+}
