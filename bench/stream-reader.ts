@@ -62,13 +62,13 @@ export function readerRows(sizes: readonly number[] = READER_SIZES, chunkSizes: 
       const whole = () => parseReply(text);
       const incremental = () => readIncrementally(chunks);
       // Each contender warmed for ~50 ms, then as many calls a round as take ~3 ms (at least
-      // one), fifteen rounds: on a shared machine the best of many short rounds is the one no
+      // one), 25 rounds: on a shared machine the best of many short rounds is the one no
       // other process interrupted. A 1 MB reply fed a character at a time takes a second or
       // more a call: three rounds there.
       const calibrate = (body: () => unknown) => {
         let calls = 0;
         const started = performance.now();
-        while (calls < 2 || (performance.now() - started < 50 && calls < 20_000)) {
+        while (calls < 1 || (performance.now() - started < 50 && calls < 20_000)) {
           body();
           calls += 1;
         }
@@ -76,7 +76,7 @@ export function readerRows(sizes: readonly number[] = READER_SIZES, chunkSizes: 
       };
       const wholeMs = calibrate(whole);
       const incrementalMs = calibrate(incremental);
-      const [wholeUs, incrementalUs] = bestMicrosSideBySide(incrementalMs > 200 ? 3 : incrementalMs > 20 ? 7 : 15, [
+      const [wholeUs, incrementalUs] = bestMicrosSideBySide(incrementalMs > 200 ? 3 : incrementalMs > 20 ? 7 : 25, [
         { iterations: Math.max(1, Math.round(3 / wholeMs)), body: whole },
         { iterations: Math.max(1, Math.round(3 / incrementalMs)), body: incremental },
       ]);

@@ -7,7 +7,7 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { AsyncCallFn, CallInfo } from '../src/index.js';
+import { acheck, type AsyncCallFn, type CallInfo, type PartialReply } from '../src/index.js';
 import { mulberry32 } from './spend-sim.js';
 
 // ---- tokens and replies ----------------------------------------------------------------------
@@ -334,6 +334,7 @@ export interface Measured {
   readonly streamed: boolean;
   readonly status: string;
   readonly answer: unknown;
+  readonly interpretations: readonly string[];
   readonly verdictMs: number;
   /** The reply's last chunk (streamed) or the whole reply (not) reached the callFn's caller; null when it never did. */
   readonly lastChunkMs: number | null;
@@ -343,6 +344,58 @@ export interface Measured {
   /** From the provider's ledger: output tokens sent, of the reply's. */
   readonly tokensSent: number;
   readonly tokens: number;
+}
+
+/** The callFn, with the time its reply last reached Booth: the whole string, or each chunk of the stream. */
+export function timed(call: AsyncCallFn, started: number, marks: { last: number | null }): AsyncCallFn {
+  return async (prompt: string, info: CallInfo) => {
+    const out = await call(prompt, info);
+    if (typeof out === 'string') {
+      marks.last = performance.now() - started;
+      return out;
+    }
+    const chunks = out as AsyncIterable<string>;
+    return (async function* () {
+      for await (const chunk of chunks) {
+        marks.last = performance.now() - started;
+        yield chunk;
+      }
+    })();
+  };
+}
+
+/**
+ * One `acheck` of `q` through `call` (a streaming one gets `onPartial`), with its times and
+ * the provider's ledger of what it sent. Waits, up to a second, for the provider to see the
+ * connection end: a client closes it a moment before the server learns of it.
+ */
+export async function measureCheck(provider: StreamingProvider, call: AsyncCallFn, q: Question, streamed: boolean): Promise<Measured> {
+  const started = performance.now();
+  const marks = { last: null as number | null };
+  let firstAnswerMs: number | null = null;
+  let partials = 0;
+  const onPartial = (partial: PartialReply) => {
+    partials += 1;
+    if (firstAnswerMs === null && partial.answerSoFar !== null) firstAnswerMs = performance.now() - started;
+  };
+  const result = await acheck(timed(call, started, marks), q.text, streamed ? { onPartial } : {});
+  const verdictMs = performance.now() - started;
+  const mine = () => provider.served.filter((s) => s.question === q.id && s.stream === streamed);
+  for (let waited = 0; waited < 1000 && mine().some((s) => s.endedAt === null); waited += 5) await new Promise((resolve) => setTimeout(resolve, 5));
+  const served = mine();
+  return {
+    question: q,
+    streamed,
+    status: result.status,
+    answer: result.answer,
+    interpretations: result.interpretations,
+    verdictMs,
+    lastChunkMs: marks.last,
+    firstAnswerMs,
+    partials,
+    tokensSent: served.reduce((n, s) => n + s.sent, 0),
+    tokens: served.reduce((n, s) => n + s.tokens, 0),
+  };
 }
 
 const sum = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0);
@@ -375,11 +428,18 @@ export interface Target {
  * - ambiguous, tokens: streaming's output tokens sent over non-streaming's, at most 0.5;
  * - clear, first partial answer: its time over the streamed reply's time (to its last chunk), at most 0.1;
  * - clear, verdict: streaming's time to verdict over non-streaming's, at most 1.05.
- * `overall` is the same ratio of the kind's totals. A pair whose verdicts differ, or whose
- * time is missing, fails its targets.
+ * `overall` is the same ratio of the kind's totals. A pair whose verdicts differ (status and
+ * readings for an ambiguous question, status and answer for a clear one), or whose time is
+ * missing, fails its targets.
  */
 export function judge(pairs: readonly Pair[]): Target[] {
-  const agree = (p: Pair) => p.plain.status === p.streamed.status && JSON.stringify(p.plain.answer) === JSON.stringify(p.streamed.answer);
+  // An AMBIGUOUS verdict is the status and the readings: its answer (under the likeliest
+  // reading) is what streaming saves generating, so a streamed one has none.
+  const agree = (p: Pair) =>
+    p.plain.status === p.streamed.status &&
+    (p.question.kind === 'ambiguous'
+      ? JSON.stringify(p.plain.interpretations) === JSON.stringify(p.streamed.interpretations)
+      : JSON.stringify(p.plain.answer) === JSON.stringify(p.streamed.answer));
   const expected = (p: Pair) => agree(p) && p.plain.status === (p.question.kind === 'ambiguous' ? 'AMBIGUOUS' : 'VERIFIED');
   const target = (
     name: string,

@@ -18,9 +18,9 @@
  *
  *   node --expose-gc --import tsx bench/stream.ts [--ms=5] [--first-token-ms=0] [--seed=31] [--lengths=50,100,200,400,800] [--no-reader]
  */
-import { acheck, type AsyncCallFn, type CallInfo } from '../src/index.js';
+import type { AsyncCallFn } from '../src/index.js';
 import { openAICompatible } from '../src/adapters/index.js';
-import { type Measured, type Pair, judge, questions, type Question, sseCallFn, startStreamingProvider } from './stream-sim.js';
+import { judge, measureCheck, type Pair, questions, type Question, sseCallFn, startStreamingProvider } from './stream-sim.js';
 import { readerRows } from './stream-reader.js';
 
 const args = new Map<string, string | undefined>(
@@ -59,52 +59,7 @@ function streamingCall(): { call: AsyncCallFn; name: string } {
 }
 const streaming = streamingCall();
 
-/** The callFn, with the times its reply reached Booth: the whole string, or each chunk of the stream. */
-function timed(call: AsyncCallFn, started: number, marks: { last: number | null }): AsyncCallFn {
-  return async (prompt: string, info: CallInfo) => {
-    const out = await call(prompt, info);
-    if (typeof out === 'string') {
-      marks.last = performance.now() - started;
-      return out;
-    }
-    const chunks = out as AsyncIterable<string>;
-    return (async function* () {
-      for await (const chunk of chunks) {
-        marks.last = performance.now() - started;
-        yield chunk;
-      }
-    })();
-  };
-}
-
-async function measure(q: Question, streamed: boolean): Promise<Measured> {
-  const started = performance.now();
-  const marks = { last: null as number | null };
-  let firstAnswerMs: number | null = null;
-  let partials = 0;
-  const call = timed(streamed ? streaming.call : plainCall, started, marks);
-  const onPartial = (partial: { answerSoFar: string | null }) => {
-    partials += 1;
-    if (firstAnswerMs === null && partial.answerSoFar !== null) firstAnswerMs = performance.now() - started;
-  };
-  const result = await acheck(call, q.text, (streamed ? { onPartial } : {}) as Parameters<typeof acheck>[2]);
-  const verdictMs = performance.now() - started;
-  // The provider learns of a closed connection a moment after the client closes it.
-  await new Promise((resolve) => setTimeout(resolve, 20));
-  const served = provider.served.filter((s) => s.question === q.id && s.stream === streamed);
-  return {
-    question: q,
-    streamed,
-    status: result.status,
-    answer: result.answer,
-    verdictMs,
-    lastChunkMs: marks.last,
-    firstAnswerMs,
-    partials,
-    tokensSent: served.reduce((n, s) => n + s.sent, 0),
-    tokens: served.reduce((n, s) => n + s.tokens, 0),
-  };
-}
+const measure = (q: Question, streamed: boolean) => measureCheck(provider, streamed ? streaming.call : plainCall, q, streamed);
 
 const fmt = (x: number | null, digits = 0) => (x === null || !Number.isFinite(x) ? 'n/a' : x.toFixed(digits));
 const pad = (s: string, width: number) => s.padStart(width);

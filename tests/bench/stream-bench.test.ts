@@ -1,8 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseReply } from '../../src/reply/parse.js';
+import { openAICompatible } from '../../src/adapters/index.js';
 import {
   judge,
   type Measured,
+  measureCheck,
   type Pair,
   questions,
   sseContent,
@@ -176,13 +178,62 @@ describe('the loopback provider', () => {
   });
 });
 
+describe('the comparison, through acheck and the adapter', () => {
+  // One ambiguous and one clear question with 300-token answers, at 2 ms a token: about a second each.
+  const list = questions(3, [300]);
+  let provider: StreamingProvider;
+  beforeAll(async () => {
+    provider = await startStreamingProvider({
+      msPerToken: 2,
+      replyFor: (user) => {
+        const q = list.find((x) => user.includes(`[${x.id}]`));
+        return q ? { question: q.id, reply: q.reply } : null;
+      },
+    });
+  });
+  afterAll(() => provider.close());
+
+  it('reaches the same verdicts both ways; streaming pays for the ambiguous reply only up to its readings, and shows the clear answer as it comes', async () => {
+    const plain = openAICompatible({ baseURL: provider.url, model: 'bench-model' });
+    const streaming = openAICompatible({ baseURL: provider.url, model: 'bench-model', stream: true });
+    const pairs: Pair[] = [];
+    for (const q of list) {
+      const [p, s] = await Promise.all([measureCheck(provider, plain, q, false), measureCheck(provider, streaming, q, true)]);
+      pairs.push({ question: q, plain: p, streamed: s });
+    }
+    const [ambiguous, clear] = pairs;
+    expect([ambiguous!.plain.status, ambiguous!.streamed.status]).toEqual(['AMBIGUOUS', 'AMBIGUOUS']);
+    expect(ambiguous!.streamed.interpretations).toEqual(ambiguous!.plain.interpretations);
+    expect(ambiguous!.streamed.answer).toBeNull();
+    expect(ambiguous!.plain.tokensSent).toBe(ambiguous!.question.tokens);
+    expect(ambiguous!.streamed.tokensSent).toBeGreaterThanOrEqual(ambiguous!.question.readingsTokens);
+    expect(ambiguous!.streamed.tokensSent).toBeLessThan(ambiguous!.question.tokens / 2);
+    expect(provider.served.find((s) => s.question === ambiguous!.question.id && s.stream)?.closedEarly).toBe(true);
+
+    expect([clear!.plain.status, clear!.streamed.status]).toEqual(['VERIFIED', 'VERIFIED']);
+    expect(clear!.streamed.answer).toBe(clear!.plain.answer);
+    expect(clear!.streamed.tokensSent).toBe(clear!.question.tokens);
+    expect(clear!.plain.partials).toBe(0);
+    expect(clear!.plain.firstAnswerMs).toBeNull();
+    expect(clear!.streamed.partials).toBeGreaterThan(10);
+    expect(clear!.streamed.firstAnswerMs).not.toBeNull();
+    expect(clear!.streamed.firstAnswerMs!).toBeLessThanOrEqual(clear!.streamed.lastChunkMs!);
+
+    // The verdicts agree, so no target fails for that; the token target holds by counts alone.
+    const targets = judge(pairs);
+    expect(targets.map((t) => t.detail)).toEqual(['', '', '', '']);
+    expect(targets[1]!.pass).toBe(true);
+  });
+});
+
 describe("the targets' arithmetic", () => {
   const [ambiguous, , clear] = questions(1, [100, 200]);
   const measured = (question: NonNullable<typeof ambiguous>, streamed: boolean, m: Partial<Measured>): Measured => ({
     question,
     streamed,
     status: question.kind === 'ambiguous' ? 'AMBIGUOUS' : 'VERIFIED',
-    answer: question.kind === 'ambiguous' ? null : 'x',
+    answer: question.kind === 'ambiguous' && streamed ? null : 'x',
+    interpretations: question.kind === 'ambiguous' ? ['one', 'two'] : [],
     verdictMs: 1000,
     lastChunkMs: 1000,
     firstAnswerMs: null,
@@ -232,6 +283,9 @@ describe("the targets' arithmetic", () => {
     expect(targets.map((t) => t.pass)).toEqual([false, false, false, false]);
     expect(targets[0]!.detail).toContain('differ');
     expect(targets[0]!.detail).toContain(ambiguous!.id);
+    // Ambiguous: the readings are the verdict; the answer under the likeliest one is what streaming does not wait for.
+    const readings = judge(pairs({ verdictMs: 100, tokensSent: 1, interpretations: ['one'] }, { firstAnswerMs: 10, verdictMs: 1000 }));
+    expect(readings.map((t) => t.pass)).toEqual([false, false, true, true]);
   });
 
   it('fails the first-answer target when no partial answer came', () => {
