@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseReply } from '../../src/reply/parse.js';
 import { openAICompatible } from '../../src/adapters/index.js';
 import {
+  bestOf,
   judge,
   type Measured,
   measureCheck,
@@ -64,6 +65,7 @@ describe('the stream bench simulation', () => {
       expect(shown.includes(']')).toBe(true);
       expect(q.reply.slice(0, (q.readingsTokens - 1) * 4).includes(']')).toBe(false);
       const answerAt = q.reply.indexOf('"answer": "') + '"answer": "'.length;
+      expect(q.answerAt).toBe(answerAt);
       expect(q.reply.slice(0, q.firstAnswerTokens * 4).length).toBeGreaterThan(answerAt);
       expect(q.reply.slice(0, (q.firstAnswerTokens - 1) * 4).length).toBeLessThanOrEqual(answerAt);
       expect(q.readingsTokens).toBeLessThan(q.firstAnswerTokens);
@@ -218,6 +220,10 @@ describe('the comparison, through acheck and the adapter', () => {
     expect(clear!.streamed.partials).toBeGreaterThan(10);
     expect(clear!.streamed.firstAnswerMs).not.toBeNull();
     expect(clear!.streamed.firstAnswerMs!).toBeLessThanOrEqual(clear!.streamed.lastChunkMs!);
+    // onPartial shows the answer with the chunk that brings its first character, not later.
+    expect(clear!.streamed.answerChunkMs).not.toBeNull();
+    expect(clear!.streamed.firstAnswerMs!).toBeGreaterThanOrEqual(clear!.streamed.answerChunkMs!);
+    expect(clear!.streamed.partials).toBeLessThanOrEqual(clear!.question.tokens);
 
     // The verdicts agree, so no target fails for that; the token target holds by counts alone.
     const targets = judge(pairs);
@@ -237,6 +243,7 @@ describe("the targets' arithmetic", () => {
     verdictMs: 1000,
     lastChunkMs: 1000,
     firstAnswerMs: null,
+    answerChunkMs: null,
     partials: 0,
     tokensSent: question.tokens,
     tokens: question.tokens,
@@ -286,6 +293,18 @@ describe("the targets' arithmetic", () => {
     // Ambiguous: the readings are the verdict; the answer under the likeliest one is what streaming does not wait for.
     const readings = judge(pairs({ verdictMs: 100, tokensSent: 1, interpretations: ['one'] }, { firstAnswerMs: 10, verdictMs: 1000 }));
     expect(readings.map((t) => t.pass)).toEqual([false, false, true, true]);
+  });
+
+  it('makes rounds of a check one by the least of each figure, and marks a verdict that changed', () => {
+    const a = measured(clear!, true, { verdictMs: 900, lastChunkMs: 880, firstAnswerMs: 120, answerChunkMs: 119, tokensSent: 228, partials: 228 });
+    const b = measured(clear!, true, { verdictMs: 950, lastChunkMs: 870, firstAnswerMs: 200, answerChunkMs: 199, tokensSent: 228, partials: 227 });
+    expect(bestOf([a, b])).toMatchObject({ status: 'VERIFIED', verdictMs: 900, lastChunkMs: 870, firstAnswerMs: 120, answerChunkMs: 119, partials: 227 });
+    expect(bestOf([a])).toEqual(a);
+    expect(bestOf([a, { ...b, firstAnswerMs: null }]).firstAnswerMs).toBeNull();
+    const changed = bestOf([a, { ...b, status: 'UNCERTAIN' }]);
+    expect(changed.status).toBe('MIXED (VERIFIED, UNCERTAIN)');
+    expect(judge([{ question: clear!, plain: a, streamed: changed }])[3]!.pass).toBe(false);
+    expect(() => bestOf([])).toThrow(RangeError);
   });
 
   it('fails the first-answer target when no partial answer came', () => {
