@@ -487,11 +487,14 @@ export interface Target {
  * - ambiguous, tokens: streaming's output tokens sent over non-streaming's, at most 0.5;
  * - clear, first partial answer: its time over the streamed reply's time (to its last chunk), at most 0.1;
  * - clear, verdict: streaming's time to verdict over non-streaming's, at most 1.05.
- * `overall` is the same ratio of the kind's totals. A pair whose verdicts differ (status and
+ * `overall` is the same ratio of the kind's totals. `schedule` is the provider's: the bounds
+ * of the time targets count its time to first token. A pair whose verdicts differ (status and
  * readings for an ambiguous question, status and answer for a clear one), or whose time is
  * missing, fails its targets.
  */
-export function judge(pairs: readonly Pair[]): Target[] {
+export function judge(pairs: readonly Pair[], schedule: { readonly msPerToken: number; readonly firstTokenMs: number } = { msPerToken: 1, firstTokenMs: 0 }): Target[] {
+  /** When token k (from 1) is due: the provider's schedule, for the bounds of the time targets. */
+  const due = (k: number) => schedule.firstTokenMs + k * schedule.msPerToken;
   // An AMBIGUOUS verdict is the status and the readings: its answer (under the likeliest
   // reading) is what streaming saves generating, so a streamed one has none.
   const agree = (p: Pair) =>
@@ -536,9 +539,9 @@ export function judge(pairs: readonly Pair[]): Target[] {
     };
   };
   return [
-    target('ambiguous: verdict at least 2× sooner', 'ambiguous', 'at-least', 2, (m) => m.verdictMs, (m) => m.verdictMs, ['plain', 'streamed'], (q) => q.tokens / q.readingsTokens),
+    target('ambiguous: verdict at least 2× sooner', 'ambiguous', 'at-least', 2, (m) => m.verdictMs, (m) => m.verdictMs, ['plain', 'streamed'], (q) => due(q.tokens) / due(q.readingsTokens)),
     target('ambiguous: at most half the output tokens', 'ambiguous', 'at-most', 0.5, (m) => m.tokensSent, (m) => m.tokensSent, ['streamed', 'plain'], (q) => q.readingsTokens / q.tokens),
-    target('clear: first partial answer in the first tenth', 'clear', 'at-most', 0.1, (m) => m.firstAnswerMs, (m) => m.lastChunkMs, ['streamed', 'streamed'], (q) => q.firstAnswerTokens / q.tokens),
+    target('clear: first partial answer in the first tenth', 'clear', 'at-most', 0.1, (m) => m.firstAnswerMs, (m) => m.lastChunkMs, ['streamed', 'streamed'], (q) => due(q.firstAnswerTokens) / due(q.tokens)),
     target('clear: verdict within 5 % of non-streaming', 'clear', 'at-most', 1.05, (m) => m.verdictMs, (m) => m.verdictMs, ['streamed', 'plain'], () => 1),
   ];
 }

@@ -68,6 +68,8 @@ const measureBoth = async (q: Question) => {
   return { plain, streamed };
 };
 
+/** When the provider was to send token k (from 1), after the request reached it. */
+const due = (k: number) => FIRST_TOKEN_MS + k * MS_PER_TOKEN;
 const fmt = (x: number | null, digits = 0) => (x === null || !Number.isFinite(x) ? 'n/a' : x.toFixed(digits));
 const pad = (s: string, width: number) => s.padStart(width);
 const pct = (x: number, digits = 1) => (Number.isFinite(x) ? `${(x * 100).toFixed(digits)} %` : 'n/a');
@@ -113,7 +115,7 @@ console.log(
 console.log(`  ${''.padEnd(10)}${pad('tok', 7)}${pad('tok', 7)}${pad('tok', 11)}${pad('non-streaming', 20)}  |${pad('streaming', 19)}${''.padEnd(18)}  |${pad('bound', 12)}`);
 for (const { question: q, plain, streamed } of ambiguous) {
   console.log(
-    `  ${q.id.padEnd(10)}${pad(String(q.answerTokens), 7)}${pad(String(q.tokens), 7)}${pad(String(q.readingsTokens), 11)}${pad(fmt(plain.verdictMs), 12)}${pad(String(plain.tokensSent), 8)}  |${pad(fmt(streamed.verdictMs), 11)}${pad(String(streamed.tokensSent), 8)}${pad(`${fmt(plain.verdictMs / streamed.verdictMs, 1)}×`, 9)}${pad(pct(streamed.tokensSent / plain.tokensSent, 0), 9)}  |${pad(`${fmt(q.tokens / q.readingsTokens, 1)}×`, 8)}${pad(pct(q.readingsTokens / q.tokens, 0), 8)}  ${plain.status} / ${streamed.status}`,
+    `  ${q.id.padEnd(10)}${pad(String(q.answerTokens), 7)}${pad(String(q.tokens), 7)}${pad(String(q.readingsTokens), 11)}${pad(fmt(plain.verdictMs), 12)}${pad(String(plain.tokensSent), 8)}  |${pad(fmt(streamed.verdictMs), 11)}${pad(String(streamed.tokensSent), 8)}${pad(`${fmt(plain.verdictMs / streamed.verdictMs, 1)}×`, 9)}${pad(pct(streamed.tokensSent / plain.tokensSent, 0), 9)}  |${pad(`${fmt(due(q.tokens) / due(q.readingsTokens), 1)}×`, 8)}${pad(pct(q.readingsTokens / q.tokens, 0), 8)}  ${plain.status} / ${streamed.status}`,
   );
 }
 {
@@ -124,7 +126,7 @@ for (const { question: q, plain, streamed } of ambiguous) {
   const rt = sum(ambiguous.map((p) => p.question.tokens));
   const dt = sum(ambiguous.map((p) => p.question.readingsTokens));
   console.log(
-    `  ${'all'.padEnd(10)}${pad('', 7)}${pad(String(rt), 7)}${pad(String(dt), 11)}${pad(fmt(pv), 12)}${pad(String(pt), 8)}  |${pad(fmt(sv), 11)}${pad(String(st), 8)}${pad(`${fmt(pv / sv, 1)}×`, 9)}${pad(pct(st / pt, 0), 9)}  |${pad(`${fmt(rt / dt, 1)}×`, 8)}${pad(pct(dt / rt, 0), 8)}`,
+    `  ${'all'.padEnd(10)}${pad('', 7)}${pad(String(rt), 7)}${pad(String(dt), 11)}${pad(fmt(pv), 12)}${pad(String(pt), 8)}  |${pad(fmt(sv), 11)}${pad(String(st), 8)}${pad(`${fmt(pv / sv, 1)}×`, 9)}${pad(pct(st / pt, 0), 9)}  |${pad(`${fmt(sum(ambiguous.map((p) => due(p.question.tokens))) / sum(ambiguous.map((p) => due(p.question.readingsTokens))), 1)}×`, 8)}${pad(pct(dt / rt, 0), 8)}`,
   );
 }
 
@@ -137,9 +139,9 @@ console.log(
 );
 console.log(`  ${''.padEnd(10)}${pad('tok', 7)}${pad('tok', 7)}${pad('non-stream.', 12)}  |${pad('ms', 13)}${pad('ms', 6)}${pad('ms', 7)}${pad('ms', 7)}`);
 for (const { question: q, plain, streamed } of clear) {
-  const due = FIRST_TOKEN_MS + q.firstAnswerTokens * MS_PER_TOKEN;
+  const answerDue = due(q.firstAnswerTokens);
   console.log(
-    `  ${q.id.padEnd(10)}${pad(String(q.answerTokens), 7)}${pad(String(q.tokens), 7)}${pad(fmt(plain.verdictMs), 12)}  |${pad(fmt(streamed.firstAnswerMs), 13)}${pad(fmt(due), 6)}${pad(fmt(streamed.answerChunkMs), 7)}${pad(fmt(streamed.lastChunkMs), 7)}${pad(pct((streamed.firstAnswerMs ?? Number.NaN) / (streamed.lastChunkMs ?? Number.NaN)), 9)}${pad(pct(q.firstAnswerTokens / q.tokens), 8)}${pad(fmt(streamed.verdictMs), 11)}${pad(String(streamed.partials), 9)}${pad(pct(streamed.verdictMs / plain.verdictMs - 1, 1), 9)}  ${plain.status} / ${streamed.status}`,
+    `  ${q.id.padEnd(10)}${pad(String(q.answerTokens), 7)}${pad(String(q.tokens), 7)}${pad(fmt(plain.verdictMs), 12)}  |${pad(fmt(streamed.firstAnswerMs), 13)}${pad(fmt(answerDue), 6)}${pad(fmt(streamed.answerChunkMs), 7)}${pad(fmt(streamed.lastChunkMs), 7)}${pad(pct((streamed.firstAnswerMs ?? Number.NaN) / (streamed.lastChunkMs ?? Number.NaN)), 9)}${pad(pct(due(q.firstAnswerTokens) / due(q.tokens)), 8)}${pad(fmt(streamed.verdictMs), 11)}${pad(String(streamed.partials), 9)}${pad(pct(streamed.verdictMs / plain.verdictMs - 1, 1), 9)}  ${plain.status} / ${streamed.status}`,
   );
 }
 
@@ -163,7 +165,7 @@ if (!args.has('no-reader')) {
 
 console.log('\nTargets (issue #31), judged on every question: each is a property of one reply. By answer length in tokens;');
 console.log('all: the same ratio of the totals over the questions of the kind.');
-for (const t of judge(pairs)) {
+for (const t of judge(pairs, { msPerToken: MS_PER_TOKEN, firstTokenMs: FIRST_TOKEN_MS })) {
   const show = (x: number) =>
     !Number.isFinite(x) ? 'n/a' : t.limit === 2 ? `${x.toFixed(1)}×` : t.limit === 1.05 ? `${x >= 1 ? '+' : ''}${((x - 1) * 100).toFixed(1)} %` : pct(x);
   const limit = t.limit === 2 ? 'at least 2×' : t.limit === 1.05 ? 'at most +5 %' : `at most ${pct(t.limit, 0)}`;

@@ -264,6 +264,14 @@ describe("the targets' arithmetic", () => {
     expect(targets[2]!.overall).toBeCloseTo(0.09);
     expect(targets[3]!.overall).toBeCloseTo(1.04);
     expect(targets.every((t) => t.detail === '')).toBe(true);
+    // The bounds: from the reply's tokens, and with a time to first token from the provider's schedule.
+    expect(targets[0]!.questions[0]!.bound).toBeCloseTo(ambiguous!.tokens / ambiguous!.readingsTokens);
+    expect(targets[1]!.questions[0]!.bound).toBeCloseTo(ambiguous!.readingsTokens / ambiguous!.tokens);
+    expect(targets[2]!.questions[0]!.bound).toBeCloseTo(clear!.firstAnswerTokens / clear!.tokens);
+    const slow = judge(pairs({ verdictMs: 400 }, { firstAnswerMs: 90 }), { msPerToken: 5, firstTokenMs: 400 });
+    expect(slow[0]!.questions[0]!.bound).toBeCloseTo((400 + 5 * ambiguous!.tokens) / (400 + 5 * ambiguous!.readingsTokens));
+    expect(slow[1]!.questions[0]!.bound).toBeCloseTo(ambiguous!.readingsTokens / ambiguous!.tokens);
+    expect(slow[2]!.questions[0]!.bound).toBeCloseTo((400 + 5 * clear!.firstAnswerTokens) / (400 + 5 * clear!.tokens));
   });
 
   it('fails what misses each target, just past its limit', () => {
