@@ -55,20 +55,28 @@ export const CHUNK_SIZES = [1, 4, 64] as const;
  */
 export function readerRows(sizes: readonly number[] = READER_SIZES, chunkSizes: readonly number[] = CHUNK_SIZES): ReaderRow[] {
   const rows: ReaderRow[] = [];
+  // Both readers warmed on every chunk size first, so the first row does not pay for the JIT.
+  const warm = replyOfSize(20_000, 2);
+  const warmChunks = chunkSizes.map((size) => chunksOf(warm, size));
+  for (const started = performance.now(); performance.now() - started < 400; ) {
+    for (const chunks of warmChunks) readIncrementally(chunks);
+    parseReply(warm);
+  }
   for (const size of sizes) {
     const text = replyOfSize(size);
     for (const chunk of chunkSizes) {
       const chunks = chunksOf(text, chunk);
       const whole = () => parseReply(text);
       const incremental = () => readIncrementally(chunks);
-      // Each contender warmed for ~50 ms, then as many calls a round as take ~3 ms (at least
-      // one), 25 rounds: on a shared machine the best of many short rounds is the one no
-      // other process interrupted. A 1 MB reply fed a character at a time takes a second or
-      // more a call: three rounds there.
+      // Each contender warmed for ~30 ms, then as many calls a round as take ~2 ms (at least
+      // one), 40 rounds: on a shared machine the best of many short rounds is the one no other
+      // process interrupted. No forced GC between rounds: the calls just after one run several
+      // times slower, which would swamp rounds this short. A 1 MB reply fed a few characters at
+      // a time takes a second or so a call: two or three rounds there.
       const calibrate = (body: () => unknown) => {
         let calls = 0;
         const started = performance.now();
-        while (calls < 1 || (performance.now() - started < 50 && calls < 20_000)) {
+        while (calls < 1 || (performance.now() - started < 30 && calls < 20_000)) {
           body();
           calls += 1;
         }
@@ -76,10 +84,11 @@ export function readerRows(sizes: readonly number[] = READER_SIZES, chunkSizes: 
       };
       const wholeMs = calibrate(whole);
       const incrementalMs = calibrate(incremental);
-      const [wholeUs, incrementalUs] = bestMicrosSideBySide(incrementalMs > 200 ? 3 : incrementalMs > 20 ? 7 : 25, [
-        { iterations: Math.max(1, Math.round(3 / wholeMs)), body: whole },
-        { iterations: Math.max(1, Math.round(3 / incrementalMs)), body: incremental },
-      ]);
+      const rounds = incrementalMs > 500 ? 2 : incrementalMs > 100 ? 3 : incrementalMs > 10 ? 9 : 40;
+      const [wholeUs, incrementalUs] = bestMicrosSideBySide(rounds, [
+        { iterations: Math.max(1, Math.round(2 / wholeMs)), body: whole },
+        { iterations: Math.max(1, Math.round(2 / incrementalMs)), body: incremental },
+      ], false);
       rows.push({
         label: size >= 1_000_000 ? `${size / 1_000_000} MB` : `${size / 1_000} KB`,
         size: text.length,
