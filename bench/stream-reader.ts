@@ -1,105 +1,85 @@
 /**
- * The incremental reader's cost (bench/stream.ts, section 3): an envelope of 1 KB to 1 MB fed
- * in chunks of 1, 4 and 64 characters, against `parseReply` reading the whole text once.
+ * The streaming reader's cost (src/reply/stream-reader.ts): a reply fed in chunks of 1, 16,
+ * 256 and 4 096 code units against reading the finished text once with `parseReply`, per
+ * shape and size. `node --expose-gc --import tsx bench/stream-reader.ts [MB…]` (1 and 4 MB
+ * unless other sizes are given). The unit test counts the reader's work instead of timing it
+ * (tests/reply/stream-reader.test.ts, "linear in the reply's length"); this prints times.
+ *
+ * Figures are best-of-rounds on a shared machine, the contenders taking turns round by round
+ * (bestMicrosSideBySide): trust the ratios more than the times.
  */
+import { pathToFileURL } from 'node:url';
 import { parseReply } from '../src/reply/parse.js';
-import { ReplyReader } from '../src/reply/stream-reader.js';
+import { type AnswerRule, ReplyReader } from '../src/reply/stream-reader.js';
 import { bestMicrosSideBySide } from './reader.js';
-import { mulberry32 } from './spend-sim.js';
-import { envelopeReply, prose } from './stream-sim.js';
 
-export interface ReaderRow {
-  readonly label: string;
-  readonly size: number;
-  readonly chunk: number;
-  readonly chunks: number;
-  readonly wholeNsPerChar: number;
-  readonly incrementalNsPerChar: number;
-  readonly nsPerChunk: number;
-  /** The incremental reader's time over the whole read's. */
-  readonly ratio: number;
+export interface StreamRow {
+  readonly shape: string;
+  readonly megabytes: number;
+  /** Microseconds to read the finished text once. */
+  readonly parseReplyUs: number;
+  /** Chunk size → microseconds to push the whole reply in chunks of that size. */
+  readonly streamedUs: ReadonlyMap<number, number>;
 }
 
-/** A clear envelope of about `size` characters: its answer is prose. */
-export function replyOfSize(size: number, seed = 1): string {
-  const of = (answer: string) => envelopeReply({ ambiguous: false, interpretations: [], chosen: null, answer, confidence: 0.9 });
-  let answer = prose(mulberry32(seed), Math.ceil(Math.max(0, size - of('').length) / 4));
-  // The answer's escapes (newlines, quotes) make the envelope longer than the prose: cut it to size.
-  for (let over = of(answer).length - size; over > 0; over = of(answer).length - size) answer = answer.slice(0, -over);
-  return of(answer);
-}
+const CHUNK_SIZES = [1, 16, 256, 4096];
 
-/** `text` in chunks of `size` UTF-16 code units (a chunk may end inside a surrogate pair or an escape, as a stream's may). */
-export function chunksOf(text: string, size: number): string[] {
+const SHAPES: Record<string, { make: (size: number) => string; rule?: AnswerRule }> = {
+  'string answer': {
+    make: (size) => `{"ambiguous": false, "interpretations": [], "answer": "${'Paris is the capital. é\\n\u{1f600} '.repeat(size / 32)}", "confidence": 0.9}`,
+  },
+  'object answer, judged': {
+    make: (size) => `{"answer": {${Array.from({ length: size / 32 }, (_, i) => `"k${i}": "${'v'.repeat(8)}", "city": "P"`).join(', ')}}, "confidence": 0.9}`,
+    rule: { type: ['object'], members: new Map([['city', ['string']]]) },
+  },
+  'long readings': {
+    make: (size) => `{"ambiguous": true, "interpretations": [${Array.from({ length: size / 24 }, () => '["a reading", 1.5e3, null]').join(',')}], "answer": "x", "confidence": 0.5}`,
+  },
+};
+
+function chunked(reply: string, size: number): string[] {
   const chunks: string[] = [];
-  for (let k = 0; k < text.length; k += size) chunks.push(text.slice(k, k + size));
+  for (let at = 0; at < reply.length; at += size) chunks.push(reply.slice(at, at + size));
   return chunks;
 }
 
-/** Every chunk through a new ReplyReader, as acheck reads a stream; the answer so far read after each, as onPartial would. */
-export function readIncrementally(chunks: readonly string[]): ReplyReader {
-  const reader = new ReplyReader();
-  let grew = 0;
-  for (const chunk of chunks) grew |= reader.push(chunk);
-  if (grew === 0 && chunks.length > 0 && reader.answerSoFar === null) throw new Error('the reader made nothing known');
-  return reader;
-}
-
-export const READER_SIZES = [1_000, 10_000, 100_000, 1_000_000] as const;
-export const CHUNK_SIZES = [1, 4, 64] as const;
-
-/**
- * Each size and chunk size: the ReplyReader fed the chunks, against parseReply reading the
- * whole text once (what a reply that did not stream costs), the two taking turns round by
- * round. The chunks are cut before timing, as a stream delivers them cut.
- */
-export function readerRows(sizes: readonly number[] = READER_SIZES, chunkSizes: readonly number[] = CHUNK_SIZES): ReaderRow[] {
-  const rows: ReaderRow[] = [];
-  // Both readers warmed on every chunk size first, so the first row does not pay for the JIT.
-  const warm = replyOfSize(20_000, 2);
-  const warmChunks = chunkSizes.map((size) => chunksOf(warm, size));
-  for (const started = performance.now(); performance.now() - started < 400; ) {
-    for (const chunks of warmChunks) readIncrementally(chunks);
-    parseReply(warm);
-  }
-  for (const size of sizes) {
-    const text = replyOfSize(size);
-    for (const chunk of chunkSizes) {
-      const chunks = chunksOf(text, chunk);
-      const whole = () => parseReply(text);
-      const incremental = () => readIncrementally(chunks);
-      // Each contender warmed for ~30 ms, then as many calls a round as take ~2 ms (at least
-      // one), 40 rounds: on a shared machine the best of many short rounds is the one no other
-      // process interrupted. No forced GC between rounds: the calls just after one run several
-      // times slower, which would swamp rounds this short. A 1 MB reply fed a few characters at
-      // a time takes a second or so a call: two or three rounds there.
-      const calibrate = (body: () => unknown) => {
-        let calls = 0;
-        const started = performance.now();
-        while (calls < 1 || (performance.now() - started < 30 && calls < 20_000)) {
-          body();
-          calls += 1;
-        }
-        return (performance.now() - started) / calls;
-      };
-      const wholeMs = calibrate(whole);
-      const incrementalMs = calibrate(incremental);
-      const rounds = incrementalMs > 500 ? 2 : incrementalMs > 100 ? 3 : incrementalMs > 10 ? 9 : 40;
-      const [wholeUs, incrementalUs] = bestMicrosSideBySide(rounds, [
-        { iterations: Math.max(1, Math.round(2 / wholeMs)), body: whole },
-        { iterations: Math.max(1, Math.round(2 / incrementalMs)), body: incremental },
-      ], false);
-      rows.push({
-        label: size >= 1_000_000 ? `${size / 1_000_000} MB` : `${size / 1_000} KB`,
-        size: text.length,
-        chunk,
-        chunks: chunks.length,
-        wholeNsPerChar: (wholeUs! * 1e3) / text.length,
-        incrementalNsPerChar: (incrementalUs! * 1e3) / text.length,
-        nsPerChunk: (incrementalUs! * 1e3) / chunks.length,
-        ratio: incrementalUs! / wholeUs!,
-      });
+export function streamRows(megabytes: readonly number[], rounds = 3): StreamRow[] {
+  const rows: StreamRow[] = [];
+  for (const mb of megabytes) {
+    for (const [shape, { make, rule = null }] of Object.entries(SHAPES)) {
+      const reply = make(mb * 1024 * 1024);
+      const chunkings = CHUNK_SIZES.map((size) => chunked(reply, size));
+      const [parseReplyUs, ...streamed] = bestMicrosSideBySide(rounds, [
+        { iterations: 1, body: () => parseReply(reply, true) },
+        ...chunkings.map((chunks) => ({
+          iterations: 1,
+          body: () => {
+            const reader = new ReplyReader(rule);
+            for (const chunk of chunks) reader.push(chunk);
+            return reader.answerSoFar;
+          },
+        })),
+      ]);
+      rows.push({ shape, megabytes: mb, parseReplyUs: parseReplyUs!, streamedUs: new Map(CHUNK_SIZES.map((size, i) => [size, streamed[i]!])) });
     }
   }
   return rows;
+}
+
+export function printStreamRows(rows: readonly StreamRow[]): void {
+  const ms = (us: number) => `${(us / 1000).toFixed(1)} ms`.padStart(10);
+  console.log(`${'shape'.padEnd(24)} ${'MB'.padStart(3)} ${'parseReply'.padStart(10)} ${CHUNK_SIZES.map((size) => `${size}-unit chunks`.padStart(18)).join('')}`);
+  for (const row of rows) {
+    const cells = CHUNK_SIZES.map((size) => {
+      const us = row.streamedUs.get(size)!;
+      return `${ms(us)} ×${(us / row.parseReplyUs).toFixed(1)}`.padStart(18);
+    });
+    console.log(`${row.shape.padEnd(24)} ${String(row.megabytes).padStart(3)} ${ms(row.parseReplyUs)} ${cells.join('')}`);
+  }
+  console.log('(×: the streamed reading\'s time over parseReply\'s on the finished text; linear reading keeps it flat as the size grows)');
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  const sizes = process.argv.slice(2).map(Number);
+  printStreamRows(streamRows(sizes.length > 0 ? sizes : [1, 4]));
 }

@@ -22,7 +22,7 @@
 import type { AsyncCallFn } from '../src/index.js';
 import { openAICompatible } from '../src/adapters/index.js';
 import { bestOf, judge, type Measured, measureCheck, type Pair, questions, type Question, sseCallFn, startStreamingProvider } from './stream-sim.js';
-import { readerRows } from './stream-reader.js';
+import { readerRows } from './stream-chunks.js';
 
 const args = new Map<string, string | undefined>(
   process.argv.slice(2).map((arg) => {

@@ -14,7 +14,7 @@ import {
 import { appending, cancelling, cancellingBy, CHILD, raising, schedule, update } from '../effects.js';
 import { backoffDelay, type CallTry, retryAfterOf } from '../../src/decide/call-retries.js';
 import { clarifiedQuestion, firstPrompt, type PreviousAttempt, type RetryKind, retryPrompt } from '../../src/decide/prompts.js';
-import { earlyVerdict, schemaFailure, schemaThrew, verdictFromResult } from '../../src/decide/schema.js';
+import { earlyVerdict, type SchemaIssue, schemaFailure, schemaThrew, verdictFromResult } from '../../src/decide/schema.js';
 import { verdictFromReturn, verdictFromThrow } from '../../src/decide/validation.js';
 import { isSettled, keyArrived, nextWave, tallyOf, votedAttempt } from '../../src/decide/sampling.js';
 import { budgetStop } from '../../src/decide/budget.js';
@@ -27,7 +27,6 @@ import { addUsage, type Usage } from '../../src/decide/usage.js';
 import { BACKOFF, CALL_TIMEOUT, DEADLINE, sampleTimeoutId, sampleTimer, type TimerName, timers } from './timers.js';
 import type { CheckpointContext, CheckpointEvent, CheckpointSettings, CheckpointState, CheckpointStatus, TraceStep } from './types.js';
 import type { Heard, SampleParams } from './types.js';
-import type { MemberFailure } from '../../src/reply/stream-reader.js';
 
 /** What the checkpoint machine's actions do, as plain functions the XState actions and the compiled stepper both call. */
 
@@ -206,8 +205,8 @@ export const checkpointEffects = {
     replies: context.replies + 1,
   })),
   // A streamed answer's member has a type the schema refuses: the attempt fails as the schema would fail it.
-  refuseEarly: update((context: CheckpointContext, { heard, failure }: { heard: Heard; failure: MemberFailure }) => ({
-    draft: attemptFromEarlyFailure(heard.text, firstTry(context.tries), heard.interpretations, earlyVerdict(failure)),
+  refuseEarly: update((context: CheckpointContext, { heard, issues }: { heard: Heard; issues: readonly SchemaIssue[] }) => ({
+    draft: attemptFromEarlyFailure(heard.text, firstTry(context.tries), heard.interpretations, earlyVerdict(issues)),
     replies: context.replies + 1,
   })),
   recordSampleError: update((context: CheckpointContext, { sample, error }: { sample: number; error: unknown }) => {

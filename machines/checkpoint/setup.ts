@@ -1,13 +1,12 @@
 import { assign, cancel, enqueueActions, raise, setup, stopChild } from 'xstate';
 import type { Timer } from '../effects.js';
 import { chatMessages, type RetryKind } from '../../src/decide/prompts.js';
-import { answerForSchema, replySchemaOf } from '../../src/decide/schema.js';
+import { answerForSchema, answerRuleOf, replySchemaOf, type SchemaIssue } from '../../src/decide/schema.js';
 import type { Usage } from '../../src/decide/usage.js';
 import type { CheckpointContext, CheckpointEvent, CheckpointInput, CheckpointOutput, CheckpointState, CheckpointStatus, ModelCall, ModelFn } from './types.js';
 import { appended, checkpointEffects } from './effects.js';
 import type { Heard, SampleParams } from './types.js';
-import type { MemberFailure } from '../../src/reply/stream-reader.js';
-import { defaultCallModel, defaultCheckSchema, defaultValidate, usageReporter } from './actors.js';
+import { defaultCallModel, defaultCheckSchema, defaultValidate, newsReporter, usageReporter } from './actors.js';
 import type { TimerName } from './timers.js';
 import { guards, stageOf } from './guards.js';
 
@@ -42,7 +41,20 @@ export const checkpointSetup = setup({
       const { model, answerFormat, prompt: question } = context.settings;
       const messages = chatMessages(context.settings, sent);
       const { stage, model: staged } = modelOf(context, model);
-      const input: ModelCall = { prompt, question, messages, attempt: context.attempt, model: staged, stage, replySchema: replySchemaOf(answerFormat), reportUsage: usageReporter(self, context.attempt) };
+      const input: ModelCall = {
+        prompt,
+        question,
+        messages,
+        attempt: context.attempt,
+        model: staged,
+        stage,
+        replySchema: replySchemaOf(answerFormat),
+        reportUsage: usageReporter(self, context.attempt),
+        call: context.calls - 1,
+        answerRule: answerRuleOf(answerFormat),
+        schema: context.settings.schema?.() ?? null,
+        hear: newsReporter(self),
+      };
       enqueue.spawnChild('callModel', { id: 'callModel', input });
     }),
     endCall: enqueueActions(({ context, enqueue }) => {
@@ -72,7 +84,7 @@ export const checkpointSetup = setup({
     recordSampleReply: assign(({ context }, params: { sample: number; reply: unknown }) => checkpointEffects.recordSampleReply.run(context, params)),
     recordEarlySample: assign(({ context }, params: { sample: number; heard: Heard }) => checkpointEffects.recordEarlySample.run(context, params)),
     readEarly: assign(({ context }, params: { heard: Heard }) => checkpointEffects.readEarly.run(context, params)),
-    refuseEarly: assign(({ context }, params: { heard: Heard; failure: MemberFailure }) => checkpointEffects.refuseEarly.run(context, params)),
+    refuseEarly: assign(({ context }, params: { heard: Heard; issues: readonly SchemaIssue[] }) => checkpointEffects.refuseEarly.run(context, params)),
     recordSampleError: assign(({ context }, params: { sample: number; error: unknown }) => checkpointEffects.recordSampleError.run(context, params)),
     scheduleSampleTry: assign(({ context }, params: { sample: number; error: unknown }) => checkpointEffects.scheduleSampleTry.run(context, params)),
     restartSample: assign(({ context }, params: { sample: number }) => checkpointEffects.restartSample.run(context, params)),
@@ -93,7 +105,21 @@ export const checkpointSetup = setup({
       const { stage, model: staged } = modelOf(context, model);
       for (const sample of context.started) {
         if (context.slots[sample]!.state !== 'calling') continue;
-        const input: ModelCall = { prompt, question, messages, attempt: context.attempt, model: staged, stage, replySchema: replySchemaOf(answerFormat), sample, reportUsage: usageReporter(self, context.attempt) };
+        const input: ModelCall = {
+          prompt,
+          question,
+          messages,
+          attempt: context.attempt,
+          model: staged,
+          stage,
+          replySchema: replySchemaOf(answerFormat),
+          sample,
+          reportUsage: usageReporter(self, context.attempt),
+          call: context.slots[sample]!.call,
+          answerRule: answerRuleOf(answerFormat),
+          schema: context.settings.schema?.() ?? null,
+          hear: newsReporter(self),
+        };
         enqueue.spawnChild('callModel', { id: 'callModel', input });
       }
     }),

@@ -4,13 +4,13 @@ import { AMBIGUOUS, REPAIRED, UNCERTAIN, VERIFIED } from '../../src/decide/const
 import type { JsonObject } from '../../src/reply/json-objects.js';
 import type { ChatMessage, ChatTurn, Clarification, SentPrompt } from '../../src/decide/prompts.js';
 import type { ParseFn } from '../../src/reply/parse.js';
-import type { AnswerFormat, AnswerSchema, JsonSchema } from '../../src/decide/schema.js';
+import type { AnswerFormat, AnswerSchema, JsonSchema, SchemaIssue } from '../../src/decide/schema.js';
 import type { Validator } from '../../src/decide/validation.js';
 import type { AgreeFn, ConfidenceSource } from '../../src/decide/agreement.js';
 import type { Usage, UsageReport } from '../../src/decide/usage.js';
 import type { Budget } from '../../src/decide/budget.js';
 import type { SamplePlan, SampleStop } from '../../src/decide/sampling.js';
-import type { MemberFailure } from '../../src/reply/stream-reader.js';
+import type { AnswerRule } from '../../src/reply/stream-reader.js';
 
 /** The checkpoint machine's types: its states, input, context, events and output. */
 
@@ -328,7 +328,8 @@ export type CheckpointEvent =
    */
   | { readonly type: 'reply.ambiguityKnown'; readonly call: number; readonly sample?: number; readonly heard: Heard }
   | { readonly type: 'reply.readingsComplete'; readonly call: number; readonly sample?: number; readonly heard: Heard }
-  | { readonly type: 'reply.memberFailed'; readonly call: number; readonly sample?: number; readonly heard: Heard; readonly failure: MemberFailure }
+  /** A completed answer member of a type the schema refuses: `issues` are the schema's own, for that member. */
+  | { readonly type: 'reply.memberFailed'; readonly call: number; readonly sample?: number; readonly heard: Heard; readonly issues: readonly SchemaIssue[] }
   /** At any time: what a call of attempt `attempt` consumed, as its callFn reported it. */
   | { readonly type: 'model.usage'; readonly usage: Usage; readonly attempt: number }
   /** While `awaitingClarification`: the person chose one of the readings offered (its exact text). */
@@ -368,6 +369,14 @@ export interface ModelCall {
   readonly messages: readonly ChatMessage[];
   /** Sends the machine a `model.usage` event: give it to the model as `info.reportUsage`. */
   readonly reportUsage?: (usage: UsageReport) => void;
+  /** The call's token, which a streamed reply's news names. */
+  readonly call?: number;
+  /** What the answer's schema says of types, for a streamed reply's members; null without one. */
+  readonly answerRule?: AnswerRule | null;
+  /** The schema, which confirms a member the rule flags before the attempt fails. */
+  readonly schema?: AnswerSchema | null;
+  /** Sends the machine a streamed reply's news (`reply.ambiguityKnown` and the rest). */
+  readonly hear?: (event: CheckpointEvent) => void;
 }
 
 /** What the `validate` actor is asked. */

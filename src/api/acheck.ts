@@ -2,7 +2,7 @@ import { resultOf } from '../results/result-from.js';
 import { runSchema, runValidator } from '../engine/verdicts.js';
 import { type CallNeed, type CallOutcome, CheckpointRun, modelFor, readCheckpoint, type SampleNeed, sampleEvent } from '../engine/checkpoint-run.js';
 import { readReplyStream, type StreamTarget } from '../engine/streamed-call.js';
-import { isReplyStream } from '../engine/reply-streams.js';
+import { isReplyStream } from '../reply/reply-streams.js';
 import { answerFormatOf, answerRuleOf } from '../decide/schema.js';
 import type { AsyncCallFn, CallInfo } from '../decide/model-call.js';
 import { type AsyncCheckOptions, readCheckArguments, type TypedAsyncCheckOptions } from './options.js';
@@ -272,6 +272,7 @@ class Streams {
       sample: need.kind === 'sample' ? need.sample : undefined,
       model: this.#run.modelName(need.stage),
       rule: answerRuleOf(this.#settings.schema === null ? null : answerFormatOf(this.#settings.schema)),
+      schema: this.#settings.schema,
       onPartial: this.#settings.onPartial,
       replaces,
       controller,

@@ -7,7 +7,7 @@ import type { CheckSettings } from '../engine/settings.js';
 import type { CheckResult, TypedCheckResult } from '../results/result.js';
 import { RunTelemetry } from '../telemetry/run-telemetry.js';
 import { isThenable, swallowRejection } from '../util/values.js';
-import { endStream, isReplyStream } from '../engine/reply-streams.js';
+import { endStream, isReplyStream } from '../reply/reply-streams.js';
 
 /**
  * Asks the model through `callFn` and checks the reply: ambiguity first, then the schema

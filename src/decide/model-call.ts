@@ -1,6 +1,9 @@
 import type { ChatMessage } from './prompts.js';
 import type { JsonSchema } from './schema.js';
 import type { UsageReport } from './usage.js';
+import type { ReplyStream } from '../reply/reply-streams.js';
+
+export type { ReplyStream };
 
 /** The model call as Booth sees it: the prompt in, the raw text out, and what the call is told besides. */
 
@@ -8,7 +11,11 @@ import type { UsageReport } from './usage.js';
 export interface CallInfo {
   /** Index of the attempt, from 0. */
   readonly attempt: number;
-  /** `acheck()` only, when the caller gave one: abort the request when it fires. */
+  /**
+   * `acheck()` gives every call one: it fires when the caller's `signal` does, and when Booth
+   * stops waiting for the call (it timed out, the deadline passed, a streamed reply decided
+   * early, another sample settled the vote). Abort the request when it fires.
+   */
   readonly signal?: AbortSignal;
   /**
    * The JSON Schema (draft 2020-12) of the reply Booth asks for: the envelope, with the
@@ -43,13 +50,6 @@ export interface CallInfo {
 
 /** A synchronous model call for `check()`: prompt in, raw model text out. */
 export type CallFn = (prompt: string, info: CallInfo) => string;
-/**
- * A reply that arrives in pieces, for `acheck()`: its text chunks in order, as an async
- * iterable (an async generator, a provider SDK's text stream) or a web `ReadableStream` of
- * strings. Booth reads it as it arrives and may end it early: it calls the iterator's
- * `return()` (or cancels the stream) and aborts the call's `signal`.
- */
-export type ReplyStream = AsyncIterable<string> | ReadableStream<string>;
 
 /** A model call for `acheck()`: returns the raw model text, or a stream of it (`ReplyStream`), or a Promise of either. */
 export type AsyncCallFn = (prompt: string, info: CallInfo) => string | ReplyStream | PromiseLike<string | ReplyStream>;

@@ -180,14 +180,37 @@ function ruleOf(schema: unknown): AnswerRule | null {
   return type === null && members.size === 0 ? null : { type, members };
 }
 
-/** An answer member the schema refuses, read before the reply ended, as the schema's issues are kept. */
-export function earlyIssue({ key, expected, got }: MemberFailure): SchemaIssue {
-  return Object.freeze({ path: pathText(key === null ? [] : [key]), message: `expected ${expected.join(' or ')}, got ${got} (read as the reply arrived; the rest was not awaited)` });
+/**
+ * Whether the schema itself refuses a member the type rule flagged, and with which of its
+ * issues: the JSON Schema a library writes for its input can be narrower than what it
+ * accepts (`z.coerce.number()` takes "42", `.catch()` takes anything). The answer itself is
+ * validated whole; a member of an object answer alone, in an object of that member only,
+ * and only the issues at that member count (the members still to come are missing, not
+ * wrong). Null when the schema accepts the value, validates asynchronously, or throws: the
+ * whole reply is then awaited, and the schema judges it as always.
+ */
+export function schemaRefuses(schema: AnswerSchema, { key, value }: MemberFailure): readonly SchemaIssue[] | null {
+  let result: unknown;
+  try {
+    result = schema['~standard'].validate(key === null ? structuredClone(value) : { [key]: structuredClone(value) });
+  } catch {
+    return null;
+  }
+  if (typeof result !== 'object' || result === null || typeof (result as { then?: unknown }).then === 'function') return null;
+  const { issues } = result as { issues?: unknown };
+  if (!Array.isArray(issues)) return null;
+  const at = key === null ? issues : issues.filter((issue) => firstKey(issue) === key);
+  return at.length === 0 ? null : Object.freeze(at.map(schemaIssue));
 }
 
-/** The issue as the attempt's `validationError` and the retry prompt give it. */
-export function earlyVerdict(failure: MemberFailure): SchemaVerdict {
-  const issues = Object.freeze([earlyIssue(failure)]);
+function firstKey(issue: unknown): unknown {
+  const path = typeof issue === 'object' && issue !== null ? (issue as { path?: unknown }).path : undefined;
+  const segment = Array.isArray(path) ? path[0] : undefined;
+  return typeof segment === 'object' && segment !== null ? (segment as { key?: unknown }).key : segment;
+}
+
+/** The schema's issues with a member read before the reply ended, as the attempt's verdict. */
+export function earlyVerdict(issues: readonly SchemaIssue[]): SchemaVerdict {
   return { passed: false, error: describeIssues(issues), issues };
 }
 

@@ -1,9 +1,10 @@
 import type { ReplyStream } from '../decide/model-call.js';
-import { AMBIGUITY_KNOWN, type AnswerRule, MEMBER_FAILED, READINGS_COMPLETE, ReplyReader } from '../reply/stream-reader.js';
-import type { CheckpointEvent, Heard } from '../../machines/checkpoint/types.js';
+import { type AnswerRule, ReplyReader } from '../reply/stream-reader.js';
+import type { AnswerSchema } from '../decide/schema.js';
+import { streamNews } from '../../machines/checkpoint/actors.js';
 import type { RunTelemetry } from '../telemetry/run-telemetry.js';
 import { describeValue } from '../util/values.js';
-import { iterate } from './reply-streams.js';
+import { iterate } from '../reply/reply-streams.js';
 import type { PartialReply } from './partial-reply.js';
 import type { CallOutcome, CheckpointRun } from './checkpoint-run.js';
 
@@ -23,6 +24,8 @@ export interface StreamTarget {
   readonly sample: number | undefined;
   readonly model: string | null;
   readonly rule: AnswerRule | null;
+  /** The schema, which confirms a member the rule flags. */
+  readonly schema: AnswerSchema | null;
   readonly onPartial: ((partial: PartialReply) => void) | null;
   /** Whether an earlier stream of this call or sample was shown: the first partial then replaces its text. */
   readonly replaces: boolean;
@@ -34,13 +37,6 @@ export interface StreamTarget {
 }
 
 const UNWANTED = Symbol('unwanted');
-
-/** The machine's news of a reply, by the reader's bits, in the order they are sent. */
-const NEWS: readonly [number, 'reply.ambiguityKnown' | 'reply.readingsComplete' | 'reply.memberFailed'][] = [
-  [AMBIGUITY_KNOWN, 'reply.ambiguityKnown'],
-  [READINGS_COMPLETE, 'reply.readingsComplete'],
-  [MEMBER_FAILED, 'reply.memberFailed'],
-];
 
 /**
  * Reads `stream` to its end, or until the machine no longer waits for the call. Resolves
@@ -83,10 +79,9 @@ export async function readReplyStream(stream: ReplyStream, target: StreamTarget)
         replaces = false;
       }
       if (bits === 0) continue;
-      for (const [bit, type] of NEWS) {
-        if ((bits & bit) === 0) continue;
+      for (const event of streamNews(bits, reader, call, target.sample, target.schema)) {
         if (!run.wantsCall(call)) return undefined;
-        run.send(newsOf(type, reader, target));
+        run.send(event);
       }
       if (!run.wantsCall(call)) return undefined;
     }
@@ -100,12 +95,6 @@ export async function readReplyStream(stream: ReplyStream, target: StreamTarget)
     }
     target.telemetry?.streamed(target.attempt, target.sample, { firstChunkMs, chunks: count, early: ended === 'early' });
   }
-}
-
-function newsOf(type: (typeof NEWS)[number][1], reader: ReplyReader, { call, sample }: StreamTarget): CheckpointEvent {
-  const heard: Heard = { ambiguous: reader.ambiguous, interpretations: reader.interpretations, text: reader.text };
-  const about = sample === undefined ? { call, heard } : { call, sample, heard };
-  return type === 'reply.memberFailed' ? { type, ...about, failure: reader.failure! } : { type, ...about };
 }
 
 function partialOf(reader: ReplyReader, { attempt, sample, model }: StreamTarget, replaces: boolean): PartialReply {

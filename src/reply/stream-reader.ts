@@ -8,7 +8,7 @@ import type { JsonValue } from './json-objects.js';
  * the machine reads the whole text with `parseReply`, as for a reply that did not stream.
  *
  * Only the object the reply begins with is read (after blanks, or a ```` ```json ```` fence
- * line): the envelope Booth asks for. A reply that opens with anything else, or whose
+ * line, 64 characters at most): the envelope Booth asks for. A reply that opens with anything else, or whose
  * leading object breaks JSON's grammar, repeats a member, or nests deeper than `MAX_DEPTH`,
  * tells nothing early and is read whole at its end. Every code unit is looked at once, and
  * only the members read early are copied: linear in the reply's length, whatever the
@@ -32,6 +32,8 @@ export interface MemberFailure {
   readonly key: string | null;
   readonly expected: readonly JsonType[];
   readonly got: JsonType;
+  /** The member's value, as complete: what the schema is asked of before the attempt fails. */
+  readonly value: JsonValue;
 }
 
 /** What the last `push()` made known, as bits. */
@@ -117,6 +119,10 @@ export class ReplyReader {
   readonly #inner = new Capture();
   /** The answer string's piece in this chunk starts here; -1 when not inside it. */
   #answerFrom = -1;
+  /** Where the answer's value began, in code units from the reply's start; -1 when not inside it. */
+  #answerStart = -1;
+  /** Where the code unit being read is, from the reply's start: where the reading stops if it gives up. */
+  #cursor = 0;
 
   ambiguous: boolean | null = null;
   interpretations: readonly string[] | null = null;
@@ -150,7 +156,8 @@ export class ReplyReader {
         if (this.#lead.length > LEAD_LIMIT || !LEAD_SO_FAR.test(this.#lead)) this.#give();
         return 0;
       }
-      if (!FENCE_LINE.test(this.#lead + chunk.slice(0, open))) return this.#give();
+      // The limit holds however the lead was cut: 100 blanks and the `{` in one chunk tell as little as in one-character chunks.
+      if (this.#lead.length + open > LEAD_LIMIT || !FENCE_LINE.test(this.#lead + chunk.slice(0, open))) return this.#give();
       this.#lead = '';
       this.#phase = OBJECT;
       this.#stack.push(true);
@@ -158,6 +165,8 @@ export class ReplyReader {
       at = open + 1;
     }
     changed = this.#scan(chunk, at, offset);
+    // An escape found broken at the chunk's end stops the reading there.
+    this.#cursor = offset + chunk.length;
     if (this.#phase === OBJECT) {
       this.#key.carry(chunk);
       this.#value.carry(chunk);
@@ -177,13 +186,29 @@ export class ReplyReader {
   #give(): number {
     this.#phase = NONE;
     this.#lead = '';
-    return 0;
+    return this.#answerStart >= 0 ? this.#settleAnswer(this.#cursor) : 0;
+  }
+
+  /**
+   * The reading stopped at `end` inside the answer: `answerSoFar` is what was read of it
+   * before there, however the chunks fell (the last push would otherwise leave what it had
+   * carried from earlier chunks only). A string answer keeps what decodes: its complete,
+   * valid escapes before the first broken one or control character.
+   */
+  #settleAnswer(end: number): number {
+    const text = this.#text.slice(this.#answerStart, end);
+    this.#answerStart = -1;
+    const answer = text.charCodeAt(0) === QUOTE ? (JSON.parse(`"${decodable(text, 1)}"`) as string) : text;
+    if (answer === this.answerSoFar) return 0;
+    this.answerSoFar = answer;
+    return ANSWER_GREW;
   }
 
   #scan(chunk: string, from: number, offset: number): number {
     let changed = 0;
     const stack = this.#stack;
     for (let at = from; at < chunk.length; at += 1) {
+      this.#cursor = offset + at;
       const c = chunk.charCodeAt(at);
       if (this.#inString) {
         if (this.#escape === 0) {
@@ -256,6 +281,7 @@ export class ReplyReader {
     if (c === QUOTE) {
       this.#inString = true;
       if (depth === 1 && this.#member === 'answer') {
+        this.#answerStart = this.#cursor;
         this.#answerString = true;
         this.answerSoFar = '';
         this.#answerFrom = at + 1;
@@ -265,11 +291,13 @@ export class ReplyReader {
     }
     if (c === OPEN_BRACE || c === OPEN_BRACKET) {
       if (depth >= MAX_DEPTH) return this.#give();
+      if (depth === 1 && this.#member === 'answer') this.#answerStart = this.#cursor;
       stack.push(c === OPEN_BRACE);
       this.#expect = c === OPEN_BRACE ? KEY_OR_END : ITEM_OR_END;
       return 0;
     }
     if (isScalarChar(c)) {
+      if (depth === 1 && this.#member === 'answer') this.#answerStart = this.#cursor;
       this.#inScalar = true;
       return 0;
     }
@@ -331,7 +359,7 @@ export class ReplyReader {
       if (value === undefined) return this.#give();
       const expected = key === null ? undefined : this.#rule!.members.get(key);
       if (expected !== undefined && this.failure === null && !accepts(expected, value)) {
-        this.failure = { key, expected, got: typeOf(value) };
+        this.failure = { key, expected, got: typeOf(value), value };
         return MEMBER_FAILED;
       }
       return 0;
@@ -353,10 +381,11 @@ export class ReplyReader {
         this.interpretations = Object.freeze(Array.isArray(value) ? value.map(asText) : []);
         return READINGS_COMPLETE;
       case 'answer': {
+        this.#answerStart = -1;
         const type = this.#rule?.type;
         if (typeof value !== 'string') this.answerSoFar = text;
         if (type && this.failure === null && !accepts(type, value)) {
-          this.failure = { key: null, expected: type, got: typeOf(value) };
+          this.failure = { key: null, expected: type, got: typeOf(value), value };
           return MEMBER_FAILED | ANSWER_GREW;
         }
         return ANSWER_GREW;
@@ -376,6 +405,23 @@ export class ReplyReader {
     return this.#endValue(chunk, at + 1);
   }
 }
+
+/** The longest piece of a string's text from `from` that holds only characters and valid escapes: `JSON.parse` decodes it. */
+function decodable(text: string, from: number): string {
+  let at = from;
+  while (at < text.length) {
+    const c = text.charCodeAt(at);
+    if (c < 0x20 || c === QUOTE) break;
+    if (c !== BACKSLASH) at += 1;
+    else if (SIMPLE_ESCAPES.includes(text.charCodeAt(at + 1))) at += 2;
+    else if (text.charCodeAt(at + 1) === U && /^[0-9a-fA-F]{4}$/.test(text.slice(at + 2, at + 6))) at += 6;
+    else break;
+  }
+  return text.slice(from, at);
+}
+
+/** `"`, `\`, `/`, `b`, `f`, `n`, `r`, `t`: what may follow a backslash, besides `u`. */
+const SIMPLE_ESCAPES = [34, 92, 47, 98, 102, 110, 114, 116];
 
 /** Whether the backslash at `slash` begins an escape `piece` does not finish. */
 function isOpenEscape(piece: string, slash: number): boolean {

@@ -214,7 +214,24 @@ describe('fromAISDK', () => {
     const controller = new AbortController();
     const result = await acheck(callFn, 'q', { signal: controller.signal });
     expect(result.answer).toBe('Paris');
-    expect(seen[0]).toEqual({ model: 'a-model', system: INSTRUCTIONS, messages: [{ role: 'user', content: 'q' }], abortSignal: controller.signal });
+    // acheck() gives every call a signal of its own, which the caller's aborts.
+    expect(seen[0]).toEqual({ model: 'a-model', system: INSTRUCTIONS, messages: [{ role: 'user', content: 'q' }], abortSignal: expect.any(AbortSignal) });
+    let given: AbortSignal | undefined;
+    const pending = acheck(
+      fromAISDK({
+        model: 'a-model',
+        generateText: (options) => {
+          given = options.abortSignal;
+          return new Promise(() => {});
+        },
+      }),
+      'q',
+      { signal: controller.signal },
+    );
+    await expect.poll(() => given).toBeDefined();
+    controller.abort(new Error('user cancelled'));
+    await expect(pending).rejects.toThrow('user cancelled');
+    expect(given?.aborted).toBe(true);
   });
 
   it('reports the usage generateText returns, by version 5’s names or version 4’s; unknown counts report none', async () => {
@@ -231,6 +248,25 @@ describe('fromAISDK', () => {
       const callFn = fromAISDK({ model: 'a-model', generateText: async () => ({ text: envelope('Paris', 0.9), usage }) });
       expect((await acheck(callFn, 'q')).usage, JSON.stringify(usage)).toEqual(expected);
     }
+  });
+
+  it('the SDK’s HTTP errors (APICallError’s statusCode, or a RetryError’s last) become ProviderErrors that callRetries reads', async () => {
+    const apiError = Object.assign(new Error('Incorrect API key provided'), { statusCode: 401, responseHeaders: {} });
+    const retried = Object.assign(new Error('Failed after 3 attempts. Last error: Rate limited'), {
+      lastError: Object.assign(new Error('Rate limited'), { statusCode: 429, responseHeaders: { 'retry-after-ms': '7' } }),
+    });
+    const failing = (error: Error) => fromAISDK({ model: 'm', generateText: () => Promise.reject(error) });
+    const first = await Promise.resolve(failing(apiError)('q', { attempt: 0 })).catch((thrown: unknown) => thrown);
+    expect(first).toBeInstanceOf(ProviderError);
+    expect(first).toMatchObject({ status: 401, retryAfterMs: null, message: 'Incorrect API key provided', cause: apiError });
+    const second = await Promise.resolve(failing(retried)('q', { attempt: 0 })).catch((thrown: unknown) => thrown);
+    expect(second).toMatchObject({ status: 429, retryAfterMs: 7, message: 'Failed after 3 attempts. Last error: Rate limited' });
+    // A 401 ends the run at once; an error without a status passes as it is.
+    const result = await acheck(failing(apiError), 'q', { maxRetries: 2, callRetries: { retries: 2, minDelayMs: 0 } });
+    expect(result.method).toBe('call_failure');
+    expect(result.attempts).toHaveLength(1);
+    const plain = new Error('no status');
+    await expect(Promise.resolve(failing(plain)('q', { attempt: 0 }))).rejects.toBe(plain);
   });
 
   it('reports the usage generateObject returns, and the usage its error carries when it could not read the reply', async () => {
@@ -375,13 +411,13 @@ describe('native structured output: the envelope’s JSON Schema, a typed answer
       model: 'a-model',
       system: cityInstructions,
       messages: [{ role: 'user', content: 'Largest city in Japan?' }],
-      abortSignal: undefined,
+      abortSignal: expect.any(AbortSignal),
       schema: { wrapped: envelopeWith(citySchema) },
       schemaName: 'booth_reply',
     });
     const anyObject = fromAISDK({ generateText, generateObject, model: 'a-model', responseFormat: 'json_object' });
     expect((await acheck(anyObject, 'q', { schema: City })).status).toBe('VERIFIED');
-    expect(seen[1]).toEqual({ model: 'a-model', system: expect.any(String), messages: [{ role: 'user', content: 'q' }], abortSignal: undefined, output: 'no-schema' });
+    expect(seen[1]).toEqual({ model: 'a-model', system: expect.any(String), messages: [{ role: 'user', content: 'q' }], abortSignal: expect.any(AbortSignal), output: 'no-schema' });
   });
 
   it('bad adapter options are TypeErrors naming the option and the fix', () => {

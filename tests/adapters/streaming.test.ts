@@ -1,9 +1,12 @@
+import { readFileSync } from 'node:fs';
 import Anthropic from '@anthropic-ai/sdk';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
-import { streamText } from 'ai';
+import { generateText as aiGenerateText, streamText } from 'ai';
 import OpenAI from 'openai';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { fromAISDK, fromAnthropic, fromOpenAI, openAICompatible, ProviderError } from '../../src/adapters/index.js';
+import { acheck, type PartialReply } from '../../src/index.js';
 import { EventStreamReader } from '../../src/adapters/sse.js';
 import type { AsyncCallFn, CallInfo, ReplyStream } from '../../src/decide/model-call.js';
 import type { UsageReport } from '../../src/decide/usage.js';
@@ -180,6 +183,77 @@ describe.each(['fetch', 'openai', 'anthropic', 'aisdk'] as const)('%s adapter wi
     expect(() => adapter({ stream: 1 })).toThrow(
       new TypeError('Expected `stream` to be a boolean (true to stream the reply to acheck(), which reads it as it arrives), got 1.'),
     );
+  });
+});
+
+describe.each(['fetch', 'openai', 'anthropic', 'aisdk'] as const)('%s adapter streaming through acheck(), end to end', (name) => {
+  const adapter = (extra: object = {}) => streaming[name](extra);
+  const unstreamed = (): AsyncCallFn => (name === 'aisdk' ? streaming.aisdk({ stream: false, streamText: undefined, generateText: aiGenerateText }) : streaming[name]({ stream: false }));
+  const wireUsage = (input: number, output: number) =>
+    name === 'anthropic' ? { input_tokens: input, output_tokens: output } : { prompt_tokens: input, completion_tokens: output, total_tokens: input + output };
+  const AMBIGUOUS = JSON.stringify({
+    ambiguous: true,
+    interpretations: ['Paris, France', 'Paris, Texas'],
+    chosen_interpretation: null,
+    answer: 'A long answer nobody needs. '.repeat(40),
+    confidence: 0.5,
+  });
+
+  it('an ambiguous reply ends AMBIGUOUS once its readings are complete: the server sees the connection closed before the reply was sent whole', async () => {
+    server.provider.script.push({ text: AMBIGUOUS, stream: { chunkSizes: 8, delayMs: 2 }, usage: wireUsage(100, 400) });
+    const partials: PartialReply[] = [];
+    const result = await acheck(adapter(), 'Where is Paris?', { onPartial: (partial) => partials.push(partial) });
+    expect(result.status).toBe('AMBIGUOUS');
+    expect(result.interpretations).toEqual(['Paris, France', 'Paris, Texas']);
+    const record = await closedStream();
+    expect(record.clientClosed).toBe(true);
+    expect(record.sent).toBeLessThan(record.of);
+    // The answer was not needed: the stream ended long before it was sent (its readings end at a tenth of the reply).
+    expect(AMBIGUOUS.indexOf('"answer"')).toBeLessThan(AMBIGUOUS.length / 10);
+    expect(record.sent).toBeLessThan(record.of / 2);
+    expect(result.attempts[0]!.rawText!.length).toBeLessThan(AMBIGUOUS.indexOf('"answer"') + 16);
+    expect(result.attempts[0]?.rawText).toBe(AMBIGUOUS.slice(0, result.attempts[0]!.rawText!.length));
+    expect(partials.at(-1)).toMatchObject({ ambiguous: true, interpretations: ['Paris, France', 'Paris, Texas'] });
+    expect(server.provider.received).toHaveLength(1);
+  });
+
+  it('a clear reply is VERIFIED, with the partial answer shown as it forms and the same usage as without streaming', async () => {
+    const reply = envelope('Paris is the capital of France.', 0.95);
+    server.provider.script.push({ text: reply, stream: { chunkSizes: 3 }, usage: wireUsage(150, 25) }, { text: reply, usage: wireUsage(150, 25) });
+    const partials: PartialReply[] = [];
+    const streamed = await acheck(adapter(), 'Capital of France?', { onPartial: (partial) => partials.push(partial) });
+    const whole = await acheck(unstreamed(), 'Capital of France?');
+    expect(server.provider.received.map((request) => request.body['stream'] === true)).toEqual([true, false]);
+    expect(streamed.status).toBe('VERIFIED');
+    expect(streamed.answer).toBe('Paris is the capital of France.');
+    expect(streamed.usage).toEqual(whole.usage);
+    expect(streamed.usage).toMatchObject({ inputTokens: 150, outputTokens: 25 });
+    expect(streamed.attempts[0]?.rawText).toBe(reply);
+    const answers = partials.map((partial) => partial.answerSoFar).filter((answer) => answer !== null);
+    expect(answers.length).toBeGreaterThan(3);
+    expect(answers.at(-1)).toBe('Paris is the capital of France.');
+  });
+
+  it('a stream slower than timeoutMs is cut mid-reply, its connection closed, and the retry answers', async () => {
+    const reply = envelope('Paris', 0.9);
+    server.provider.script.push({ text: reply, stream: { chunkSizes: 10, delayMs: 100 } }, { text: reply, stream: { chunkSizes: 8 } });
+    const result = await acheck(adapter(), 'q', { timeoutMs: 250 });
+    expect(result.status).toBe('REPAIRED');
+    expect(result.attempts[0]?.error).toBe('the model call timed out after 250 ms');
+    const record = await closedStream();
+    expect(record.clientClosed).toBe(true);
+    expect(record.sent).toBeLessThan(record.of);
+  });
+
+  it('a stream cut mid-reply is retried by callRetries, and the retried stream replaces the text', async () => {
+    const reply = envelope('Paris', 0.9);
+    server.provider.script.push({ text: reply, stream: { chunkSizes: 4, cutAfter: 5 } }, { text: reply, stream: { chunkSizes: 4 } });
+    const partials: PartialReply[] = [];
+    const result = await acheck(adapter(), 'q', { callRetries: { retries: 1, minDelayMs: 1, maxDelayMs: 1 }, onPartial: (partial) => partials.push(partial) });
+    expect(result.status).toBe('VERIFIED');
+    expect(result.attempts[0]?.callTries).toHaveLength(2);
+    expect(result.attempts[0]?.callTries[0]?.error).not.toMatch(/Paris/);
+    expect(partials.some((partial) => partial.replaces)).toBe(true);
   });
 });
 
@@ -415,6 +489,26 @@ describe('openAICompatible({ stream: true })', () => {
 });
 
 describe('EventStreamReader', () => {
+  it('reads the same events however the stream is split, whatever the line endings (property)', () => {
+    const line = fc.string({ unit: 'grapheme', maxLength: 12 }).map((text) => text.replace(/[\r\n]/g, ''));
+    const event = fc.record({ type: fc.option(fc.constantFrom('error', 'ping', 'message_start'), { nil: undefined }), data: fc.array(line, { minLength: 1, maxLength: 3 }) });
+    fc.assert(
+      fc.property(fc.array(event, { maxLength: 6 }), fc.constantFrom('\n', '\r', '\r\n'), fc.array(fc.nat(), { maxLength: 8 }), (events, eol, cuts) => {
+        const source = events.map(({ type, data }) => `${type ? `event: ${type}${eol}` : ''}${data.map((text) => `data: ${text}${eol}`).join('')}${eol}`).join('');
+        const reader = new EventStreamReader();
+        const read = [];
+        let at = 0;
+        for (const cut of [...cuts.map((cut) => cut % (source.length + 1))].sort((a, b) => a - b)) {
+          read.push(...reader.push(source.slice(at, Math.max(at, cut))));
+          at = Math.max(at, cut);
+        }
+        read.push(...reader.push(source.slice(at)), ...reader.end());
+        expect(read).toEqual(events.map(({ type, data }) => ({ event: type ?? 'message', data: data.join('\n') })));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
   it('reads every line ending, split anywhere, comments and multi-line data', () => {
     const source = ': keep-alive\r\ndata: {"a":1}\r\n\r\nevent: error\ndata:x\ndata:  y\n\ndata\r\rid: 3\nretry: 10\ndata: last\n';
     const expected = [
@@ -433,3 +527,47 @@ describe('EventStreamReader', () => {
   });
 });
 
+
+describe("docs/adapters.md's opening example, run as a reader copies it", () => {
+  const block = (() => {
+    const page = readFileSync(new URL('../../docs/adapters.md', import.meta.url), 'utf8');
+    return page.split('```ts\n')[1]!.split('```')[0]!;
+  })();
+  /** The example with its imports given, its endpoint the loopback provider's, and a `draft` that records what a UI would show. */
+  async function runExample(url: string) {
+    const shown: string[] = [];
+    const draft = {
+      clear: () => shown.push('<cleared>'),
+      show: (text: string) => shown.push(text),
+      confirm: (answer: string) => shown.push(`<confirmed ${answer}>`),
+      ask: (readings: readonly string[]) => shown.push(`<which of ${readings.join(' | ')}>`),
+      withdraw: (status: string) => shown.push(`<withdrawn ${status}>`),
+    };
+    const code = block
+      .replace(/^import .*$/gm, '')
+      .replace("'https://api.openai.com/v1'", JSON.stringify(`${url}/v1`))
+      .replace('process.env.OPENAI_API_KEY', "'test-key'");
+    const run = new Function('acheck', 'openAICompatible', 'draft', `return (async () => { ${code}\nreturn result; })();`);
+    const result = (await run(acheck, openAICompatible, draft)) as Awaited<ReturnType<typeof acheck>>;
+    return { result, shown };
+  }
+
+  it('shows the answer as it arrives, and confirms it only once the verdict is in', async () => {
+    server.provider.script.push({ text: envelope('Yes: the 14:10 train, if seats remain.', 0.9), stream: { chunkSizes: 6 } });
+    const { result, shown } = await runExample(server.provider.url);
+    expect(result.status).toBe('VERIFIED');
+    expect(shown.at(-1)).toBe('<confirmed Yes: the 14:10 train, if seats remain.>');
+    expect(shown.at(-2)).toBe('Yes: the 14:10 train, if seats remain.');
+    expect(shown.filter((line) => !line.startsWith('<')).length).toBeGreaterThan(3);
+  });
+
+  it('clears the draft a retry replaces, and asks which reading as soon as the readings are complete', async () => {
+    server.provider.script.push({ text: envelope('Perhaps', 0.2), stream: { chunkSizes: 6 } });
+    server.provider.script.push({ text: envelope('x'.repeat(400), 0.5, { ambiguous: true, interpretations: ['today', 'tomorrow'] }), stream: { chunkSizes: 6, delayMs: 2 } });
+    const { result, shown } = await runExample(server.provider.url);
+    expect(result.status).toBe('AMBIGUOUS');
+    expect(shown).toContain('<cleared>');
+    expect(shown.at(-1)).toBe('<which of today | tomorrow>');
+    expect(server.provider.streams.at(-1)!.sent).toBeLessThan(server.provider.streams.at(-1)!.of / 2);
+  });
+});

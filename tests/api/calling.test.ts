@@ -25,8 +25,9 @@ describe('§1 callFn receives the prompt and { attempt }', () => {
     ]);
   });
 
-  it('acheck() adds the signal when the caller gave one', async () => {
-    const { signal } = new AbortController();
+  it("acheck() gives every call a signal of Booth's own, which aborts with the caller's", async () => {
+    const caller = new AbortController();
+    const { signal } = caller;
     const infos: unknown[] = [];
     await acheck(
       (_prompt, info) => {
@@ -36,7 +37,12 @@ describe('§1 callFn receives the prompt and { attempt }', () => {
       'q',
       { signal },
     );
-    expect(infos).toEqual([{ attempt: 0, signal, replySchema: replySchemaOf(null), question: 'q', messages: expect.any(Array), reportUsage: expect.any(Function) }]);
+    expect(infos).toEqual([{ attempt: 0, signal: expect.any(AbortSignal), replySchema: replySchemaOf(null), question: 'q', messages: expect.any(Array), reportUsage: expect.any(Function) }]);
+    const given = (infos[0] as { signal: AbortSignal }).signal;
+    expect(given.aborted).toBe(false);
+    caller.abort(new Error('stop'));
+    expect(given.aborted).toBe(true);
+    expect(given.reason).toEqual(new Error('stop'));
   });
 });
 

@@ -87,12 +87,12 @@ describe.each(['stepper', 'actor'] as const)('on the %s engine', (engine) => {
     expect(result.status).toBe('REPAIRED');
     expect(result.answer).toEqual({ city: 'Paris', country: 'France' });
     const [first] = result.attempts;
-    expect(first!.schemaIssues).toEqual([{ path: 'answer.city', message: expect.stringMatching(/^expected string, got integer/) }]);
+    expect(first!.schemaIssues).toEqual([{ path: 'answer.city', message: expect.stringMatching(/expected string, received number/) }]);
     expect(first!.passedValidation).toBe(false);
     expect(model.calls[0]!.aborted).toBe(true);
     expect(model.calls[0]!.sent).toBeLessThan(wrong.indexOf('"country"') + 4);
     expect(result.prompts.map((p) => p.kind)).toEqual(['first', 'validation']);
-    expect(result.prompts[1]!.text).toContain('answer.city: expected string, got integer');
+    expect(result.prompts[1]!.text).toMatch(/answer\.city: Invalid input: expected string, received number/);
     expect(result.trace.map((step) => step.state).slice(0, 3)).toEqual(['calling', 'answerRefused', 'reconsidering']);
   });
 });
@@ -331,5 +331,128 @@ describe('a stream, everywhere a reply goes', () => {
     })();
     expect(() => check(() => stream as unknown as string, 'q')).toThrow(/`callFn` returned a stream, but check\(\) is synchronous.*use acheck\(\)/);
     void closed;
+  });
+});
+
+describe('in a workflow: the machine spawns its callModel actor', () => {
+  it('a model that streams is read as it arrives: AMBIGUOUS at once, the stream ended, on the machine a parent embeds', async () => {
+    const { createActor, toPromise } = await import('xstate');
+    const { checkpointMachine } = await import('../../machines/index.js');
+    const model = streamingModel([AMBIGUOUS_REPLY]);
+    const output = await toPromise(createActor(checkpointMachine, { input: { prompt: 'Where is Paris?', model: model.callFn } }).start());
+    expect(output.status).toBe('AMBIGUOUS');
+    expect(output.interpretations).toEqual(['Paris, France', 'Paris, Texas']);
+    expect(output.trace.map((step) => step.state)).toEqual(['calling', 'ambiguityGate', 'ambiguous']);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(model.calls[0]!.aborted).toBe(true);
+    expect(model.calls[0]!.closed).toBe(true);
+    expect(model.calls[0]!.sent).toBeLessThan(AMBIGUOUS_REPLY.indexOf('"answer"') + 4);
+  });
+
+  it('a clear streamed reply is the actor\'s output whole, decided as text is', async () => {
+    const { createActor, toPromise } = await import('xstate');
+    const { checkpointMachine } = await import('../../machines/index.js');
+    const output = await toPromise(createActor(checkpointMachine, { input: { prompt: 'q', model: streamingModel([ENVELOPE('Paris', 0.9)]).callFn } }).start());
+    expect(output.status).toBe('VERIFIED');
+    expect(output.answer).toBe('Paris');
+  });
+});
+
+describe('the early rule for schema members: a plain `type` of the answer or of its properties, judged once the member is complete', () => {
+  const streamed = (text: string) => streamingModel([text, ENVELOPE({ city: 'Paris', population: 2, code: null }, 0.9)], 7);
+  const reply = (answer: string) => `{"ambiguous": false, "interpretations": [], "answer": ${answer}, "confidence": 0.9}`;
+  const run = async (schema: Parameters<typeof acheck>[2] extends infer O ? (O extends { schema?: infer S } ? S : never) : never, answer: string) => {
+    const model = streamed(reply(answer));
+    const result = await acheck(model.callFn, 'q', { schema, maxRetries: 1 });
+    return { early: result.trace.some((step) => step.state === 'answerRefused'), result, model };
+  };
+
+  it('an integer is a number; a number with a fraction is no integer', async () => {
+    expect((await run(z.object({ population: z.number() }), '{"population": 42}')).early).toBe(false);
+    const fraction = await run(z.object({ population: z.number().int() }), '{"population": 4.5}');
+    expect(fraction.early).toBe(true);
+    expect(fraction.result.attempts[0]!.schemaIssues![0]).toMatchObject({ path: 'answer.population', message: expect.stringMatching(/int/i) });
+  });
+
+  it('a nullable member takes null; a union without a plain type is never judged early, only by the schema once the reply is whole', async () => {
+    expect((await run(z.object({ code: z.string().nullable() }), '{"code": null}')).early).toBe(false);
+    const union = await run(z.object({ code: z.union([z.string(), z.object({ iso: z.string() })]) }), '{"code": 42}');
+    expect(union.early).toBe(false);
+    expect(union.result.attempts[0]!.passedValidation).toBe(false);
+    expect(union.model.calls[0]!.aborted).toBe(false);
+  });
+
+  it('the answer itself of the wrong type fails once it is complete', async () => {
+    const whole = await run(z.object({ city: z.string() }), '"Paris"');
+    expect(whole.early).toBe(true);
+    expect(whole.result.attempts[0]!.schemaIssues).toEqual([{ path: 'answer', message: expect.stringMatching(/expected object, received string/) }]);
+  });
+
+  it('the schema itself confirms a flagged member: a coercing or catching member that takes the value is not failed early', async () => {
+    const coerced = await run(z.object({ count: z.coerce.number() }), '{"count": "5"}');
+    expect(coerced.early).toBe(false);
+    expect(coerced.model.calls[0]!.aborted).toBe(false);
+    expect(coerced.result.status).toBe('VERIFIED');
+    expect(coerced.result.answer).toEqual({ count: 5 });
+    const caught = await run(z.object({ city: z.string().catch('unknown') }), '{"city": 42}');
+    expect(caught.early).toBe(false);
+    expect(caught.result.answer).toEqual({ city: 'unknown' });
+  });
+
+  it('an asynchronous schema is never asked mid-stream: the whole reply is awaited, then judged', async () => {
+    // A Standard Schema that says its type, and answers only asynchronously.
+    const schema = {
+      '~standard': {
+        version: 1,
+        vendor: 'test',
+        validate: async (value: unknown) =>
+          typeof (value as { city?: unknown }).city === 'string' ? { value } : { issues: [{ message: 'city must be text', path: ['city'] }] },
+        jsonSchema: { input: () => ({ type: 'object', properties: { city: { type: 'string' } } }), output: () => ({}) },
+      },
+    } as const;
+    const { early, result, model } = await run(schema as never, '{"city": 42}');
+    expect(early).toBe(false);
+    expect(model.calls[0]!.aborted).toBe(false);
+    expect(result.attempts[0]!.schemaIssues).toEqual([{ path: 'answer.city', message: 'city must be text' }]);
+  });
+
+  it('an ambiguous reply\'s answer is never judged: its readings decide', async () => {
+    const model = streamingModel([`{"ambiguous": true, "interpretations": ["a", "b"], "answer": 42, "confidence": 0.9}`]);
+    const result = await acheck(model.callFn, 'q', { schema: z.object({ city: z.string() }) });
+    expect(result.status).toBe('AMBIGUOUS');
+    expect(result.trace.map((step) => step.state)).not.toContain('answerRefused');
+  });
+
+  it('without a schema nothing is judged early', async () => {
+    const model = streamingModel([reply('{"city": 42}'), ENVELOPE('Paris', 0.9)]);
+    const result = await acheck(model.callFn, 'q', { maxRetries: 1 });
+    expect(result.trace.map((step) => step.state)).not.toContain('answerRefused');
+  });
+});
+
+describe('streams and budgets', () => {
+  it('a stream ended early reported no usage: under a token budget the run cannot wait for a clarification it could not count, and ends AMBIGUOUS', async () => {
+    const store = memoryStore();
+    const model = streamingModel([AMBIGUOUS_REPLY]);
+    const result = await acheck(model.callFn, 'Where is Paris?', { checkpoint: store, key: 'k', awaitClarification: true, budget: { maxTokens: 10_000 } });
+    expect(result.status).toBe('AMBIGUOUS');
+    expect(result.trace.at(-1)!.state).toBe('ambiguous');
+    expect(store.size).toBe(0);
+  });
+
+  it('a stream that reports its usage before it ends is counted as any call', async () => {
+    const text = ENVELOPE('Paris', 0.9);
+    const result = await acheck(
+      (_prompt, info) =>
+        (async function* () {
+          yield text.slice(0, 20);
+          info.reportUsage?.({ inputTokens: 30, outputTokens: 12 });
+          yield text.slice(20);
+        })(),
+      'q',
+      { budget: { maxTokens: 10_000 } },
+    );
+    expect(result.status).toBe('VERIFIED');
+    expect(result.usage).toMatchObject({ inputTokens: 30, outputTokens: 12, totalTokens: 42 });
   });
 });

@@ -14,7 +14,7 @@ import {
   type StreamingProvider,
   tokensOf,
 } from '../../bench/stream-sim.js';
-import { chunksOf, readIncrementally, replyOfSize } from '../../bench/stream-reader.js';
+import { chunksOf, readIncrementally, replyOfSize } from '../../bench/stream-chunks.js';
 
 /**
  * What `npm run bench:stream` measures on (bench/stream-sim.ts), without its timings: the

@@ -501,7 +501,7 @@ describe('the stepper and the XState actor, side by side, on cascades, adaptive 
  * a call it no longer does, in either order, with and without the reply's ambiguity known.
  */
 const heard = (ambiguous: boolean | null, interpretations: string[] | null) => ({ ambiguous, interpretations, text: '{"ambiguous": ' });
-const CITY_REFUSED = { key: 'city', expected: ['string'], got: 'integer' } as const;
+const CITY_REFUSED = [{ path: 'answer.city', message: 'Invalid input: expected string, received number' }];
 const streamNews = (call: number, sample?: number): CheckpointEvent[] => {
   const about = sample === undefined ? { call } : { call, sample };
   return [
@@ -509,8 +509,8 @@ const streamNews = (call: number, sample?: number): CheckpointEvent[] => {
     { type: 'reply.ambiguityKnown', ...about, heard: heard(true, ['a', 'b']) },
     { type: 'reply.readingsComplete', ...about, heard: heard(true, ['a', 'b']) },
     { type: 'reply.readingsComplete', ...about, heard: heard(null, ['a', 'b']) },
-    { type: 'reply.memberFailed', ...about, heard: heard(false, []), failure: CITY_REFUSED },
-    { type: 'reply.memberFailed', ...about, heard: heard(null, null), failure: CITY_REFUSED },
+    { type: 'reply.memberFailed', ...about, heard: heard(false, []), issues: CITY_REFUSED },
+    { type: 'reply.memberFailed', ...about, heard: heard(null, null), issues: CITY_REFUSED },
   ];
 };
 /** The news of the call in flight now, and of the one before it (a stream the run gave up on). */

@@ -13,7 +13,7 @@ interface Received {
 }
 
 /** A reply of the stand-in server: its status, body and headers. */
-type Answer = { readonly status?: number; readonly body: string; readonly headers?: Record<string, string> };
+type Answer = { readonly status?: number; readonly body: string | ReadableStream<Uint8Array>; readonly headers?: Record<string, string> };
 
 const completion = (content: string, usage = { prompt_tokens: 12, completion_tokens: 5, total_tokens: 17 }) =>
   JSON.stringify({ choices: [{ message: { role: 'assistant', content } }], usage });
@@ -130,6 +130,71 @@ describe('openAICompatible against a fetch stand-in', () => {
     expect(retryAfter(new Headers({ 'retry-after-ms': '250' }))).toBe(250);
     expect(retryAfter(new Headers({ 'retry-after': '2' }))).toBe(2_000);
     expect(retryAfter(new Headers())).toBeNull();
+  });
+});
+
+/**
+ * A streamed chat completion as bytes in pieces of `size` (a multi-byte character split
+ * across pieces included), and a record of whether the reader cancelled the body: the
+ * stand-in's connection closed early.
+ */
+function eventStream(text: string, size: number, timer = true, usage = { prompt_tokens: 12, completion_tokens: 5, total_tokens: 17 }) {
+  const chunk = (fields: object) => `data: ${JSON.stringify({ object: 'chat.completion.chunk', ...fields })}\r\n\r\n`;
+  const deltas = [];
+  for (let at = 0; at < text.length; at += 3) deltas.push(chunk({ choices: [{ index: 0, delta: { content: text.slice(at, at + 3) }, finish_reason: null }] }));
+  const source = [
+    ': keep-alive\n\n',
+    chunk({ choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }] }),
+    ...deltas,
+    chunk({ choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] }),
+    chunk({ choices: [], usage }),
+    'data: [DONE]\n\n',
+  ].join('');
+  const bytes = new TextEncoder().encode(source);
+  const state = { sent: 0, cancelled: false };
+  const body = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      // A timer between pieces, or for byte-sized pieces only a turn of the microtask queue.
+      await (timer ? new Promise((resolve) => setTimeout(resolve, 0)) : Promise.resolve());
+      if (state.sent >= bytes.length) return controller.close();
+      controller.enqueue(bytes.slice(state.sent, state.sent + size));
+      state.sent += size;
+    },
+    cancel() {
+      state.cancelled = true;
+    },
+  });
+  return { body, state, length: bytes.length };
+}
+
+describe('openAICompatible with stream: true against a fetch stand-in', () => {
+  it('reads the server-sent events as they arrive, in pieces of any size, and reports the usage of the last chunk', async () => {
+    const model = openAICompatible({ baseURL: 'https://llm.example/v1', model: 'm', stream: true });
+    const reply = envelope('Zürich — 🇨🇭', 0.9);
+    for (const size of [1, 7, 64, 4096]) {
+      const { body } = eventStream(reply, size, size >= 64);
+      await withFetch([{ body, headers: { 'content-type': 'text/event-stream' } }], async (received) => {
+        const result = await acheck(model, 'Largest city of Switzerland?');
+        expect(result.status).toBe('VERIFIED');
+        expect(result.answer).toBe('Zürich — 🇨🇭');
+        expect(result.attempts[0]?.rawText).toBe(reply);
+        expect(result.usage).toEqual({ inputTokens: 12, outputTokens: 5, totalTokens: 17, costUsd: null });
+        expect(received[0]?.body).toMatchObject({ stream: true, stream_options: { include_usage: true } });
+      });
+    }
+  });
+
+  it('an ambiguous reply ends AMBIGUOUS before it is whole, and the body is cancelled', async () => {
+    const model = openAICompatible({ baseURL: 'https://llm.example/v1', model: 'm', stream: true });
+    const reply = JSON.stringify({ ambiguous: true, interpretations: ['Paris, France', 'Paris, Texas'], chosen_interpretation: null, answer: 'never needed '.repeat(50), confidence: 0.5 });
+    const { body, state, length } = eventStream(reply, 16);
+    await withFetch([{ body, headers: { 'content-type': 'text/event-stream' } }], async () => {
+      const result = await acheck(model, 'Where is Paris?');
+      expect(result.status).toBe('AMBIGUOUS');
+      expect(result.interpretations).toEqual(['Paris, France', 'Paris, Texas']);
+    });
+    expect(state.cancelled).toBe(true);
+    expect(state.sent < length).toBe(true);
   });
 });
 

@@ -987,3 +987,40 @@ describe('telemetry of a run that spends only what it needs: cascades, adaptive 
     ]);
   });
 });
+
+describe('telemetry of streamed replies', () => {
+  const streamed = (text: string) => async function* () {
+    for (let at = 0; at < text.length; at += 6) {
+      await new Promise((resolve) => setTimeout(resolve, 1));
+      yield text.slice(at, at + 6);
+    }
+  };
+
+  it('the attempt records its chunks and when the first came; the check, when the verdict came', async () => {
+    await acheck(streamed(PARIS), 'q', { telemetry: true });
+    const root = checkSpan();
+    const [attempt] = root.children;
+    expect(attempt!.attributes['booth.stream.chunks']).toBe(Math.ceil(PARIS.length / 6));
+    expect(attempt!.attributes['booth.stream.first_chunk_ms']).toBeGreaterThanOrEqual(0);
+    expect(root.attributes['booth.stream.verdict_ms']).toBeGreaterThanOrEqual(attempt!.attributes['booth.stream.first_chunk_ms'] as number);
+    expect(open.size).toBe(0);
+  });
+
+  it('a stream ended early by an AMBIGUOUS verdict is an event on its attempt, and no reply text reaches a span', async () => {
+    const secret = 'Secret reading 7f3a';
+    await acheck(streamed(envelope('never sent', 0.5, { ambiguous: true, interpretations: [secret, 'b'] })), 'q', { telemetry: true });
+    const root = checkSpan();
+    const [attempt] = root.children;
+    expect(root.attributes['booth.status']).toBe('AMBIGUOUS');
+    expect(exporter.getFinishedSpans().flatMap((span) => span.events.map((event) => event.name))).toContain('booth.stream.ended_early');
+    expect(attempt!.attributes['booth.stream.chunks']).toBeGreaterThan(0);
+    expect(JSON.stringify(exporter.getFinishedSpans().map((span) => [span.attributes, span.events]))).not.toContain(secret);
+  });
+
+  it('a check without a stream records none of it', async () => {
+    await acheck(async () => PARIS, 'q', { telemetry: true });
+    const root = checkSpan();
+    expect(root.attributes['booth.stream.verdict_ms']).toBeUndefined();
+    expect(root.children[0]!.attributes['booth.stream.chunks']).toBeUndefined();
+  });
+});

@@ -33,6 +33,7 @@ const CHECKPOINT_STATES = [
   'confidenceGate',
   'awaitingClarification',
   'reconsidering',
+  'answerRefused',
   'escalating',
   'verified',
   'repaired',
@@ -76,6 +77,9 @@ describe('machine graphs', () => {
       machineGraph(checkpointMachine).edges.find((e) => e.from === from && e.to === to)?.labels;
     expect(labels('calling', 'parsing')).toEqual(['model.replied [isText]']);
     expect(labels('calling', 'backingOff')).toEqual(['model.failed [canRetryCall]']);
+    // A streamed reply decides before it ends: its readings, or a member the schema refuses.
+    expect(labels('calling', 'ambiguityGate')).toEqual(['reply.ambiguityKnown [readsAmbiguous]', 'reply.readingsComplete [readsAmbiguous]']);
+    expect(labels('calling', 'answerRefused')).toEqual(['reply.memberFailed [refusesMember]']);
     expect(labels('backingOff', 'calling')).toEqual(['backoff.elapsed [else]']);
     expect(labels('calling', 'uncertain')).toEqual(['model.replied [else]', 'model.failed [isPermanentFailure]', 'model.failed [else]', 'run.deadline']);
     expect(labels('sampling', 'uncertain')).toEqual(['sample.failed [isPermanentSampleFailure]', 'run.deadline']);

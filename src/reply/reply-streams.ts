@@ -1,6 +1,12 @@
-import type { ReplyStream } from '../decide/model-call.js';
+/**
+ * A reply that arrives in pieces, for `acheck()`: its text chunks in order, as an async
+ * iterable (an async generator, a provider SDK's text stream) or a web `ReadableStream` of
+ * strings. Booth reads it as it arrives and may end it early: it calls the iterator's
+ * `return()` (or cancels the stream) and aborts the call's `signal`.
+ */
+export type ReplyStream = AsyncIterable<string> | ReadableStream<string>;
 
-/** Telling a reply that streams from text, and reading or ending it, whichever kind of stream it is. */
+/** Telling a reply that streams from text, and reading or ending it, whichever kind of stream it is: async iterable or web ReadableStream. */
 
 /** Whether a callFn returned a stream rather than text: an async iterable, or a web `ReadableStream`. */
 export function isReplyStream(value: unknown): value is ReplyStream {
