@@ -12,10 +12,12 @@
  * 4. The issue's targets (#31), PASS or FAIL, with the figures.
  *
  * The two checks of a question (and those of the other question of its answer length) run at
- * the same time, so they see the same machine; the
- * provider keeps its schedule by the clock (a late timer sends every token then due), so a
- * busy machine batches tokens rather than slowing the reply. Times in the first two tables are
- * wall-clock ms from the call to acheck; docs/bench-stream.md says how the token rate was chosen.
+ * the same time, so they see the same machine; every question is asked `--rounds` times each
+ * way and each figure is the best of them (bestOf). The provider keeps its schedule by the
+ * clock (a late timer sends every token then due), so a busy machine batches tokens rather
+ * than slowing the reply. Times in the first two tables are wall-clock ms from the call to
+ * acheck. docs/performance.md ("Streaming") says how the token rate was chosen and holds the
+ * table this prints.
  *
  *   node --expose-gc --import tsx bench/stream.ts [--ms=5] [--first-token-ms=0] [--seed=31] [--rounds=3] [--lengths=50,100,200,400,800] [--no-reader]
  */
