@@ -12,15 +12,22 @@ import { writePage } from './batch/input.js';
 import { INTERRUPTED } from './batch/command.js';
 import { askPerson } from './clarify/person.js';
 import type { SamplesFlag } from './spend-flags.js';
+import { type StreamShow, streamShow } from './ask-stream.js';
 
 /** `booth ask`'s output: the answer, or why it was not accepted. */
 
 /** `ask`'s output: the result as lines (or JSON, or an HTML page too), and its exit code. */
-export async function printAnswer(result: Awaited<ReturnType<typeof acheck>>, flags: EndpointFlags & { json?: boolean; html?: string }, schema: AnswerSchema | undefined): Promise<void> {
+export async function printAnswer(
+  result: Awaited<ReturnType<typeof acheck>>,
+  flags: EndpointFlags & { json?: boolean; html?: string; stream?: boolean },
+  schema: AnswerSchema | undefined,
+): Promise<void> {
   // A script can branch on the exit code alone: 0 accepted (VERIFIED, REPAIRED), 1 not, 3 no call returned.
   process.exitCode = result.status === 'VERIFIED' || result.status === 'REPAIRED' ? 0 : result.callFailed ? OUTAGE : 1;
   if (flags.html) writePage('page', flags.html, await toHtml(result));
   const print = printer();
+  // --stream --json: JSON lines, the partial replies' then the result's, one line each.
+  if (flags.json && flags.stream) return print(JSON.stringify({ result }));
   if (flags.json) {
     for (const line of JSON.stringify(result, null, 2).split('\n')) print(line);
     return;
@@ -41,6 +48,19 @@ export async function printAnswer(result: Awaited<ReturnType<typeof acheck>>, fl
   print(`path        ${result.trace.map((step) => step.state).join(' → ')}`);
   for (const line of problems(result)) print(line);
   if (flags.html) print(`html        ${flags.html}`);
+}
+
+/**
+ * `ask --stream`'s acheck() options and what ends a check's stream before its result is
+ * printed. Printed: the answer as it arrives (see streamShow); with --json, each partial reply
+ * as a JSON line `{"partial": …}`, which printAnswer follows with `{"result": …}`.
+ */
+export function streamingOptions(flags: { json?: boolean; threshold: number }): Pick<StreamShow, 'onPartial' | 'onAttempt' | 'end'> {
+  if (flags.json) {
+    const print = printer();
+    return { onPartial: (partial) => print(JSON.stringify({ partial })), onAttempt: () => undefined, end: () => undefined };
+  }
+  return streamShow({ write: (text) => void process.stdout.write(text), terminal: process.stdout.isTTY === true }, flags.threshold);
 }
 
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;

@@ -98,6 +98,8 @@ export interface EndpointFlags {
   maxCostUsd?: number;
   /** US dollars per million tokens in and out, per model. */
   price: Price[];
+  /** `ask --stream` only: each call streams its reply. */
+  stream?: boolean;
 }
 
 /** The flags that say which model to call and how to check its answers; `batch` requires the model only without --queue. */

@@ -44,7 +44,7 @@ import {
 } from './flags.js';
 import { INTERRUPTED, localBatch, queuedBatch } from './batch/command.js';
 import { runRecord } from './batch/run-record.js';
-import { clarifyAtTerminal, printAnswer } from './ask.js';
+import { clarifyAtTerminal, printAnswer, streamingOptions } from './ask.js';
 import { personAtTerminal } from './clarify/person.js';
 import { clarifyBatch, type ClarifyFlags } from './clarify/command.js';
 import { MAX_CLARIFICATIONS_LIMIT } from '../options/read-options.js';
@@ -75,16 +75,30 @@ export function program(): Command {
     .option('--html <file>', 'write the HTML trace of the run')
     .option('--no-input', 'never ask which reading an ambiguous question means, even on a terminal')
     .option('--max-clarifications <n>', 'rounds of asking which reading is meant before AMBIGUOUS stands', wholeNumber(0, MAX_CLARIFICATIONS_LIMIT), DEFAULT_MAX_CLARIFICATIONS)
-    .action(async (question: string, flags: EndpointFlags & { json?: boolean; html?: string; input: boolean; maxClarifications: number }) => {
+    .option('--stream', 'stream the reply (server-sent events): print the answer as it arrives and the status once decided; an ambiguous question stops at its readings; with --json, one JSON line per partial reply, then the result\'s')
+    .action(async (question: string, flags: EndpointFlags & { json?: boolean; html?: string; input: boolean; maxClarifications: number; stream?: boolean }) => {
       if (flags.html !== undefined) checkWritable('page', flags.html);
       const schema = await schemaFrom(flags);
       const otel = flags.otel ? await startOtel(flags.model, USAGE_ERROR, (message) => console.error(`warning: ${message}`)) : null;
       try {
         const { callFn, modelName, escalate } = callsFrom(flags);
         // clarify() is given what acheck() was: the schema, the settings and the cascade, which a result does not carry whole.
-        const options = { ...checkOptions(flags), modelName, escalate, schema, telemetry: otel?.telemetry, maxClarifications: flags.maxClarifications };
+        // With --stream, each check (the clarified ones too) shows its reply as it arrives, its verdict held until printAnswer.
+        const streaming = flags.stream ? streamingOptions(flags) : null;
+        const options = {
+          ...checkOptions(flags),
+          modelName,
+          escalate,
+          schema,
+          telemetry: otel?.telemetry,
+          maxClarifications: flags.maxClarifications,
+          ...(streaming === null ? {} : { onPartial: streaming.onPartial, onAttempt: streaming.onAttempt }),
+        };
         const result = await acheck(callFn, question, options);
-        const show = (shown: typeof result) => printAnswer(shown, flags, schema);
+        const show = (shown: typeof result) => {
+          streaming?.end();
+          return printAnswer(shown, flags, schema);
+        };
         await show(result);
         // A script (a pipe on either end) gets the AMBIGUOUS result and exit 1, as before there were people to ask.
         if (flags.input && personAtTerminal()) await clarifyAtTerminal(result, callFn, options, show);

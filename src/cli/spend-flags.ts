@@ -148,6 +148,8 @@ export interface SpendFlags {
   readonly temperature?: number | undefined;
   readonly sampleTemperature?: number | undefined;
   readonly seed?: number | undefined;
+  /** `ask --stream`: each call streams its reply (server-sent events). */
+  readonly stream?: boolean | undefined;
 }
 
 /** One model of the cascade: the first is `--model` at `--base-url`. */
@@ -366,13 +368,14 @@ export function priced(callFn: AsyncCallFn, price: Price | null, meter: SpendMet
  */
 export function cascadeCalls(flags: SpendFlags, cascade: readonly CascadeModel[], meter: SpendMeter | null) {
   const { temperature, sampleTemperature, seed } = flags;
+  const stream = flags.stream === true;
   const calls = cascade.map((step) => {
     let apiKey: string | undefined;
     if (step.apiKeyEnv !== null) {
       apiKey = process.env[step.apiKeyEnv];
       if (!apiKey) throw new SpendFlagError(`$${step.apiKeyEnv} is not set`);
     }
-    return priced(openAICompatible({ baseURL: step.baseUrl, model: step.model, apiKey, temperature, sampleTemperature, seed }), step.price, meter);
+    return priced(openAICompatible({ baseURL: step.baseUrl, model: step.model, apiKey, temperature, sampleTemperature, seed, ...(stream ? { stream } : {}) }), step.price, meter);
   });
   const [first, ...rest] = cascade;
   return {

@@ -447,7 +447,7 @@ describe('MEMBER_FAILED, as the rule says', () => {
       ['["Paris"]', { key: null, expected: ['object'], got: 'array' }],
       ['null', { key: null, expected: ['object'], got: 'null' }],
     ];
-    for (const [answer, failure] of cases) expect(read(reply(answer), rule).fields.failure, answer).toMatchObject(failure);
+    for (const [answer, failure] of cases) expect(read(reply(answer), rule).fields.failure, answer).toMatchObject(failure as object);
   });
 
   it('without a rule, or with a rule typing nothing, nothing fails', () => {
