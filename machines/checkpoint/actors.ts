@@ -1,9 +1,8 @@
 import { fromPromise } from 'xstate';
 import { usageFromReport, type UsageReport } from '../../src/decide/usage.js';
-import type { CheckpointEvent, Heard, ModelCall, SchemaRequest, ValidationRequest } from './types.js';
-import { AMBIGUITY_KNOWN, MEMBER_FAILED, READINGS_COMPLETE, ReplyReader } from '../../src/reply/stream-reader.js';
-import { isReplyStream, iterate } from '../../src/reply/reply-streams.js';
-import { type AnswerSchema, schemaRefuses } from '../../src/decide/schema.js';
+import type { CheckpointEvent, ModelCall, SchemaRequest, ValidationRequest } from './types.js';
+import { isReplyStream } from '../../src/reply/reply-streams.js';
+import { readWhole } from './streamed.js';
 
 /** The checkpoint machine's default actors, which a workflow may replace with `.provide()`. */
 
@@ -13,24 +12,6 @@ export function usageReporter(run: { send(event: CheckpointEvent): void; getSnap
     const usage = usageFromReport(report);
     if (run.getSnapshot().status === 'active') run.send({ type: 'model.usage', usage, attempt });
   };
-}
-
-/**
- * What the machine is told of a streamed reply after a chunk, from the reader's `bits`: only
- * what a decision waits for (its ambiguity, its readings, a member the schema refuses), in
- * that order, naming the call (and sample) it is about.
- */
-export function streamNews(bits: number, reader: ReplyReader, call: number, sample: number | undefined, schema: AnswerSchema | null): CheckpointEvent[] {
-  const news: CheckpointEvent[] = [];
-  if ((bits & (AMBIGUITY_KNOWN | READINGS_COMPLETE | MEMBER_FAILED)) === 0) return news;
-  const heard: Heard = { ambiguous: reader.ambiguous, interpretations: reader.interpretations, text: reader.text };
-  const about = sample === undefined ? { call, heard } : { call, sample, heard };
-  if (bits & AMBIGUITY_KNOWN) news.push({ type: 'reply.ambiguityKnown', ...about });
-  if (bits & READINGS_COMPLETE) news.push({ type: 'reply.readingsComplete', ...about });
-  // The type rule only flags a member: the schema's own verdict on it decides, as it would on the whole reply.
-  const issues = bits & MEMBER_FAILED && schema !== null ? schemaRefuses(schema, reader.failure!) : null;
-  if (issues !== null) news.push({ type: 'reply.memberFailed', ...about, issues });
-  return news;
 }
 
 /** A workflow's streamed reply tells the run that called it what it made known, while that run still runs. */
@@ -61,23 +42,6 @@ export const defaultCallModel = fromPromise<unknown, ModelCall>(async ({ input, 
   return isReplyStream(reply) ? readWhole(reply, input, signal) : reply;
 });
 
-async function readWhole(stream: Parameters<typeof iterate>[0], input: ModelCall, signal: AbortSignal): Promise<string> {
-  const chunks = iterate(stream);
-  const reader = new ReplyReader(input.answerRule ?? null);
-  const end = () => chunks.stop();
-  signal.addEventListener('abort', end, { once: true });
-  try {
-    for (;;) {
-      const step = await chunks.next();
-      if (step.done) return reader.text;
-      if (typeof step.value !== 'string') throw new TypeError('The reply stream yielded a value that is not a string: a ReplyStream yields the reply\'s text in chunks.');
-      const bits = reader.push(step.value);
-      if (input.hear && input.call !== undefined) for (const event of streamNews(bits, reader, input.call, input.sample, input.schema ?? null)) input.hear(event);
-    }
-  } finally {
-    signal.removeEventListener('abort', end);
-  }
-}
 /** Validates one answer against the schema, resolving to its Standard Schema result. Provide your own to validate elsewhere. */
 export const defaultCheckSchema = fromPromise<unknown, SchemaRequest>(async ({ input }) => {
   if (!input.schema) throw new TypeError('No schema: pass `schema` in the input or provide a `checkSchema` actor.');

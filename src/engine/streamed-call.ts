@@ -1,7 +1,7 @@
 import type { ReplyStream } from '../decide/model-call.js';
 import { type AnswerRule, ReplyReader } from '../reply/stream-reader.js';
 import type { AnswerSchema } from '../decide/schema.js';
-import { streamNews } from '../../machines/checkpoint/actors.js';
+import { streamNews } from '../../machines/checkpoint/streamed.js';
 import type { RunTelemetry } from '../telemetry/run-telemetry.js';
 import { describeValue } from '../util/values.js';
 import { iterate } from '../reply/reply-streams.js';
