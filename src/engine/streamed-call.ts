@@ -45,7 +45,7 @@ const UNWANTED = Symbol('unwanted');
  */
 export async function readReplyStream(stream: ReplyStream, target: StreamTarget): Promise<CallOutcome | undefined> {
   const { run, call, onPartial } = target;
-  const chunks = iterate(stream);
+  let chunks: ReturnType<typeof iterate> | null = null;
   const reader = new ReplyReader(target.rule);
   const unwanted = whenUnwanted(run, call);
   const startedAt = performance.now();
@@ -54,6 +54,8 @@ export async function readReplyStream(stream: ReplyStream, target: StreamTarget)
   let ended: 'whole' | 'early' | 'failed' = 'early';
   let replaces = target.replaces;
   try {
+    // Inside the try: a stream whose iterator cannot be had (its method throws, a locked ReadableStream) is a failed call.
+    chunks = iterate(stream);
     for (;;) {
       const step = await Promise.race([chunks.next(), unwanted]);
       if (step === UNWANTED) return undefined;
@@ -90,7 +92,7 @@ export async function readReplyStream(stream: ReplyStream, target: StreamTarget)
     return { type: 'model.failed', error };
   } finally {
     if (ended !== 'whole') {
-      chunks.stop();
+      chunks?.stop();
       if (ended === 'early') target.controller?.abort(new DOMException('Booth no longer waits for this call', 'AbortError'));
     }
     target.telemetry?.streamed(target.attempt, target.sample, { firstChunkMs, chunks: count, early: ended === 'early' });

@@ -1,0 +1,74 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { acheck } from '../../src/index.js';
+import type { CallInfo } from '../../src/decide/model-call.js';
+
+/**
+ * Streams that misbehave: what a hostile or broken `ReplyStream` (or caller) can do, and what
+ * Booth must still guarantee — a model's failure stays inside the check, nothing rejects
+ * unhandled, the stream is ended once nobody reads it, and the verdict is the whole reply's
+ * unless the documented early rule says otherwise.
+ */
+
+const tick = () => new Promise((resolve) => setTimeout(resolve, 1));
+
+const ENVELOPE = (answer: unknown, confidence: number, more: { ambiguous?: boolean; interpretations?: string[] } = {}) =>
+  JSON.stringify({ ambiguous: more.ambiguous ?? false, interpretations: more.interpretations ?? [], chosen_interpretation: null, answer, confidence });
+
+function chunked(text: string, size = 5): AsyncIterable<string> {
+  return (async function* () {
+    for (let at = 0; at < text.length; at += size) {
+      await tick();
+      yield text.slice(at, at + size);
+    }
+  })();
+}
+
+const unhandled: unknown[] = [];
+const onUnhandled = (reason: unknown) => void unhandled.push(reason);
+beforeAll(() => void process.on('unhandledRejection', onUnhandled));
+afterAll(() => void process.off('unhandledRejection', onUnhandled));
+afterEach(async () => {
+  // A rejection nobody handled is reported after a macrotask or two.
+  await tick();
+  await tick();
+  expect(unhandled.map(String)).toEqual([]);
+  unhandled.length = 0;
+});
+
+/** A stream whose iterator cannot be had: `[Symbol.asyncIterator]()` throws. */
+const unopenable = () => ({
+  [Symbol.asyncIterator]() {
+    throw new Error('no iterator for you');
+  },
+});
+
+describe('a stream that cannot be opened is a failed call, not a rejected check', () => {
+  it('an async iterable whose [Symbol.asyncIterator]() throws fails the call; acheck() resolves', async () => {
+    const result = await acheck(() => unopenable() as never, 'q', { maxRetries: 0 });
+    expect(result.status).toBe('UNCERTAIN');
+    expect(result.attempts[0]!.callFailed).toBe(true);
+    expect(result.attempts[0]!.error).toBe('no iterator for you');
+  });
+
+  it('a ReadableStream already locked by a reader fails the call; acheck() resolves', async () => {
+    const stream = new ReadableStream<string>({
+      start(controller) {
+        controller.enqueue(ENVELOPE('Paris', 0.9));
+        controller.close();
+      },
+    });
+    stream.getReader();
+    const result = await acheck(() => stream as never, 'q', { maxRetries: 0 });
+    expect(result.status).toBe('UNCERTAIN');
+    expect(result.attempts[0]!.callFailed).toBe(true);
+  });
+
+  it('a sample whose stream cannot be opened fails that sample, with no unhandled rejection, and the vote goes on', async () => {
+    const result = await acheck((_prompt, info: CallInfo) => (info.sample === 0 ? (unopenable() as never) : chunked(ENVELOPE('Paris', 0.9))), 'q', {
+      samples: 3,
+      maxRetries: 0,
+    });
+    expect(result.status).toBe('VERIFIED');
+    expect(result.attempts[0]!.samples!.map((s) => s.callFailed)).toEqual([true, false, false]);
+  }, 5_000);
+});
