@@ -18,9 +18,9 @@ export function isReplyStream(value: unknown): value is ReplyStream {
   }
 }
 
-/** Ends a stream nobody will read. */
+/** Ends a stream nobody will read; never throws, even for one whose iterator cannot be had. */
 export function endStream(stream: ReplyStream): void {
-  iterate(stream).stop();
+  quietly(() => iterate(stream).stop());
 }
 
 /** A stream's chunks, one at a time, and a way to end it early that never throws. */

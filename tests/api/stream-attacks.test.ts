@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { acheck } from '../../src/index.js';
+import { acheck, check } from '../../src/index.js';
 import type { CallInfo } from '../../src/decide/model-call.js';
 
 /**
@@ -71,4 +71,13 @@ describe('a stream that cannot be opened is a failed call, not a rejected check'
     expect(result.status).toBe('VERIFIED');
     expect(result.attempts[0]!.samples!.map((s) => s.callFailed)).toEqual([true, false, false]);
   }, 5_000);
+});
+
+describe('check() given a stream', () => {
+  it('refuses one whose iterator cannot be had with its own TypeError, not the stream\'s error', () => {
+    expect(() => check(() => unopenable() as never, 'q')).toThrow(/`callFn` returned a stream, but check\(\) is synchronous/);
+    const locked = new ReadableStream<string>();
+    locked.getReader();
+    expect(() => check(() => locked as never, 'q')).toThrow(/`callFn` returned a stream, but check\(\) is synchronous/);
+  });
 });
