@@ -51,7 +51,8 @@ export function streamCheck(callFn: AsyncCallFn, prompt: string, options?: objec
 /** Partials waiting for a reader, and the reader waiting for them. */
 class PartialQueue {
   readonly #waiting: PartialReply[] = [];
-  #wake: (() => void) | null = null;
+  /** Every `next()` waiting: two loops over one run (or a `next()` not awaited) each wait, as they would on an async generator. */
+  #wakes: Array<() => void> = [];
   #ended: { readonly error: unknown } | null | undefined = undefined;
   #stopped = false;
 
@@ -67,9 +68,9 @@ class PartialQueue {
   }
 
   #notify(): void {
-    const wake = this.#wake;
-    this.#wake = null;
-    wake?.();
+    const wakes = this.#wakes;
+    this.#wakes = [];
+    for (const wake of wakes) wake();
   }
 
   iterator(): AsyncIterator<PartialReply> {
@@ -86,12 +87,14 @@ class PartialQueue {
             if (ended) throw ended.error;
             return { done: true, value: undefined };
           }
-          await new Promise<void>((resolve) => (this.#wake = resolve));
+          await new Promise<void>((resolve) => this.#wakes.push(resolve));
         }
       },
       return: async (): Promise<IteratorResult<PartialReply>> => {
         this.#stopped = true;
         this.#waiting.length = 0;
+        // A next() still waiting ends now, not when the check does.
+        this.#notify();
         return { done: true, value: undefined };
       },
     };

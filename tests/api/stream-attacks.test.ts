@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { acheck, check } from '../../src/index.js';
+import { acheck, check, streamCheck } from '../../src/index.js';
 import type { CallInfo } from '../../src/decide/model-call.js';
 
 /**
@@ -80,4 +80,36 @@ describe('check() given a stream', () => {
     locked.getReader();
     expect(() => check(() => locked as never, 'q')).toThrow(/`callFn` returned a stream, but check\(\) is synchronous/);
   });
+});
+
+describe('streamCheck() iterated in unusual ways', () => {
+  it('two loops over the same run both end, sharing its partials as two loops over one async generator do', async () => {
+    const told: unknown[] = [];
+    const run = streamCheck(() => chunked(ENVELOPE('Paris', 0.9)), 'q', { onPartial: (p) => told.push(p) });
+    const loop = async (into: unknown[]) => {
+      for await (const partial of run) into.push(partial);
+    };
+    const a: unknown[] = [];
+    const b: unknown[] = [];
+    await Promise.all([loop(a), loop(b)]);
+    expect((await run.result).status).toBe('VERIFIED');
+    expect(a.length + b.length).toBe(told.length);
+  }, 5_000);
+
+  it('a next() pending when return() is called resolves done at once, not when the check ends', async () => {
+    const run = streamCheck(() => chunked(ENVELOPE('Paris '.repeat(200), 0.9)), 'q');
+    const iterator = run[Symbol.asyncIterator]();
+    await iterator.next();
+    // Drain what is queued, then wait on the next.
+    let pending: Promise<IteratorResult<unknown>>;
+    for (;;) {
+      pending = iterator.next();
+      const first = await Promise.race([pending, Promise.resolve('waiting' as const)]);
+      if (first === 'waiting') break;
+    }
+    await iterator.return!();
+    const settled = await Promise.race([pending, tick().then(() => 'still pending' as const)]);
+    expect(settled).toEqual({ done: true, value: undefined });
+    await run.result;
+  }, 5_000);
 });
