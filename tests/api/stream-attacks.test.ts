@@ -1,6 +1,8 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { acheck, check, streamCheck } from '../../src/index.js';
 import type { CallInfo } from '../../src/decide/model-call.js';
+import { forceEngine } from '../../src/engine/engines.js';
+import { z } from 'zod';
 
 /**
  * Streams that misbehave: what a hostile or broken `ReplyStream` (or caller) can do, and what
@@ -112,4 +114,31 @@ describe('streamCheck() iterated in unusual ways', () => {
     expect(settled).toEqual({ done: true, value: undefined });
     await run.result;
   }, 5_000);
+});
+
+describe('the early verdicts read Booth\'s envelope: a caller who reads replies with a parseFn of their own gets none', () => {
+  const parseFn = () => ({ answer: 'Paris', confidence: 0.9 });
+  const ambiguousLooking = '{"ambiguous": true, "interpretations": ["a", "b"], "my_format": {"answer": "Paris"}}';
+  const badMember = '{"ambiguous": false, "interpretations": [], "answer": {"city": 42}, "mine": {"city": "Paris"}}';
+
+  it.each(['stepper', 'actor'] as const)('a streamed reply is decided by the parseFn on the whole text, as when not streamed (%s)', async (engine) => {
+    forceEngine(engine);
+    try {
+      const whole = await acheck(async () => ambiguousLooking, 'q', { parseFn });
+      const streamed = await acheck(() => chunked(ambiguousLooking), 'q', { parseFn });
+      expect(whole.status).toBe('VERIFIED');
+      expect(streamed.status).toBe(whole.status);
+      expect(streamed.trace).toEqual(whole.trace);
+      const schema = z.object({ city: z.string() });
+      const typedParse = () => ({ answer: { city: 'Paris' }, confidence: 0.9 });
+      const wholeTyped = await acheck(async () => badMember, 'q', { parseFn: typedParse, schema });
+      const streamedTyped = await acheck(() => chunked(badMember), 'q', { parseFn: typedParse, schema });
+      expect(wholeTyped.status).toBe('VERIFIED');
+      expect(streamedTyped.status).toBe(wholeTyped.status);
+      const samples = await acheck(() => chunked(ambiguousLooking), 'q', { parseFn, samples: 2 });
+      expect(samples.status).toBe('VERIFIED');
+    } finally {
+      forceEngine(null);
+    }
+  });
 });
