@@ -71,6 +71,8 @@ export async function readReplyStream(stream: ReplyStream, target: StreamTarget)
       firstChunkMs ??= performance.now() - startedAt;
       count += 1;
       const bits = reader.push(chunk);
+      // A chunk that comes once the run moved on (the caller aborted, the check ended) is nobody's to hear.
+      if (!run.wantsCall(call)) return undefined;
       if (onPartial !== null) {
         try {
           onPartial(partialOf(reader, target, replaces));

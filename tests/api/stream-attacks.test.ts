@@ -142,3 +142,65 @@ describe('the early verdicts read Booth\'s envelope: a caller who reads replies 
     }
   });
 });
+
+describe('a check that ends while its stream still flows', () => {
+  /** A stream that ignores its signal, a chunk of the answer every `everyMs`, and records when it was ended. */
+  function deafStream(everyMs: number) {
+    const state = { returnedAt: null as number | null, yielded: 0 };
+    const text = ENVELOPE('and on '.repeat(500), 0.9);
+    const stream = {
+      [Symbol.asyncIterator]: () => {
+        let at = 0;
+        return {
+          async next() {
+            await new Promise((resolve) => setTimeout(resolve, everyMs));
+            if (at >= text.length) return { done: true, value: undefined };
+            state.yielded += 1;
+            return { done: false, value: text.slice(at, (at += 7)) };
+          },
+          async return() {
+            state.returnedAt ??= performance.now();
+            at = text.length;
+            return { done: true, value: undefined };
+          },
+        };
+      },
+    };
+    return { stream, state };
+  }
+
+  it('aborted by the caller: onPartial hears nothing after acheck() rejected, and the stream is ended at once', async () => {
+    const { stream, state } = deafStream(2);
+    const controller = new AbortController();
+    let settled = false;
+    let heardAfter = 0;
+    const run = acheck(() => stream as never, 'q', {
+      signal: controller.signal,
+      onPartial: () => {
+        if (settled) heardAfter += 1;
+      },
+    });
+    while (state.yielded < 40) await tick();
+    controller.abort(new Error('the user left'));
+    await expect(run).rejects.toThrow('the user left');
+    settled = true;
+    const abortedAt = performance.now();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(heardAfter).toBe(0);
+    expect(state.returnedAt).not.toBeNull();
+    expect(state.returnedAt! - abortedAt).toBeLessThan(25);
+  });
+
+  it('aborted while a slow stream waits for its next chunk: the stream is ended without waiting for it', async () => {
+    const { stream, state } = deafStream(200);
+    const controller = new AbortController();
+    const run = acheck(() => stream as never, 'q', { signal: controller.signal });
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    controller.abort(new Error('the user left'));
+    await expect(run).rejects.toThrow('the user left');
+    const abortedAt = performance.now();
+    await new Promise((resolve) => setTimeout(resolve, 40));
+    expect(state.returnedAt).not.toBeNull();
+    expect(state.returnedAt! - abortedAt).toBeLessThan(30);
+  });
+});
