@@ -32,9 +32,11 @@ export function streamCheck(callFn: AsyncCallFn, prompt: string, options?: objec
   const partials = new PartialQueue();
   const own = (options ?? {}) as { onPartial?: unknown };
   const theirs = typeof own.onPartial === 'function' ? (own.onPartial as (partial: PartialReply) => void) : null;
-  const onPartial = (partial: PartialReply) => {
-    theirs?.(partial);
+  const onPartial = (partial: PartialReply): unknown => {
+    const returned = theirs?.(partial);
     partials.push(partial);
+    // An async onPartial's Promise goes back to acheck(), which stops the run if it rejects.
+    return returned;
   };
   // Options of any other shape go to acheck() as given, which names what is wrong with them.
   const given = options === undefined || options === null || typeof options === 'object' ? { ...options, onPartial } : options;

@@ -3,7 +3,7 @@ import { type AnswerRule, ReplyReader } from '../reply/stream-reader.js';
 import type { AnswerSchema } from '../decide/schema.js';
 import { streamNews } from '../../machines/checkpoint/actors.js';
 import type { RunTelemetry } from '../telemetry/run-telemetry.js';
-import { describeValue } from '../util/values.js';
+import { describeValue, isThenable } from '../util/values.js';
 import { iterate } from '../reply/reply-streams.js';
 import type { PartialReply } from './partial-reply.js';
 import type { CallOutcome, CheckpointRun } from './checkpoint-run.js';
@@ -75,7 +75,9 @@ export async function readReplyStream(stream: ReplyStream, target: StreamTarget)
       if (!run.wantsCall(call)) return undefined;
       if (onPartial !== null) {
         try {
-          onPartial(partialOf(reader, target, replaces));
+          const returned: unknown = onPartial(partialOf(reader, target, replaces));
+          // An async onPartial's rejection is its throw, come later: it stops the run (if still running), never unhandled.
+          if (isThenable(returned)) Promise.resolve(returned).then(undefined, (error: unknown) => target.halt?.(error));
         } catch (error) {
           target.halt?.(error);
           return undefined;

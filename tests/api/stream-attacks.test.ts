@@ -204,3 +204,28 @@ describe('a check that ends while its stream still flows', () => {
     expect(state.returnedAt! - abortedAt).toBeLessThan(30);
   });
 });
+
+describe('an onPartial that fails later', () => {
+  it('an async onPartial that rejects stops the run with its error, as a throw does; no rejection is left unhandled', async () => {
+    const oops = new Error('render failed later');
+    let told = 0;
+    const onPartial = async () => {
+      told += 1;
+      await tick();
+      throw oops;
+    };
+    await expect(acheck(() => chunked(ENVELOPE('Paris '.repeat(50), 0.9)), 'q', { onPartial })).rejects.toBe(oops);
+    expect(told).toBeGreaterThan(0);
+  });
+
+  it('through streamCheck() as well: the loop throws it and result rejects with it', async () => {
+    const oops = new Error('render failed later');
+    const run = streamCheck(() => chunked(ENVELOPE('Paris '.repeat(50), 0.9)), 'q', {
+      onPartial: async () => {
+        await tick();
+        throw oops;
+      },
+    });
+    await expect(run.result).rejects.toBe(oops);
+  });
+});
