@@ -47,7 +47,7 @@ export async function readReplyStream(stream: ReplyStream, target: StreamTarget)
   const { run, call, onPartial } = target;
   let chunks: ReturnType<typeof iterate> | null = null;
   const reader = new ReplyReader(target.rule);
-  const unwanted = whenUnwanted(run, call);
+  const unwanted = new Unwanted(run, call);
   const startedAt = performance.now();
   let firstChunkMs: number | null = null;
   let count = 0;
@@ -57,7 +57,7 @@ export async function readReplyStream(stream: ReplyStream, target: StreamTarget)
     // Inside the try: a stream whose iterator cannot be had (its method throws, a locked ReadableStream) is a failed call.
     chunks = iterate(stream);
     for (;;) {
-      const step = await Promise.race([chunks.next(), unwanted]);
+      const step = await unwanted.or(chunks.next);
       if (step === UNWANTED) return undefined;
       if (step.done) {
         ended = 'whole';
@@ -117,13 +117,36 @@ function partialOf(reader: ReplyReader, { attempt, sample, model }: StreamTarget
   return partial;
 }
 
-/** Resolves once the machine no longer waits for call `call`. */
-function whenUnwanted(run: CheckpointRun, call: number): Promise<typeof UNWANTED> {
-  return new Promise((resolve) => {
+/**
+ * Waits for a stream's next chunk, or for the machine to stop waiting for call `call`,
+ * whichever comes first. One listener on the run for the whole stream: a `Promise.race`
+ * of each chunk with one Promise that settles only at the end left a reaction on it per
+ * chunk, held until the stream ended (about 350 bytes a chunk: 180 MB for 500 000).
+ */
+class Unwanted {
+  #gone = false;
+  #settle: ((value: typeof UNWANTED) => void) | null = null;
+
+  constructor(run: CheckpointRun, call: number) {
     const check = (): void => {
-      if (run.wantsCall(call)) void run.changed().then(check);
-      else resolve(UNWANTED);
+      if (run.wantsCall(call)) {
+        void run.changed().then(check);
+        return;
+      }
+      this.#gone = true;
+      this.#settle?.(UNWANTED);
+      this.#settle = null;
     };
     check();
-  });
+  }
+
+  /** What `next()` settles with, or UNWANTED; `next()` throwing rejects it. */
+  or<T>(next: () => PromiseLike<T>): Promise<T | typeof UNWANTED> {
+    if (this.#gone) return Promise.resolve(UNWANTED);
+    return new Promise<T | typeof UNWANTED>((resolve, reject) => {
+      this.#settle = resolve;
+      // A rejection after the run moved on is handled here, and ignored.
+      Promise.resolve(next()).then(resolve, reject);
+    });
+  }
 }
