@@ -74,6 +74,10 @@ async function readWhole(stream: Parameters<typeof iterate>[0], input: ModelCall
       const bits = reader.push(step.value);
       if (input.hear && input.call !== undefined) for (const event of streamNews(bits, reader, input.call, input.sample, input.schema ?? null)) input.hear(event);
     }
+  } catch (error) {
+    // A stream that failed the call (a chunk that is not text, a news that threw) is ended: nobody reads the rest.
+    end();
+    throw error;
   } finally {
     signal.removeEventListener('abort', end);
   }

@@ -246,3 +246,27 @@ describe('long streams', () => {
     expect((end - start) / 1e6).toBeLessThan(40);
   }, 30_000);
 });
+
+describe('in a workflow (the machine\'s own callModel actor)', () => {
+  it('a stream that yields something other than a string fails the call and is ended, as acheck() ends it', async () => {
+    const { createActor, toPromise } = await import('xstate');
+    const { checkpointMachine } = await import('../../machines/index.js');
+    let returned = false;
+    const model = () => ({
+      [Symbol.asyncIterator]: () => {
+        let i = 0;
+        return {
+          next: async () => (i++ === 0 ? { done: false, value: '{"ambiguous": false,' } : { done: false, value: 42 }),
+          return: async () => {
+            returned = true;
+            return { done: true, value: undefined };
+          },
+        };
+      },
+    });
+    const output = await toPromise(createActor(checkpointMachine, { input: { prompt: 'q', model, maxRetries: 0 } }).start());
+    expect(output.status).toBe('UNCERTAIN');
+    expect(output.attempts[0]!.error).toMatch(/not a string/);
+    expect(returned).toBe(true);
+  });
+});
