@@ -3,7 +3,7 @@ import type { AsyncCheckOptions, TypedAsyncCheckOptions } from './options.js';
 import type { AsyncCallFn } from '../decide/model-call.js';
 import type { CheckResult, TypedCheckResult } from '../results/result.js';
 import type { PartialReply } from '../engine/partial-reply.js';
-import { swallowRejection } from '../util/values.js';
+import { isPlainObject, swallowRejection } from '../util/values.js';
 
 /**
  * A check whose reply streams, for `for await`: the partials as they arrive, and the
@@ -30,16 +30,17 @@ export function streamCheck(callFn: AsyncCallFn, prompt: string, options?: Async
 export function streamCheck(callFn: AsyncCallFn, prompt: string, options?: AsyncCheckOptions<unknown> | null): CheckStream<CheckResult<unknown, unknown>>;
 export function streamCheck(callFn: AsyncCallFn, prompt: string, options?: object | null): CheckStream<CheckResult<unknown, unknown>> {
   const partials = new PartialQueue();
-  const own = (options ?? {}) as { onPartial?: unknown };
-  const theirs = typeof own.onPartial === 'function' ? (own.onPartial as (partial: PartialReply) => void) : null;
+  const own = (isPlainObject(options) ? options : {}) as { onPartial?: unknown };
+  const theirs = typeof own.onPartial === 'function' ? (own.onPartial as (partial: PartialReply) => unknown) : null;
   const onPartial = (partial: PartialReply): unknown => {
     const returned = theirs?.(partial);
     partials.push(partial);
     // An async onPartial's Promise goes back to acheck(), which stops the run if it rejects.
     return returned;
   };
-  // Options of any other shape go to acheck() as given, which names what is wrong with them.
-  const given = options === undefined || options === null || typeof options === 'object' ? { ...options, onPartial } : options;
+  // Options of any other shape, or an onPartial that is no function, go to acheck() as given: it names what is wrong with them.
+  const readable = options === undefined || options === null || (isPlainObject(options) && (own.onPartial === undefined || own.onPartial === null || theirs !== null));
+  const given = readable ? { ...options, onPartial } : options;
   const result = acheck(callFn, prompt, given as AsyncCheckOptions<unknown>);
   result.then(
     () => partials.end(null),

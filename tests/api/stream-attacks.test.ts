@@ -270,3 +270,18 @@ describe('in a workflow (the machine\'s own callModel actor)', () => {
     expect(returned).toBe(true);
   });
 });
+
+describe('streamCheck() reads its options as acheck() does', () => {
+  it('an onPartial that is not a function is a TypeError, as for acheck(), not silently dropped', async () => {
+    const given = { onPartial: 'render' as never };
+    await expect(acheck(async () => ENVELOPE('Paris', 0.9), 'q', given)).rejects.toThrow(TypeError);
+    const run = streamCheck(async () => ENVELOPE('Paris', 0.9), 'q', given);
+    await expect(run.result).rejects.toThrow(/onPartial/);
+  });
+
+  it('options that are not a plain object are refused, as acheck() refuses them', async () => {
+    const given = new Date() as never;
+    await expect(acheck(async () => ENVELOPE('Paris', 0.9), 'q', given)).rejects.toThrow(/plain object/);
+    await expect(streamCheck(async () => ENVELOPE('Paris', 0.9), 'q', given).result).rejects.toThrow(/plain object/);
+  });
+});
