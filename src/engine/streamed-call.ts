@@ -97,7 +97,8 @@ export async function readReplyStream(stream: ReplyStream, target: StreamTarget)
   } finally {
     if (ended !== 'whole') {
       chunks?.stop();
-      if (ended === 'early') target.controller?.abort(new DOMException('Booth no longer waits for this call', 'AbortError'));
+      // Ended early or failed (a chunk that is not text, a next() that threw): either way nobody reads the rest.
+      target.controller?.abort(new DOMException('Booth no longer waits for this call', 'AbortError'));
     }
     target.telemetry?.streamed(target.attempt, target.sample, { firstChunkMs, chunks: count, early: ended === 'early' });
   }

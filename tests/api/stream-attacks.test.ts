@@ -285,3 +285,29 @@ describe('streamCheck() reads its options as acheck() does', () => {
     await expect(streamCheck(async () => ENVELOPE('Paris', 0.9), 'q', given).result).rejects.toThrow(/plain object/);
   });
 });
+
+describe('a stream Booth stops reading is ended both ways', () => {
+  it('a chunk that is not a string fails the call: the stream\'s return() is called and the call\'s signal aborted', async () => {
+    let returned = false;
+    let signal: AbortSignal | undefined;
+    const result = await acheck(
+      (_prompt, info) => {
+        signal = info.signal;
+        return (async function* () {
+          try {
+            yield '{"ambiguous": false,';
+            yield 7 as unknown as string;
+            yield '"never read"';
+          } finally {
+            returned = true;
+          }
+        })();
+      },
+      'q',
+      { maxRetries: 0 },
+    );
+    expect(result.attempts[0]!.callFailed).toBe(true);
+    expect(returned).toBe(true);
+    expect(signal!.aborted).toBe(true);
+  });
+});
