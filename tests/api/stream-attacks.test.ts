@@ -311,3 +311,12 @@ describe('a stream Booth stops reading is ended both ways', () => {
     expect(signal!.aborted).toBe(true);
   });
 });
+
+describe('the early schema rule and schemas that coerce', () => {
+  // z.coerce.number() (and z.preprocess) publish `{ type: 'number' }` as their input JSON Schema, yet accept "42":
+  // streamed, `{"answer": {"n": "42"}}` fails the attempt early (answerRefused, a retry); read whole it is VERIFIED.
+  // The issue asks for "a completed member that can no longer satisfy the schema whatever follows"; the JSON Schema's
+  // type is not that for a coercing schema. A fix needs the schema itself to judge the member (e.g. validate the
+  // partial answer and refuse only when an issue's path is that member's), which is a design change.
+  it.todo('a member a coercing schema accepts (z.coerce.number() given "42") is not refused early: the streamed verdict is the whole reply\'s');
+});
