@@ -332,3 +332,17 @@ describe('samples that voted ambiguous early, kept or continued', () => {
   // (they also cluster together, where read whole their answers may differ), or clusters may have a null answer.
   it.todo('a run whose streamed samples voted ambiguous early can be continued: from its store (clarification) and by clarify()');
 });
+
+describe('ending a stream whose end fails', () => {
+  it('a return() that rejects with a Promise of another realm (a vm context, an iframe) leaves no unhandled rejection', async () => {
+    const { runInNewContext } = await import('node:vm');
+    const stream = {
+      [Symbol.asyncIterator]: () => ({
+        next: async () => ({ done: false, value: '{"ambiguous": true, "interpretations": ["a", "b"], ' }),
+        return: () => runInNewContext('Promise.reject(new Error("cannot close"))') as Promise<IteratorResult<string>>,
+      }),
+    };
+    const result = await acheck(() => stream as never, 'q');
+    expect(result.status).toBe('AMBIGUOUS');
+  });
+});
