@@ -81,12 +81,13 @@ export const guards = {
   isPermanentSampleFailure: ({ context }: GuardArgs, { sample, call, error }: SampleParams & { error: unknown }) =>
     isSlot(context, sample, call, 'calling') && !isTransient(error),
   // A streamed reply said `"ambiguous": true` and listed its readings: AMBIGUOUS needs nothing more of it.
+  // Not with a parseFn of the caller's: what Booth's envelope reader heard is not how the reply will be read.
   readsAmbiguous: ({ context }: GuardArgs, { call, sample, heard }: StreamParams) =>
-    isStreamOf(context, call, sample) && heard.ambiguous === true && heard.interpretations !== null,
+    readsEnvelope(context) && isStreamOf(context, call, sample) && heard.ambiguous === true && heard.interpretations !== null,
   // A member of a streamed answer has a type the schema refuses. Only once the reply said it is not
   // ambiguous: an ambiguous reply's answer is never judged. A sample's answer is judged only if it wins the vote.
   refusesMember: ({ context }: GuardArgs, { call, sample, heard }: StreamParams) =>
-    sample === undefined && isStreamOf(context, call, sample) && context.settings.answerFormat !== null && heard.ambiguous === false,
+    sample === undefined && readsEnvelope(context) && isStreamOf(context, call, sample) && context.settings.answerFormat !== null && heard.ambiguous === false,
   isSplit: ({ context }: GuardArgs) => (context.draft.clusters?.length ?? 0) > 1,
   // A call abandoned by an earlier attempt may report what it cost after that attempt was committed.
   isCurrentAttempt: ({ context }: GuardArgs, { attempt }: { attempt: number }) => attempt === context.attempt,
@@ -132,6 +133,11 @@ export function voteSettled(context: CheckpointContext): boolean {
 }
 
 type StreamParams = { readonly call: number; readonly sample?: number | undefined; readonly heard: Heard };
+
+/** Whether replies are read as Booth's envelope, as the streamed reader reads them: not with a `parseFn` of the caller's (kept, or lost in a persisted snapshot). */
+function readsEnvelope(context: CheckpointContext): boolean {
+  return context.settings.parseFn === null;
+}
 
 /** Whether a streamed reply's news is of the call the run waits for: the lone call just counted, or a sample's current one. */
 function isStreamOf(context: CheckpointContext, call: number, sample: number | undefined): boolean {

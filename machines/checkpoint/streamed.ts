@@ -37,6 +37,10 @@ export async function readWhole(stream: ReplyStream, input: ModelCall, signal: A
       const bits = reader.push(step.value);
       if (input.hear && input.call !== undefined) for (const event of streamNews(bits, reader, input.call, input.sample, input.schema ?? null)) input.hear(event);
     }
+  } catch (error) {
+    // A stream that failed the call (a chunk that is not text, a news that threw) is ended: nobody reads the rest.
+    end();
+    throw error;
   } finally {
     signal.removeEventListener('abort', end);
   }

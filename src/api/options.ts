@@ -133,7 +133,8 @@ export interface AsyncCheckOptions<T = string> extends Omit<CheckOptions<T>, 'on
   /**
    * Called, synchronously, as a reply that streams arrives (a callFn returning a `ReplyStream`):
    * the attempt, the answer so far, the readings once complete. The verdict is held: it is the
-   * result's, once every gate has passed. A throw stops the run and rejects `acheck()` with it.
+   * result's, once every gate has passed. A throw stops the run and rejects `acheck()` with it; so
+   * does the rejection of a Promise it returns (it is not awaited), if the run has not ended.
    */
   onPartial?: ((partial: PartialReply) => void) | null | undefined;
   /** Aborting rejects `acheck()` with `signal.reason` at once, stops any wait, and makes no further call. */

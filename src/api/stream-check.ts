@@ -3,7 +3,7 @@ import type { AsyncCheckOptions, TypedAsyncCheckOptions } from './options.js';
 import type { AsyncCallFn } from '../decide/model-call.js';
 import type { CheckResult, TypedCheckResult } from '../results/result.js';
 import type { PartialReply } from '../engine/partial-reply.js';
-import { swallowRejection } from '../util/values.js';
+import { isPlainObject, swallowRejection } from '../util/values.js';
 
 /**
  * A check whose reply streams, for `for await`: the partials as they arrive, and the
@@ -30,14 +30,17 @@ export function streamCheck(callFn: AsyncCallFn, prompt: string, options?: Async
 export function streamCheck(callFn: AsyncCallFn, prompt: string, options?: AsyncCheckOptions<unknown> | null): CheckStream<CheckResult<unknown, unknown>>;
 export function streamCheck(callFn: AsyncCallFn, prompt: string, options?: object | null): CheckStream<CheckResult<unknown, unknown>> {
   const partials = new PartialQueue();
-  const own = (options ?? {}) as { onPartial?: unknown };
-  const theirs = typeof own.onPartial === 'function' ? (own.onPartial as (partial: PartialReply) => void) : null;
-  const onPartial = (partial: PartialReply) => {
-    theirs?.(partial);
+  const own = (isPlainObject(options) ? options : {}) as { onPartial?: unknown };
+  const theirs = typeof own.onPartial === 'function' ? (own.onPartial as (partial: PartialReply) => unknown) : null;
+  const onPartial = (partial: PartialReply): unknown => {
+    const returned = theirs?.(partial);
     partials.push(partial);
+    // An async onPartial's Promise goes back to acheck(), which stops the run if it rejects.
+    return returned;
   };
-  // Options of any other shape go to acheck() as given, which names what is wrong with them.
-  const given = options === undefined || options === null || typeof options === 'object' ? { ...options, onPartial } : options;
+  // Options of any other shape, or an onPartial that is no function, go to acheck() as given: it names what is wrong with them.
+  const readable = options === undefined || options === null || (isPlainObject(options) && (own.onPartial === undefined || own.onPartial === null || theirs !== null));
+  const given = readable ? { ...options, onPartial } : options;
   const result = acheck(callFn, prompt, given as AsyncCheckOptions<unknown>);
   result.then(
     () => partials.end(null),
@@ -51,7 +54,8 @@ export function streamCheck(callFn: AsyncCallFn, prompt: string, options?: objec
 /** Partials waiting for a reader, and the reader waiting for them. */
 class PartialQueue {
   readonly #waiting: PartialReply[] = [];
-  #wake: (() => void) | null = null;
+  /** Every `next()` waiting: two loops over one run (or a `next()` not awaited) each wait, as they would on an async generator. */
+  #wakes: Array<() => void> = [];
   #ended: { readonly error: unknown } | null | undefined = undefined;
   #stopped = false;
 
@@ -67,9 +71,9 @@ class PartialQueue {
   }
 
   #notify(): void {
-    const wake = this.#wake;
-    this.#wake = null;
-    wake?.();
+    const wakes = this.#wakes;
+    this.#wakes = [];
+    for (const wake of wakes) wake();
   }
 
   iterator(): AsyncIterator<PartialReply> {
@@ -86,12 +90,14 @@ class PartialQueue {
             if (ended) throw ended.error;
             return { done: true, value: undefined };
           }
-          await new Promise<void>((resolve) => (this.#wake = resolve));
+          await new Promise<void>((resolve) => this.#wakes.push(resolve));
         }
       },
       return: async (): Promise<IteratorResult<PartialReply>> => {
         this.#stopped = true;
         this.#waiting.length = 0;
+        // A next() still waiting ends now, not when the check does.
+        this.#notify();
         return { done: true, value: undefined };
       },
     };

@@ -96,10 +96,7 @@ export class CheckpointRun {
     const input = machineInput(prompt, settings);
     this.#engine = startEngine(input, snapshot, settings.inspect);
     this.#engine.onChange(() => {
-      if (this.#reporting || this.#waiters === null) return;
-      const waiters = this.#waiters;
-      this.#waiters = null;
-      for (const wake of waiters) wake();
+      if (!this.#reporting) this.#wake();
     });
     telemetry?.begin(this.#engine.view().context, snapshot !== undefined);
     if (snapshot) {
@@ -228,8 +225,17 @@ export class CheckpointRun {
     return { format: FORMAT, version: VERSION, key, snapshot: withoutAgree(this.#engine.persisted()) };
   }
 
+  /** Stops the run; whoever waits for a change is woken, and finds the run no longer wants any call (a stream still flowing is ended). */
   stop(): void {
     this.#engine.stop();
+    this.#wake();
+  }
+
+  #wake(): void {
+    if (this.#waiters === null) return;
+    const waiters = this.#waiters;
+    this.#waiters = null;
+    for (const wake of waiters) wake();
   }
 }
 

@@ -3,7 +3,7 @@ import { type AnswerRule, ReplyReader } from '../reply/stream-reader.js';
 import type { AnswerSchema } from '../decide/schema.js';
 import { streamNews } from '../../machines/checkpoint/streamed.js';
 import type { RunTelemetry } from '../telemetry/run-telemetry.js';
-import { describeValue } from '../util/values.js';
+import { describeValue, isThenable } from '../util/values.js';
 import { iterate } from '../reply/reply-streams.js';
 import type { PartialReply } from './partial-reply.js';
 import type { CallOutcome, CheckpointRun } from './checkpoint-run.js';
@@ -45,17 +45,19 @@ const UNWANTED = Symbol('unwanted');
  */
 export async function readReplyStream(stream: ReplyStream, target: StreamTarget): Promise<CallOutcome | undefined> {
   const { run, call, onPartial } = target;
-  const chunks = iterate(stream);
+  let chunks: ReturnType<typeof iterate> | null = null;
   const reader = new ReplyReader(target.rule);
-  const unwanted = whenUnwanted(run, call);
+  const unwanted = new Unwanted(run, call);
   const startedAt = performance.now();
   let firstChunkMs: number | null = null;
   let count = 0;
   let ended: 'whole' | 'early' | 'failed' = 'early';
   let replaces = target.replaces;
   try {
+    // Inside the try: a stream whose iterator cannot be had (its method throws, a locked ReadableStream) is a failed call.
+    chunks = iterate(stream);
     for (;;) {
-      const step = await Promise.race([chunks.next(), unwanted]);
+      const step = await unwanted.or(chunks.next);
       if (step === UNWANTED) return undefined;
       if (step.done) {
         ended = 'whole';
@@ -69,9 +71,13 @@ export async function readReplyStream(stream: ReplyStream, target: StreamTarget)
       firstChunkMs ??= performance.now() - startedAt;
       count += 1;
       const bits = reader.push(chunk);
+      // A chunk that comes once the run moved on (the caller aborted, the check ended) is nobody's to hear.
+      if (!run.wantsCall(call)) return undefined;
       if (onPartial !== null) {
         try {
-          onPartial(partialOf(reader, target, replaces));
+          const returned: unknown = onPartial(partialOf(reader, target, replaces));
+          // An async onPartial's rejection is its throw, come later: it stops the run (if still running), never unhandled.
+          if (isThenable(returned)) Promise.resolve(returned).then(undefined, (error: unknown) => target.halt?.(error));
         } catch (error) {
           target.halt?.(error);
           return undefined;
@@ -90,8 +96,9 @@ export async function readReplyStream(stream: ReplyStream, target: StreamTarget)
     return { type: 'model.failed', error };
   } finally {
     if (ended !== 'whole') {
-      chunks.stop();
-      if (ended === 'early') target.controller?.abort(new DOMException('Booth no longer waits for this call', 'AbortError'));
+      chunks?.stop();
+      // Ended early or failed (a chunk that is not text, a next() that threw): either way nobody reads the rest.
+      target.controller?.abort(new DOMException('Booth no longer waits for this call', 'AbortError'));
     }
     target.telemetry?.streamed(target.attempt, target.sample, { firstChunkMs, chunks: count, early: ended === 'early' });
   }
@@ -111,13 +118,36 @@ function partialOf(reader: ReplyReader, { attempt, sample, model }: StreamTarget
   return partial;
 }
 
-/** Resolves once the machine no longer waits for call `call`. */
-function whenUnwanted(run: CheckpointRun, call: number): Promise<typeof UNWANTED> {
-  return new Promise((resolve) => {
+/**
+ * Waits for a stream's next chunk, or for the machine to stop waiting for call `call`,
+ * whichever comes first. One listener on the run for the whole stream: a `Promise.race`
+ * of each chunk with one Promise that settles only at the end left a reaction on it per
+ * chunk, held until the stream ended (about 350 bytes a chunk: 180 MB for 500 000).
+ */
+class Unwanted {
+  #gone = false;
+  #settle: ((value: typeof UNWANTED) => void) | null = null;
+
+  constructor(run: CheckpointRun, call: number) {
     const check = (): void => {
-      if (run.wantsCall(call)) void run.changed().then(check);
-      else resolve(UNWANTED);
+      if (run.wantsCall(call)) {
+        void run.changed().then(check);
+        return;
+      }
+      this.#gone = true;
+      this.#settle?.(UNWANTED);
+      this.#settle = null;
     };
     check();
-  });
+  }
+
+  /** What `next()` settles with, or UNWANTED; `next()` throwing rejects it. */
+  or<T>(next: () => PromiseLike<T>): Promise<T | typeof UNWANTED> {
+    if (this.#gone) return Promise.resolve(UNWANTED);
+    return new Promise<T | typeof UNWANTED>((resolve, reject) => {
+      this.#settle = resolve;
+      // A rejection after the run moved on is handled here, and ignored.
+      Promise.resolve(next()).then(resolve, reject);
+    });
+  }
 }

@@ -1,3 +1,5 @@
+import { isThenable, swallowRejection } from '../util/values.js';
+
 /**
  * A reply that arrives in pieces, for `acheck()`: its text chunks in order, as an async
  * iterable (an async generator, a provider SDK's text stream) or a web `ReadableStream` of
@@ -18,9 +20,9 @@ export function isReplyStream(value: unknown): value is ReplyStream {
   }
 }
 
-/** Ends a stream nobody will read. */
+/** Ends a stream nobody will read; never throws, even for one whose iterator cannot be had. */
 export function endStream(stream: ReplyStream): void {
-  iterate(stream).stop();
+  quietly(() => iterate(stream).stop());
 }
 
 /** A stream's chunks, one at a time, and a way to end it early that never throws. */
@@ -43,7 +45,8 @@ export function iterate(stream: ReplyStream): { next(): Promise<IteratorResult<u
 function quietly(end: () => unknown): void {
   try {
     const ending = end();
-    if (ending instanceof Promise) ending.catch(() => undefined);
+    // Any thenable, not only this realm's Promise: a stream made in a vm context or an iframe returns its own.
+    if (isThenable(ending)) swallowRejection(ending);
   } catch {
     // A stream that cannot be ended is left to its signal.
   }
