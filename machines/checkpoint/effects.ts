@@ -195,10 +195,6 @@ export const checkpointEffects = {
     const read = typeof reply === 'string' ? attemptFromReply(reply, tries, typed, callersOwn(context.settings, 'parseFn')) : attemptFromNonText(reply, tries);
     return sampleAnswered(context, sample, read, typeof reply === 'string');
   }),
-  // A streamed sample said it is ambiguous and listed its readings: it votes so, its call ended.
-  recordEarlySample: update((context: CheckpointContext, { sample, heard }: { sample: number; heard: Heard }) =>
-    sampleAnswered(context, sample, attemptFromEarlyReadings(heard.text, firstTry(context.slots[sample]!.tries), heard.interpretations!), true),
-  ),
   // A streamed reply said it is ambiguous and listed its readings: the rest cannot change the verdict.
   readEarly: update((context: CheckpointContext, { heard }: { heard: Heard }) => ({
     draft: attemptFromEarlyReadings(heard.text, firstTry(context.tries), heard.interpretations!),

@@ -82,8 +82,9 @@ export const guards = {
     isSlot(context, sample, call, 'calling') && !isTransient(error),
   // A streamed reply said `"ambiguous": true` and listed its readings: AMBIGUOUS needs nothing more of it.
   // Not with a parseFn of the caller's: what Booth's envelope reader heard is not how the reply will be read.
+  // Only the lone call's: a sample ended at its readings would vote without an answer, so samples are read whole.
   readsAmbiguous: ({ context }: GuardArgs, { call, sample, heard }: StreamParams) =>
-    readsEnvelope(context) && isStreamOf(context, call, sample) && heard.ambiguous === true && heard.interpretations !== null,
+    sample === undefined && readsEnvelope(context) && isStreamOf(context, call, sample) && heard.ambiguous === true && heard.interpretations !== null,
   // A member of a streamed answer has a type the schema refuses. Only once the reply said it is not
   // ambiguous: an ambiguous reply's answer is never judged. A sample's answer is judged only if it wins the vote.
   refusesMember: ({ context }: GuardArgs, { call, sample, heard }: StreamParams) =>

@@ -46,17 +46,6 @@ const readAmbiguousEarly = {
   target: 'ambiguityGate',
   actions: { type: 'readEarly', params: ({ event }: { event: StreamEvent }) => event },
 } as const;
-const sampleAmbiguousEarly = {
-  guard: { type: 'readsAmbiguous', params: ({ event }: { event: StreamEvent }) => event },
-  actions: [
-    'stopSampleCall',
-    { type: 'endSampleTimeout', params: ({ event }: { event: StreamEvent }) => ({ call: event.call }) },
-    { type: 'recordEarlySample', params: ({ event }: { event: StreamEvent }) => ({ sample: event.sample!, heard: event.heard }) },
-    armSamples(false),
-    'startSampleCall',
-  ],
-} as const;
-
 /**
  * The machine, named `id`. The clarifying machine is this one whose runs wait for a person
  * when the question is ambiguous, unless the input says `awaitClarification: false`: one
@@ -217,9 +206,6 @@ const checkpointDefinition = (id: 'checkpoint' | 'clarifying', waits: boolean) =
               ],
             },
           ],
-          // A streamed sample that said it is ambiguous and listed its readings has answered: its stream is ended.
-          'reply.ambiguityKnown': sampleAmbiguousEarly,
-          'reply.readingsComplete': sampleAmbiguousEarly,
           'sample.timedOut': {
             guard: { type: 'isCurrentCall', params: ({ event }) => event },
             actions: { type: 'failSampleOnTimeout', params: ({ event }) => event },

@@ -82,7 +82,6 @@ export const checkpointSetup = setup({
     stopSchema: stopChild('checkSchema'),
     startSampling: assign(({ context }) => checkpointEffects.startSampling.run(context, undefined)),
     recordSampleReply: assign(({ context }, params: { sample: number; reply: unknown }) => checkpointEffects.recordSampleReply.run(context, params)),
-    recordEarlySample: assign(({ context }, params: { sample: number; heard: Heard }) => checkpointEffects.recordEarlySample.run(context, params)),
     readEarly: assign(({ context }, params: { heard: Heard }) => checkpointEffects.readEarly.run(context, params)),
     refuseEarly: assign(({ context }, params: { heard: Heard; issues: readonly SchemaIssue[] }) => checkpointEffects.refuseEarly.run(context, params)),
     recordSampleError: assign(({ context }, params: { sample: number; error: unknown }) => checkpointEffects.recordSampleError.run(context, params)),

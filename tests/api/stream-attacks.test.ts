@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { acheck, check, streamCheck } from '../../src/index.js';
+import { acheck, check, clarify, memoryStore, streamCheck } from '../../src/index.js';
 import type { CallInfo } from '../../src/decide/model-call.js';
 import { forceEngine } from '../../src/engine/engines.js';
 import { z } from 'zod';
@@ -312,29 +312,42 @@ describe('a stream Booth stops reading is ended both ways', () => {
   });
 });
 
-describe('the early schema rule and schemas that coerce', () => {
-  // z.coerce.number() (and z.preprocess) publish `{ type: 'number' }` as their input JSON Schema, yet accept "42":
-  // streamed, `{"answer": {"n": "42"}}` fails the attempt early (answerRefused, a retry); read whole it is VERIFIED.
-  // The issue asks for "a completed member that can no longer satisfy the schema whatever follows"; the JSON Schema's
-  // type is not that for a coercing schema. A fix needs the schema itself to judge the member (e.g. validate the
-  // partial answer and refuse only when an issue's path is that member's), which is a design change.
-  it.todo('a member a coercing schema accepts (z.coerce.number() given "42") is not refused early: the streamed verdict is the whole reply\'s');
-});
+describe('samples that stream are read whole: a sample ended at its readings would vote without an answer', () => {
+  const AMBIGUOUS = ENVELOPE('Texas', 0.6, { ambiguous: true, interpretations: ['Paris, France', 'Paris, Texas'] });
+  const bySample = (replies: readonly string[]) => (_prompt: string, info: CallInfo) => chunked(replies[info.sample ?? 0]!);
 
-describe('samples that voted ambiguous early, kept or continued', () => {
-  // A streamed sample ended at its readings is an attempt with `answer: null, confidence: null` (attemptFromEarlyReadings):
-  // such samples form one vote cluster `{ answer: null, meanConfidence: 0 }`, which Cluster's type (`answer: A`) and the
-  // stored-result shapes (src/results/stored.ts: a cluster's answer is a string) do not allow. So with
-  // `samples: 3, awaitClarification: true` and a store, a run whose samples [ambiguous, ambiguous, clear] streamed is saved
-  // waiting, and the next acheck() with its `clarification` fails with CheckpointError "draft.clusters[1].answer is null,
-  // expected a string"; clarify(result, 0, callFn) on the AMBIGUOUS result acheck() returned throws the same TypeError.
-  // Read whole, the same replies resume and clarify. A design question: whether early samples join a cluster at all
-  // (they also cluster together, where read whole their answers may differ), or clusters may have a null answer.
-  it.todo('a run whose streamed samples voted ambiguous early can be continued: from its store (clarification) and by clarify()');
-  // The same null answer reaches the model: samples [ambiguous (answer "Texas"), "France", "Lyon"] streamed, the first ended
-  // at its readings, earn a disagreement retry whose prompt lists `- "null": 1 of 3 samples`, an answer no sample gave
-  // (read whole it lists "Texas").
-  it.todo('a disagreement retry after a sample ended early at its readings quotes no answer "null" the sample never gave');
+  it('a run whose streamed samples voted ambiguous waits in its store, and its clarification continues it', async () => {
+    const store = memoryStore();
+    const options = { samples: 3, checkpoint: store, key: 'k', awaitClarification: true } as const;
+    const waiting = await acheck(bySample([AMBIGUOUS, AMBIGUOUS, ENVELOPE('France', 0.9)]), 'Where is Paris?', options);
+    expect(waiting.status).toBe('AMBIGUOUS');
+    expect(waiting.attempts[0]!.samples!.map((sample) => sample.answer)).toEqual(['Texas', 'Texas', 'France']);
+    const continued = await acheck(bySample([ENVELOPE('France', 0.9)]), 'Where is Paris?', { ...options, clarification: 'Paris, France' });
+    expect(continued.status).toBe('VERIFIED');
+    expect(continued.answer).toBe('France');
+  });
+
+  it('clarify() continues an AMBIGUOUS result of streamed samples', async () => {
+    const result = await acheck(bySample([AMBIGUOUS, AMBIGUOUS, ENVELOPE('France', 0.9)]), 'Where is Paris?', { samples: 3 });
+    expect(result.status).toBe('AMBIGUOUS');
+    const clarified = await clarify(result, 0, bySample([ENVELOPE('France', 0.9)]), { samples: 3 });
+    expect(clarified.status).toBe('VERIFIED');
+  });
+
+  it("a disagreement retry quotes the answers the samples gave, an ambiguous one's included", async () => {
+    let round = 0;
+    const result = await acheck(
+      (_prompt, info) => {
+        if (info.sample === 0) round += 1;
+        return chunked(round === 1 ? [AMBIGUOUS, ENVELOPE('France', 0.9), ENVELOPE('Lyon', 0.9)][info.sample!]! : ENVELOPE('France', 0.95));
+      },
+      'Where is Paris?',
+      { samples: 3, sampleConcurrency: 1 },
+    );
+    expect(result.prompts[1]!.kind).toBe('disagreement');
+    expect(result.prompts[1]!.text).toContain('"Texas"');
+    expect(result.prompts[1]!.text).not.toContain('"null"');
+  });
 });
 
 describe('ending a stream whose end fails', () => {

@@ -542,7 +542,9 @@ describe('the stepper and the XState actor, side by side, on streamed replies', 
                 : [...EVENTS.slice(0, 3), ...EVENTS.slice(14, 16), ...streamEvents(snapshot.context, snapshot.value)],
       });
       const early = paths.filter((path) => path.steps.some((step) => step.event.type.startsWith('reply.')));
-      expect(early.length).toBeGreaterThan(0);
+      // A sample's news changes nothing: samples are read whole.
+      if (input.samples === 2) expect(early).toHaveLength(0);
+      else expect(early.length).toBeGreaterThan(0);
       if (input.schema) expect(paths.some((path) => path.state.context.trace.some((step) => step.state === 'answerRefused'))).toBe(true);
       for (const path of paths) {
         const pair = new Pair(input);
