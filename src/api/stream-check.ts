@@ -9,7 +9,7 @@ import { isPlainObject, swallowRejection } from '../util/values.js';
  * A check whose reply streams, for `for await`: the partials as they arrive, and the
  * verdict, held until the run decides, in `result`.
  */
-export interface CheckStream<TResult> extends AsyncIterable<PartialReply> {
+export interface CheckStream<TResult = CheckResult> extends AsyncIterable<PartialReply> {
   /** The check's result, as `acheck()` returns it. Iterating is not needed to get it. */
   readonly result: Promise<TResult>;
 }
@@ -22,7 +22,7 @@ export interface CheckStream<TResult> extends AsyncIterable<PartialReply> {
  *
  * @example
  * const run = streamCheck(openAICompatible({ baseURL, model, stream: true }), question);
- * for await (const partial of run) render(partial.answerSoFar, { replaces: partial.replaces });
+ * for await (const partial of run) render(partial.answerSoFar, partial.replaces);
  * const { status, answer } = await run.result;
  */
 export function streamCheck<T>(callFn: AsyncCallFn, prompt: string, options: TypedAsyncCheckOptions<T>): CheckStream<TypedCheckResult<T>>;

@@ -323,9 +323,13 @@ export interface AcceptedResult<T = string> extends ResultBase<T> {
 export interface AmbiguousResult<T = string, TRaw = string> extends ResultBase<T> {
   readonly status: typeof AMBIGUOUS;
   readonly ok: false;
-  /** The model's answer under its chosen reading; may be blank. */
-  readonly answer: TRaw;
-  readonly confidence: number;
+  /**
+   * The model's answer under its chosen reading; may be blank. Null when a reply that streamed
+   * was decided AMBIGUOUS at its readings, before its answer arrived.
+   */
+  readonly answer: TRaw | null;
+  /** Null as `answer` is, for a streamed reply decided at its readings. */
+  readonly confidence: number | null;
   readonly ambiguous: true;
   readonly reason: null;
   /** Throws `BoothRejected`. */

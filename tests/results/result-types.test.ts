@@ -40,7 +40,7 @@ describe('result types narrow', () => {
     const result = check(() => envelope('Mercury', 0.8, { ambiguous: true, interpretations: ['planet', 'element'] }), 'q');
     if (result.status === 'AMBIGUOUS') {
       expectTypeOf(result).toEqualTypeOf<AmbiguousResult>();
-      expectTypeOf(result.answer).toEqualTypeOf<string>();
+      expectTypeOf(result.answer).toEqualTypeOf<string | null>();
       expectTypeOf(result.ambiguous).toEqualTypeOf<true>();
       expectTypeOf(result.unwrap).returns.toBeNever();
       expect(result.interpretations).toEqual(['planet', 'element']);
