@@ -16,6 +16,28 @@ function modelOf(context: CheckpointContext, first: ModelFn | null): { stage: nu
   return { stage, model: stage === 0 ? first : (context.settings.models[stage]!.model?.() ?? null) };
 }
 
+/** What the `callModel` actor is asked for call `call` (of sample `sample`): the last prompt, to the model of the stage under way. */
+function modelCallOf(context: CheckpointContext, self: Parameters<typeof usageReporter>[0], call: number, sample?: number): ModelCall {
+  const sent = context.prompts.at(-1)!;
+  const { model, answerFormat, prompt: question } = context.settings;
+  const { stage, model: staged } = modelOf(context, model);
+  const input: ModelCall = {
+    prompt: sent.text,
+    question,
+    messages: chatMessages(context.settings, sent),
+    attempt: context.attempt,
+    model: staged,
+    stage,
+    replySchema: replySchemaOf(answerFormat),
+    reportUsage: usageReporter(self, context.attempt),
+    call,
+    answerRule: answerRuleOf(answerFormat),
+    schema: context.settings.schema?.() ?? null,
+    hear: newsReporter(self),
+  };
+  return sample === undefined ? input : { ...input, sample };
+}
+
 /** The checkpoint machine's implementations wired into XState: its types, actors, guards, and actions that wrap the effects. */
 
 export const checkpointSetup = setup({
@@ -36,26 +58,7 @@ export const checkpointSetup = setup({
     }),
     startCall: enqueueActions(({ context, enqueue, self }) => {
       if (context.settings.effects !== 'actors') return;
-      const sent = context.prompts.at(-1)!;
-      const prompt = sent.text;
-      const { model, answerFormat, prompt: question } = context.settings;
-      const messages = chatMessages(context.settings, sent);
-      const { stage, model: staged } = modelOf(context, model);
-      const input: ModelCall = {
-        prompt,
-        question,
-        messages,
-        attempt: context.attempt,
-        model: staged,
-        stage,
-        replySchema: replySchemaOf(answerFormat),
-        reportUsage: usageReporter(self, context.attempt),
-        call: context.calls - 1,
-        answerRule: answerRuleOf(answerFormat),
-        schema: context.settings.schema?.() ?? null,
-        hear: newsReporter(self),
-      };
-      enqueue.spawnChild('callModel', { id: 'callModel', input });
+      enqueue.spawnChild('callModel', { id: 'callModel', input: modelCallOf(context, self, context.calls - 1) });
     }),
     endCall: enqueueActions(({ context, enqueue }) => {
       enqueue.cancel(checkpointEffects.endCall.id);
@@ -97,29 +100,9 @@ export const checkpointSetup = setup({
     forwardSampleError: raise(({ context }, params: { error: unknown }) => checkpointEffects.forwardSampleError.run(context, params)),
     startSampleCall: enqueueActions(({ context, enqueue, self }) => {
       if (context.settings.effects !== 'actors') return;
-      const sent = context.prompts.at(-1)!;
-      const prompt = sent.text;
-      const { model, answerFormat, prompt: question } = context.settings;
-      const messages = chatMessages(context.settings, sent);
-      const { stage, model: staged } = modelOf(context, model);
       for (const sample of context.started) {
-        if (context.slots[sample]!.state !== 'calling') continue;
-        const input: ModelCall = {
-          prompt,
-          question,
-          messages,
-          attempt: context.attempt,
-          model: staged,
-          stage,
-          replySchema: replySchemaOf(answerFormat),
-          sample,
-          reportUsage: usageReporter(self, context.attempt),
-          call: context.slots[sample]!.call,
-          answerRule: answerRuleOf(answerFormat),
-          schema: context.settings.schema?.() ?? null,
-          hear: newsReporter(self),
-        };
-        enqueue.spawnChild('callModel', { id: 'callModel', input });
+        const slot = context.slots[sample]!;
+        if (slot.state === 'calling') enqueue.spawnChild('callModel', { id: 'callModel', input: modelCallOf(context, self, slot.call, sample) });
       }
     }),
     stopSampleCall: stopChild('callModel'),
