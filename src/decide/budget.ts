@@ -40,7 +40,7 @@ export function budgetStop(budget: Budget | null, spent: Spent, inFlight = 0): s
   if (maxCalls !== null && spent.calls + 1 > maxCalls) return `the budget of ${plural(maxCalls, 'call')} is spent`;
   if (maxTokens === null && maxCostUsd === null) return null;
   if (spent.replies > spent.reports) {
-    return `usage is unknown: a call replied without reporting what it used (info.reportUsage), so the budget of ${limits(budget)} cannot be kept`;
+    return `usage is unknown: a call replied without reporting what it used (info.reportUsage), or its stream was ended early, before the provider reported it, so the budget of ${limits(budget)} cannot be kept`;
   }
   const { usage, reports } = spent;
   if (usage === null || reports === 0) return null;

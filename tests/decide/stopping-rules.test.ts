@@ -177,13 +177,13 @@ describe('the budget', () => {
   it('says which limits it cannot keep, and what the calls cost on average', () => {
     const unknown = ', so the budget of';
     expect(budgetStop({ maxCalls: null, maxTokens: 100, maxCostUsd: null }, spent(1, 1, 0, null))).toBe(
-      `usage is unknown: a call replied without reporting what it used (info.reportUsage)${unknown} 100 tokens cannot be kept`,
+      `usage is unknown: a call replied without reporting what it used (info.reportUsage), or its stream was ended early, before the provider reported it${unknown} 100 tokens cannot be kept`,
     );
     expect(budgetStop({ maxCalls: null, maxTokens: null, maxCostUsd: 0.5 }, spent(1, 1, 0, null))).toBe(
-      `usage is unknown: a call replied without reporting what it used (info.reportUsage)${unknown} $0.5 cannot be kept`,
+      `usage is unknown: a call replied without reporting what it used (info.reportUsage), or its stream was ended early, before the provider reported it${unknown} $0.5 cannot be kept`,
     );
     expect(budgetStop({ maxCalls: null, maxTokens: 1, maxCostUsd: 2 }, spent(1, 1, 0, null))).toBe(
-      `usage is unknown: a call replied without reporting what it used (info.reportUsage)${unknown} 1 token and $2 cannot be kept`,
+      `usage is unknown: a call replied without reporting what it used (info.reportUsage), or its stream was ended early, before the provider reported it${unknown} 1 token and $2 cannot be kept`,
     );
     expect(budgetStop({ maxCalls: null, maxTokens: null, maxCostUsd: 0.03 }, spent(2, 2, 2, 10, 0.04))).toBe('the budget of $0.03 would be passed: $0.04 spent, about $0.02 a call');
   });
