@@ -82,7 +82,7 @@ describe('pictures of the machine', () => {
     const graph = machineGraph(checkpointMachine);
     expect(graph.initial).toBe('asking');
     expect(graph.states.filter((state) => state.final).map((state) => state.name)).toEqual(['verified', 'repaired', 'ambiguous', 'uncertain', 'overBudget']);
-    expect(graph.states).toHaveLength(18);
+    expect(graph.states).toHaveLength(19);
     expect(mermaid).toContain('ambiguityGate --> awaitingClarification : [isAmbiguous and canAwaitClarification]');
   });
 });
