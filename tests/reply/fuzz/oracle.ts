@@ -154,7 +154,7 @@ function judge(object: object): Verdict | { readonly parseOk: false; readonly wh
 }
 
 /** Nesting depth, counted without recursion: `{}` is 1, `{"a": []}` is 2. */
-function depthOf(value: unknown): number {
+export function depthOf(value: unknown): number {
   let deepest = 0;
   const stack: Array<[unknown, number]> = [[value, 1]];
   for (let top = stack.pop(); top; top = stack.pop()) {

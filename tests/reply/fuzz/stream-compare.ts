@@ -1,5 +1,6 @@
 import type { JsonValue } from '../../../src/reply/json-objects.js';
 import { MAX_DEPTH, parseReply } from '../../../src/reply/parse.js';
+import { depthOf } from './oracle.js';
 import {
   AMBIGUITY_KNOWN,
   ANSWER_GREW,
@@ -179,19 +180,6 @@ export function keysOf(objectText: string): string[] {
     else if (c === ',' && depth === 1) expectKey = true;
   }
   return keys;
-}
-
-/** Nesting depth of a value: `{}` is 1, `{"a": []}` is 2 (as parse.ts counts). */
-function depthOf(value: unknown): number {
-  let deepest = 0;
-  const stack: Array<[unknown, number]> = [[value, 1]];
-  for (let top = stack.pop(); top; top = stack.pop()) {
-    const [item, depth] = top;
-    if (typeof item !== 'object' || item === null) continue;
-    deepest = Math.max(deepest, depth);
-    for (const child of Object.values(item)) stack.push([child, depth + 1]);
-  }
-  return deepest;
 }
 
 /** As the envelope's reader reads `ambiguous`: a boolean, or "true"/"false" in any case, trimmed. */
