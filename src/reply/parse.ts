@@ -334,11 +334,13 @@ function own(object: JsonObject, key: string): JsonValue | undefined {
   return Object.hasOwn(object, key) ? object[key] : undefined;
 }
 
-function asText(value: JsonValue): string {
+/** A reading as text: a string as it is, any other JSON value as its JSON. */
+export function asText(value: JsonValue): string {
   return typeof value === 'string' ? value : JSON.stringify(value);
 }
 
-function readAmbiguous(value: JsonValue | undefined): boolean | undefined {
+/** `ambiguous` as the envelope's rules read it: absent is false; a boolean, or "true"/"false" in any case. */
+export function readAmbiguous(value: JsonValue | undefined): boolean | undefined {
   if (value === undefined) return false;
   if (typeof value === 'boolean') return value;
   if (typeof value !== 'string') return undefined;

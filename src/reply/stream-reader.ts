@@ -1,4 +1,4 @@
-import { MAX_DEPTH } from './parse.js';
+import { asText, MAX_DEPTH, readAmbiguous } from './parse.js';
 import type { JsonValue } from './json-objects.js';
 
 /**
@@ -439,18 +439,6 @@ function parsed(text: string): JsonValue | undefined {
   } catch {
     return undefined;
   }
-}
-
-/** As the envelope's reader reads `ambiguous`: a boolean, or the string "true"/"false" in any case. */
-function readAmbiguous(value: JsonValue): boolean | undefined {
-  if (typeof value === 'boolean') return value;
-  if (typeof value !== 'string') return undefined;
-  const word = value.trim().toLowerCase();
-  return word === 'true' ? true : word === 'false' ? false : undefined;
-}
-
-function asText(value: JsonValue): string {
-  return typeof value === 'string' ? value : JSON.stringify(value);
 }
 
 export function typeOf(value: JsonValue): JsonType {
